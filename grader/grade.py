@@ -1,0 +1,145 @@
+"""Grade many submissions: isolated runs in parallel, judging and scoring here, reports written.
+
+The zygote must be started before the specs are loaded (see ``grader.worker.zygote``);
+:func:`grade_submissions` takes one that already runs.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import grader
+from grader.loader import LoadedSuite
+from grader.results import Report, write_report
+from grader.runner import RunSettings, ScratchArea, Zygote, run_submission, running_as_root
+from grader.scoring import build_report
+from grader.spec_model import Spec
+
+
+def submission_name(path: Path) -> str:
+    """OUT/<name>: the directory's name, or the file's stem for a file."""
+    raw = path.stem if path.is_file() else path.resolve().name
+    return re.sub(r"[^A-Za-z0-9._-]", "_", raw).strip(".") or "submission"
+
+
+def unique_names(paths: Iterable[Path]) -> list[str]:
+    seen: dict[str, int] = {}
+    names = []
+    for path in paths:
+        name = submission_name(path)
+        if name in ("summary.html", "grades.csv"):
+            name = f"_{name}"
+        seen[name] = seen.get(name, 0) + 1
+        names.append(name if seen[name] == 1 else f"{name}-{seen[name]}")
+    return names
+
+
+@dataclass(frozen=True)
+class GradedSubmission:
+    path: Path
+    name: str
+    report: Report
+    out_dir: Path
+
+
+def _write_outputs(report: Report, out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_report(report, out_dir / "report.json")
+    from reports import write_submission_outputs
+
+    write_submission_outputs(report, out_dir)
+
+
+def grade_submissions(
+    zygote: Zygote,
+    loaded: LoadedSuite,
+    specs: tuple[Spec, ...],
+    submissions: list[Path],
+    out_dir: Path,
+    settings: RunSettings,
+    jobs: int = 2,
+    on_done: Callable[[GradedSubmission, int, int], None] | None = None,
+) -> list[GradedSubmission]:
+    """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order."""
+    cases = tuple(c for s in specs for c in s.cases)
+    names = unique_names(submissions)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if running_as_root():
+        os.chmod(out_dir, 0o700)  # workers (other uids) can neither read nor write reports
+    area = ScratchArea()
+    slots: queue.Queue[int] = queue.Queue()
+    for slot in range(max(1, jobs)):
+        slots.put(slot)
+    results: list[GradedSubmission | None] = [None] * len(submissions)
+    done = 0
+    lock = threading.Lock()
+
+    def grade_one(index: int) -> None:
+        nonlocal done
+        slot = slots.get()
+        try:
+            run = run_submission(zygote, area, slot, submissions[index], cases, settings)
+        finally:
+            slots.put(slot)
+        report = build_report(names[index], specs, run, loaded, grader.__version__)
+        target = out_dir / names[index]
+        _write_outputs(report, target)
+        graded = GradedSubmission(submissions[index], names[index], report, target)
+        results[index] = graded
+        with lock:
+            done += 1
+            if on_done:
+                on_done(graded, done, len(submissions))
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for future in [pool.submit(grade_one, i) for i in range(len(submissions))]:
+                future.result()
+    finally:
+        area.close()
+    graded = [r for r in results if r is not None]
+    from reports import write_batch_outputs
+
+    write_batch_outputs([g.report for g in graded], [g.out_dir for g in graded], out_dir)
+    return graded
+
+
+def one_line(graded: GradedSubmission) -> str:
+    r = graded.report
+    counts: dict[str, int] = {}
+    for case in r.cases:
+        counts[case.status] = counts.get(case.status, 0) + 1
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: ("passed", "failed", "error", "timeout", "crashed", "skipped").index(kv[0])))
+    problem = f"  [{r.problem}]" if r.problem else ""
+    return f"{graded.name}: {r.score:g}/{r.max_score:g} ({r.percent:.1f}%)  {parts}{problem}"
+
+
+class Progress:
+    """One line per submission for a few, a progress bar on a terminal for a batch."""
+
+    def __init__(self, total: int, stream=sys.stderr, out=sys.stdout) -> None:
+        self.total, self.stream, self.out = total, stream, out
+        self.bar = total > 1 and stream.isatty()
+        self.started = time.monotonic()
+
+    def __call__(self, graded: GradedSubmission, done: int, total: int) -> None:
+        if self.bar:
+            self.stream.write("\r\033[K")  # clear the bar, print the line, draw the bar again
+            self.stream.flush()
+        print(one_line(graded), file=self.out, flush=True)
+        if self.bar:
+            width = 30
+            filled = int(width * done / total)
+            rate = done / max(time.monotonic() - self.started, 1e-9)
+            self.stream.write(f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {rate:.1f}/s")
+            self.stream.write("\n" if done == total else "")
+            self.stream.flush()

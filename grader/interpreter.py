@@ -1,0 +1,190 @@
+"""Run one case's steps against a module exposing the student contract; record what happened.
+
+This is the *observing* half of grading and it runs inside the untrusted
+worker, next to the submission. It knows the steps of a case and nothing of
+its checks: it never decides whether anything was right. What it records is
+plain data (numbers, text, arrays copied at the moment of the step,
+exceptions as type and message), encoded by :mod:`grader.protocol`.
+
+Per step it records: the outcome (returned, raised, missing contract name,
+not reached), the returned value, the launch-counter delta, the grader ops'
+witness log (which buffer each op was handed), the address of the caller's
+input array, and, when a static-buffer check asked for it, a snapshot of the
+runner's ``graphs``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, Callable
+
+from grader import protocol
+from grader.ops import Witness, build_array, data_address, make_ops
+from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
+
+
+class _NotReached(Exception):
+    """A step could not run because an earlier step did not produce what it needs."""
+
+
+class _Missing(Exception):
+    """The submission does not define a contract name this step needs."""
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _launch_count(module: ModuleType) -> int | None:
+    try:
+        n = module.LaunchCounter.n
+    except BaseException:  # noqa: BLE001 - anything a submission does here only costs its own case
+        return None
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
+def _describe_error(exc: BaseException) -> dict:
+    try:
+        message = str(exc)
+    except BaseException:  # noqa: BLE001
+        message = "<the exception's message could not be shown>"
+    return {"type": protocol._short(type(exc).__name__), "message": protocol._short(message)}
+
+
+class CaseInterpreter:
+    """Holds one case's live objects (the only state a case has) while its steps run."""
+
+    def __init__(self, module: ModuleType, prepare_input: Callable = _identity, to_host: Callable = _identity) -> None:
+        self.module = module
+        self.prepare_input = prepare_input
+        self.to_host = to_host
+        self.witness = Witness()
+        self.env: dict[str, Any] = {}
+        self.next_list_id = 0
+        self.encoder = protocol.new_encoder()
+
+    # ----------------------------------------------------------- values
+    def contract(self, name: str) -> Any:
+        try:
+            return getattr(self.module, name)
+        except AttributeError:
+            raise _Missing(name) from None
+
+    def resolve(self, value: Value) -> Any:
+        if isinstance(value, ArrayValue):
+            return self.prepare_input(build_array(value))
+        if isinstance(value, OpsValue):
+            ops = make_ops(value.chain, self.next_list_id, self.witness)
+            self.next_list_id += 1
+            return ops
+        if isinstance(value, MaskValue):
+            mask = value.mask
+            return lambda i: mask[i]
+        if isinstance(value, RefValue):
+            if value.name not in self.env:
+                raise _NotReached(f"{value.name} was not produced by its step")
+            return self.env[value.name]
+        if isinstance(value, PlainValue):
+            return _as_python(value.value)
+        raise TypeError(f"unknown value {value!r}")
+
+    def target_object(self, name: str) -> Any:
+        if name in self.env:
+            return self.env[name]
+        if name in CONTRACT_NAMES:
+            return self.contract(name)
+        raise _NotReached(f"{name} was not produced by its step")
+
+    # ----------------------------------------------------------- steps
+    def perform(self, step: Step, args: list, kwargs: dict) -> Any:
+        if step.action in ("build", "call"):
+            return self.target_object(step.target)(*args, **kwargs)
+        if step.action == "method":
+            return getattr(self.target_object(step.on), step.target)(*args, **kwargs)
+        if step.action == "read":
+            return getattr(self.target_object(step.on), step.target)
+        if step.action == "set":
+            setattr(self.target_object(step.on), step.target, args[0])
+            return None
+        array = self.target_object(step.target)  # mutate: the caller scribbles over a returned array
+        array[...] = args[0]
+        return None
+
+    def graphs_snapshot(self, runner: Any) -> list[dict]:
+        snapshot = []
+        graphs = getattr(runner, "graphs", None)
+        items = list(graphs.items())[: protocol.MAX_GRAPHS] if isinstance(graphs, dict) else []
+        for key, entry in items:
+            static = getattr(entry, "static_input", None)
+            shape = getattr(entry, "shape", None)
+            num_ops = getattr(entry, "num_ops", None)
+            host_static = self.to_host(static) if static is not None else None
+            snapshot.append(
+                {
+                    "key": protocol._short(repr(key)),
+                    "shape": [int(d) for d in shape] if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape) else None,
+                    "static_input_id": id(static),
+                    "static_input_address": data_address(static),
+                    "static_input": self.encoder.value(host_static) if host_static is not None else None,
+                    "num_ops": num_ops if isinstance(num_ops, int) and not isinstance(num_ops, bool) else None,
+                }
+            )
+        return snapshot
+
+    def run_step(self, step: Step) -> dict:
+        record: dict = {"index": step.index, "outcome": "returned", "value": None, "error": None, "launches": None, "witness": [], "input_address": None, "graphs": None, "note": ""}
+        try:
+            args = [self.resolve(a) for a in step.args]
+            kwargs = {k: self.resolve(v) for k, v in step.kwargs}
+            if step.action == "call" and args and hasattr(args[-1], "shape"):
+                record["input_address"] = data_address(args[-1])
+            callee = step.on if step.action in ("method", "read", "set") else step.target
+            if step.action in ("build", "call") or callee in CONTRACT_NAMES:
+                self.target_object(callee)  # a missing contract name is reported before anything runs
+        except _Missing as missing:
+            record.update(outcome="missing", note=str(missing))
+            return record
+        except _NotReached as why:
+            record.update(outcome="not_reached", note=str(why))
+            return record
+        before = _launch_count(self.module)
+        mark = self.witness.mark()
+        try:
+            result = self.perform(step, args, kwargs)
+        except _Missing as missing:
+            record.update(outcome="missing", note=str(missing))
+            return record
+        except BaseException as exc:  # noqa: BLE001 - sys.exit() in a step is that step's failure, not ours
+            record.update(outcome="raised", error=_describe_error(exc))
+        else:
+            if step.name:
+                self.env[step.name] = result
+            record["value"] = self.encoder.value(self.to_host(result))
+        after = _launch_count(self.module)
+        record["launches"] = after - before if before is not None and after is not None else None
+        record["witness"] = [[lid, pos, addr, list(shape), dtype] for lid, pos, addr, shape, dtype in self.witness.since(mark)[: protocol.MAX_WITNESS]]
+        if step.observe_graphs:
+            try:
+                record["graphs"] = self.graphs_snapshot(self.target_object(step.target))
+            except BaseException as exc:  # noqa: BLE001
+                record["note"] = protocol._short(f"could not read graphs: {type(exc).__name__}")
+        return record
+
+
+def _as_python(value: Any) -> Any:
+    return [_as_python(v) for v in value] if isinstance(value, tuple) else value
+
+
+def run_case(module: ModuleType, uid: str, steps: tuple[Step, ...], prepare_input: Callable = _identity, to_host: Callable = _identity) -> bytes:
+    """Run every step in order and return the encoded observation frame."""
+    interpreter = CaseInterpreter(module, prepare_input, to_host)
+    records = [interpreter.run_step(step) for step in steps]
+    return protocol.encode_observations(uid, records, interpreter.encoder.blobs)
+
+
+def observe_in_process(module: ModuleType, uid: str, steps: tuple[Step, ...], **hooks: Callable) -> protocol.CaseObservation:
+    """Run a case here and decode it as the grader would (for the trusted reference only)."""
+    frame = run_case(module, uid, steps, **hooks)
+    body, rest = protocol.split_frame(frame)
+    assert body is not None and not rest
+    return protocol.decode_observations(body, uid, len(steps))

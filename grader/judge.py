@@ -1,0 +1,298 @@
+"""Judge: a case's checks + the worker's observations -> a verdict a student can act on.
+
+This is the *judging* half of grading and it runs only in the grader's own
+process. It never sees a live object of the submission: observations are
+plain data already validated by :mod:`grader.protocol`. Expected values are
+computed here, from the spec, by the numpy oracle in :mod:`grader.ops`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader.loader import OracleCall
+from grader.ops import apply_chain, build_array
+from grader.protocol import CaseObservation, EnumValue, OpaqueValue, StepObservation
+from grader.results import CheckLine, LaunchPoint, StepLine
+from grader.spec_model import (
+    ArrayValue,
+    Case,
+    LaunchesCheck,
+    OutputCheck,
+    RaisesCheck,
+    RefValue,
+    StaticBufferCheck,
+    Step,
+    ValueCheck,
+    WitnessCheck,
+)
+
+TOLERANCE = {"float32": (1e-5, 1e-6), "float64": (1e-9, 1e-12)}
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
+    status: str  # passed | failed | error
+    message: str
+    steps: tuple[StepLine, ...]
+    checks: tuple[CheckLine, ...]
+    launches: tuple[LaunchPoint, ...]
+
+
+# ------------------------------------------------------------------ describing values
+def describe(value: object) -> str:
+    """A short, readable rendering of an observed or expected value."""
+    if isinstance(value, np.ndarray):
+        dims = ", ".join(str(d) for d in value.shape)
+        flat = value.ravel()
+        head = ", ".join(_num(v) for v in flat[:4])
+        more = ", …" if flat.size > 4 else ""
+        return f"{value.dtype}[{dims}] = [{head}{more}]"
+    if isinstance(value, EnumValue):
+        return f"{value.type}.{value.name}"
+    if isinstance(value, OpaqueValue):
+        return f"a {value.type} object"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(describe(v) for v in value) + "]"
+    if isinstance(value, str):
+        return repr(value)
+    return repr(value)
+
+
+def _num(v: object) -> str:
+    return f"{float(v):.4g}" if isinstance(v, (float, np.floating)) else str(v)
+
+
+def _outcome(obs: StepObservation) -> str:
+    if obs.outcome == "raised" and obs.error:
+        return f"raised {obs.error.type}: {obs.error.message}" if obs.error.message else f"raised {obs.error.type}"
+    if obs.outcome == "missing":
+        return f"could not run: your cudagraph.py does not define {obs.note}"
+    if obs.outcome == "not_reached":
+        return f"not run: {obs.note}"
+    return "returned " + describe(obs.value) if obs.value is not None else "returned None"
+
+
+# ------------------------------------------------------------------ the trusted oracle world
+class Oracle:
+    """Expected arrays of a case, computed from the spec alone (inputs rebuilt from seeds)."""
+
+    def __init__(self, case: Case, oracles: tuple[OracleCall, ...]) -> None:
+        self.by_step = {o.step: o for o in oracles}
+        self.inputs: dict[int, np.ndarray] = {}
+        self.outputs: dict[int, np.ndarray] = {}
+        shadow: dict[str, np.ndarray] = {}
+        for step in case.steps:
+            call = self.by_step.get(step.index)
+            if call is not None:
+                x = self._resolve(call.input, shadow)
+                if x is not None:
+                    self.inputs[step.index] = x
+                    self.outputs[step.index] = apply_chain(call.chain, x)
+                    shadow[step.name] = self.outputs[step.index].copy()
+            elif step.action == "mutate" and step.target in shadow:
+                shadow[step.target][...] = step.args[0].value
+
+    @staticmethod
+    def _resolve(value, shadow: dict[str, np.ndarray]) -> np.ndarray | None:
+        if isinstance(value, ArrayValue):
+            return build_array(value)
+        if isinstance(value, RefValue) and value.name in shadow:
+            return shadow[value.name].copy()
+        return None
+
+
+# ------------------------------------------------------------------ one check each
+def _line(step: Step | None, what: str, expected: str, observed: str, passed: bool) -> CheckLine:
+    return CheckLine(step=step.index if step else None, what=what, expected=expected, observed=observed, passed=passed)
+
+
+def _compare_arrays(expected: np.ndarray, observed: object, tolerance_dtype: str) -> str | None:
+    """None when equal within tolerance, else a sentence saying where they differ."""
+    if not isinstance(observed, np.ndarray):
+        return f"expected an array, got {describe(observed)}"
+    if observed.shape != expected.shape:
+        return f"shape {list(observed.shape)} instead of {list(expected.shape)}"
+    rtol, atol = TOLERANCE.get(tolerance_dtype, TOLERANCE["float32"])
+    if observed.dtype.kind not in "fiub":
+        return f"dtype {observed.dtype} is not numeric"
+    obs = observed.astype(np.float64)
+    exp = expected.astype(np.float64)
+    close = np.isclose(obs, exp, rtol=rtol, atol=atol, equal_nan=True)
+    if close.all():
+        return None
+    bad = tuple(int(i) for i in np.argwhere(~close)[0])
+    return f"at index {list(bad)} the value is {_num(obs[bad])} but should be {_num(exp[bad])} ({int((~close).sum())} of {close.size} values differ)"
+
+
+class _Judge:
+    def __init__(self, case: Case, oracles: tuple[OracleCall, ...], observation: CaseObservation) -> None:
+        self.case = case
+        self.obs = observation.steps
+        self.oracle = Oracle(case, oracles)
+        self.lines: list[CheckLine] = []
+        self.first_failure: str | None = None
+
+    def record(self, step: Step | None, what: str, expected: str, observed: str, problem: str | None) -> None:
+        self.lines.append(_line(step, what, expected, observed, problem is None))
+        if problem is not None and self.first_failure is None:
+            where = f"Step {step.index + 1} ({step.label})" if step else "This case"
+            self.first_failure = f"{where}: {problem}"
+
+    def launches(self, check: LaunchesCheck) -> None:
+        step, obs = self.case.steps[check.step], self.obs[check.step]
+        plural = "launch" if check.equals == 1 else "launches"
+        if obs.launches is None:
+            self.record(step, "launches", f"{check.equals} {plural}", "LaunchCounter.n could not be read", "LaunchCounter.n was not a readable integer.")
+            return
+        problem = None
+        if obs.launches != check.equals:
+            problem = f"should cost {check.equals} {plural} but cost {obs.launches}." + (
+                " A replay is one graph launch, however many ops it holds." if check.equals == 1 and obs.launches > 1 else ""
+            )
+        self.record(step, "launches during this step", str(check.equals), str(obs.launches), problem)
+
+    def output(self, check: OutputCheck) -> None:
+        step, obs = self.case.steps[check.step], self.obs[check.step]
+        value = obs.value
+        if check.shape is not None:
+            got = list(value.shape) if isinstance(value, np.ndarray) else describe(value)
+            self.record(step, "output shape", str(list(check.shape)), str(got), None if isinstance(value, np.ndarray) and value.shape == check.shape else f"returned shape {got}, expected {list(check.shape)}.")
+        if check.dtype is not None:
+            got = str(value.dtype) if isinstance(value, np.ndarray) else describe(value)
+            self.record(step, "output dtype", check.dtype, got, None if got == check.dtype else f"returned dtype {got}, expected {check.dtype}.")
+        expected = None
+        if check.oracle is not None:
+            expected = self.oracle.outputs.get(check.step)
+            what = "output equals the op chain " + "[" + ", ".join(op.label for op in check.oracle) + "] applied to the input"
+        elif check.equals is not None:
+            expected = build_array(check.equals)
+            what = "output equals the given values"
+        if expected is not None:
+            problem = _compare_arrays(expected, value, str(expected.dtype))
+            self.record(step, what, describe(expected), describe(value), None if problem is None else f"wrong output: {problem}.")
+
+    def value(self, check: ValueCheck) -> None:
+        step, obs = self.case.steps[check.step], self.obs[check.step]
+        value = obs.value
+        if check.enum:
+            expected = f"StepMode.{check.equals}"
+            ok = isinstance(value, EnumValue) and value.name == check.equals
+        else:
+            expected = describe(_as_tuple(check.equals))
+            ok = _same_plain(check.equals, value)
+        observed = describe(value) if obs.outcome == "returned" else _outcome(obs)
+        self.record(step, check.what, expected, observed, None if ok else f"{check.what} should be {expected}, was {observed}.")
+
+    def raises(self, check: RaisesCheck) -> None:
+        step, obs = self.case.steps[check.step], self.obs[check.step]
+        expected = check.type or "an exception"
+        ok = obs.outcome == "raised" and obs.error is not None and (check.type is None or obs.error.type == check.type)
+        self.record(step, "raises", expected, _outcome(obs), None if ok else f"should raise {expected}, but {_outcome(obs)}.")
+
+    def static_buffer(self, check: StaticBufferCheck) -> None:
+        first_identity = None
+        shape = list(check.buffer_shape)
+        for index in check.steps:
+            step, obs = self.case.steps[index], self.obs[index]
+            if obs.outcome != "returned":
+                self.record(step, "static input buffer", f"a GraphEntry with static_input of shape {shape}", _outcome(obs), "the call did not return, so its graph could not be inspected.")
+                return
+            entries = [g for g in (obs.graphs or ()) if g.static_input is not None and g.static_input.shape == check.buffer_shape]
+            if not entries:
+                self.record(step, "static input buffer", f"a GraphEntry with static_input of shape {shape}", f"{len(obs.graphs or ())} entries, none with that shape", f"after this call no GraphEntry in {check.of}.graphs holds a static_input array of shape {shape}.")
+                return
+            entry = entries[0]
+            identity = (entry.static_input_id, entry.static_input_address)
+            if first_identity is None:
+                first_identity = identity
+            elif identity != first_identity:
+                self.record(step, "same static_input object as at capture", "the buffer made at capture", "a different array", "the input was copied into a new buffer. Constraint 2: a captured graph only ever reads the static input buffer it was captured with, so every replay must copy into that same array.")
+                return
+            x = self.oracle.inputs.get(index)
+            if x is not None:
+                rows = entry.static_input[: x.shape[0]] if entry.static_input.ndim else entry.static_input
+                ok = rows.shape == x.shape and np.array_equal(rows, x)
+                self.record(step, "static_input holds this call's input", describe(x), describe(rows), None if ok else "the static input buffer does not hold the input of this call: copy each new input into it before running the ops.")
+                if not ok:
+                    return
+        self.record(None, "one static_input buffer across the calls", "same object every time", "same object every time", None)
+
+    def witness(self, check: WitnessCheck) -> None:
+        cap_step, rep_step = self.case.steps[check.capture], self.case.steps[check.replay]
+
+        def first_call(index: int):
+            return next((w for w in self.obs[index].witness if w.list_id == check.list_id and w.position == check.op), None)
+
+        at_capture, at_replay = first_call(check.capture), first_call(check.replay)
+        what = f"op {check.op} on replay is handed the buffer it was handed at capture"
+        if at_capture is None:
+            self.record(cap_step, what, f"op {check.op} runs during capture", "it was never called", f"op {check.op} was never called while capturing: capture must run the ops once on the static buffer.")
+            return
+        if at_replay is None:
+            self.record(rep_step, what, f"op {check.op} runs during replay", "it was never called", f"op {check.op} was never called on replay: a replay recomputes the ops from the static buffer (returning a stored output gives stale results).")
+            return
+        if at_replay.address == self.obs[check.replay].input_address or at_capture.address == self.obs[check.capture].input_address:
+            self.record(rep_step, what, "the static input buffer", "the caller's own array", "the ops ran on the caller's array instead of the static input buffer. Constraint 2: a graph reads fixed addresses, so new inputs must be copied into the buffer the graph was captured with.")
+            return
+        ok = at_replay.address == at_capture.address
+        self.record(rep_step, what, "the buffer it was handed at capture", "that same buffer" if ok else "a different buffer", None if ok else "on replay the ops read a different buffer than at capture. Constraint 2: copy new inputs into the captured static buffer.")
+
+    def step_health(self) -> None:
+        """A step that raised, or could not run, fails the case unless a check expected it."""
+        expected_to_raise = {c.step for c in self.case.checks if isinstance(c, RaisesCheck)}
+        for step, obs in zip(self.case.steps, self.obs):
+            if obs.outcome == "missing":
+                self.record(step, "runs", "the step runs", _outcome(obs), f"your cudagraph.py does not define {obs.note}, which this case needs.")
+            elif obs.outcome == "raised" and step.index not in expected_to_raise:
+                self.record(step, "runs without an exception", "no exception", _outcome(obs), f"{_outcome(obs)}.")
+            elif obs.outcome == "not_reached":
+                self.record(step, "runs", "the step runs", _outcome(obs), f"could not run ({obs.note}).")
+
+
+def _as_tuple(value: object) -> object:
+    return tuple(_as_tuple(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def _same_plain(expected: object, observed: object) -> bool:
+    """Equality that does not let True pass for 1, or 2.0 for 2."""
+    if isinstance(expected, (list, tuple)):
+        return isinstance(observed, tuple) and len(observed) == len(expected) and all(_same_plain(e, o) for e, o in zip(expected, observed))
+    if isinstance(expected, bool) or expected is None:
+        return observed is expected
+    if isinstance(expected, int):
+        return isinstance(observed, int) and not isinstance(observed, bool) and observed == expected
+    if isinstance(expected, float):
+        return isinstance(observed, (int, float)) and not isinstance(observed, bool) and abs(observed - expected) <= 1e-9 * max(1.0, abs(expected))
+    return type(observed) is type(expected) and observed == expected
+
+
+def judge_case(case: Case, oracles: tuple[OracleCall, ...], observation: CaseObservation) -> CaseVerdict:
+    """Turn one case's observations into a verdict; never raises on odd observations."""
+    judge = _Judge(case, oracles, observation)
+    judge.step_health()
+    for check in case.checks:
+        if isinstance(check, LaunchesCheck):
+            judge.launches(check)
+        elif isinstance(check, OutputCheck):
+            judge.output(check)
+        elif isinstance(check, ValueCheck):
+            judge.value(check)
+        elif isinstance(check, RaisesCheck):
+            judge.raises(check)
+        elif isinstance(check, StaticBufferCheck):
+            judge.static_buffer(check)
+        else:
+            judge.witness(check)
+    steps = tuple(StepLine(index=s.index, action=s.label, outcome=_outcome(o)) for s, o in zip(case.steps, judge.obs))
+    launch_checks = {c.step: c.equals for c in case.checks if isinstance(c, LaunchesCheck)}
+    launches = tuple(
+        LaunchPoint(step=s.index, label=s.label, expected=launch_checks.get(s.index), observed=o.launches)
+        for s, o in zip(case.steps, judge.obs)
+        if s.action in ("call", "method") and not s.implicit and (s.index in launch_checks or o.launches)
+    )
+    status = "passed" if judge.first_failure is None else "failed"
+    message = "All checks passed." if status == "passed" else judge.first_failure
+    return CaseVerdict(status=status, message=message, steps=steps, checks=tuple(judge.lines), launches=launches)

@@ -1,0 +1,166 @@
+"""The closed vocabulary of ops a spec may use: the grader's own callables.
+
+A submission never supplies ops; it receives these. Each op is deterministic,
+row-local (row ``i`` of the output depends only on row ``i`` of the input, so
+padding a batch cannot change the real rows, as in a real decode step) and
+returns a new array of the input's dtype. Each is marked ``elementwise`` (so
+fusion passes may merge it) and ``capturable`` (the attention-like op is not,
+like attention with a dynamic KV cache in vLLM's piecewise mode).
+
+Every call is written to a :class:`Witness` log: which op, which list it came
+from, the data address, shape and dtype of the array it was handed. That lets
+a check see Constraint 2 directly: on replay the first op must be handed the
+very buffer it was handed at capture, not the caller's array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+FLOAT_DTYPES = ("float32", "float64")
+
+
+def _xp(x):
+    """numpy for numpy arrays, cupy for cupy arrays: the ops run on either."""
+    if type(x).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        return cupy
+    return np
+
+
+def _weights(seed: int, n: int, like) -> object:
+    rng = np.random.default_rng(seed)
+    host = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(like.dtype)
+    return _xp(like).asarray(host)
+
+
+def _softmax_rows(x: np.ndarray) -> np.ndarray:
+    shifted = x - x.max(axis=-1, keepdims=True)
+    e = _xp(x).exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _attention_like(x: np.ndarray, seed: int) -> np.ndarray:
+    """Each row attends over its own features against seeded keys (row-local)."""
+    scores = _softmax_rows(x @ _weights(seed, x.shape[-1], x))
+    return (scores * x).astype(x.dtype, copy=False)
+
+
+@dataclass(frozen=True)
+class OpKind:
+    name: str
+    elementwise: bool
+    capturable: bool
+    takes: str | None  # "number", "seed" or None
+    apply: Callable[..., np.ndarray]
+    doc: str
+
+
+OP_KINDS: dict[str, OpKind] = {
+    k.name: k
+    for k in (
+        OpKind("add", True, True, "number", lambda x, c: x + x.dtype.type(c), "x + c"),
+        OpKind("mul", True, True, "number", lambda x, c: x * x.dtype.type(c), "x * c"),
+        OpKind("relu", True, True, None, lambda x: _xp(x).maximum(x, x.dtype.type(0)), "max(x, 0)"),
+        OpKind("tanh", True, True, None, lambda x: _xp(x).tanh(x), "tanh(x)"),
+        OpKind("exp", True, True, None, lambda x: _xp(x).exp(x), "exp(x)"),
+        OpKind("sigmoid", True, True, None, lambda x: 1 / (1 + _xp(x).exp(-x)), "1 / (1 + exp(-x))"),
+        OpKind("softmax", False, True, None, _softmax_rows, "softmax over the last axis"),
+        OpKind("matmul", False, True, "seed", lambda x, s: x @ _weights(s, x.shape[-1], x), "x @ W, W seeded (n x n)"),
+        OpKind("attention", False, False, "seed", _attention_like, "row-local attention over seeded keys (uncapturable)"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """An op as a spec names it: ``relu`` or ``{add: 1.5}``."""
+
+    name: str
+    param: float | int | None = None
+
+    @property
+    def kind(self) -> OpKind:
+        return OP_KINDS[self.name]
+
+    @property
+    def label(self) -> str:
+        return self.name if self.param is None else f"{self.name}({self.param:g})"
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        """The op's value on ``x``: what the oracle computes, with no witness."""
+        if self.param is None:
+            return self.kind.apply(x)
+        return self.kind.apply(x, self.param)
+
+
+def apply_chain(chain: tuple[OpSpec, ...], x: np.ndarray) -> np.ndarray:
+    """The numpy oracle: the op chain applied in order to a trusted copy of ``x``."""
+    out = np.array(x, copy=True)
+    for op in chain:
+        out = op.apply(out)
+    return out
+
+
+class Witness:
+    """Append-only log of op calls for one case: (list id, position, address, shape, dtype)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int, int, tuple[int, ...], str]] = []
+
+    def mark(self) -> int:
+        return len(self.calls)
+
+    def since(self, mark: int) -> list[tuple[int, int, int, tuple[int, ...], str]]:
+        return self.calls[mark:]
+
+
+def data_address(x: object) -> int:
+    """Address of an array's first element (views of one buffer share it); -1 if not an array."""
+    try:
+        if isinstance(x, np.ndarray):
+            return int(x.__array_interface__["data"][0])
+        if type(x).__module__.split(".")[0] == "cupy":
+            return int(x.data.ptr)
+        return int(np.asarray(x).__array_interface__["data"][0])
+    except Exception:  # noqa: BLE001 - an exotic object from a submission must not break observing
+        return -1
+
+
+def build_array(value) -> np.ndarray:
+    """The array a spec's ``array`` value stands for; the same in worker and judge."""
+    if value.values is not None:
+        return np.array(value.values, dtype=value.dtype)
+    rng = np.random.default_rng(value.seed)
+    return rng.standard_normal(value.shape).astype(value.dtype)
+
+
+class GraderOp:
+    """A callable op handed to a submission; records each call in the witness."""
+
+    __slots__ = ("spec", "list_id", "position", "_witness", "elementwise", "capturable", "__name__")
+
+    def __init__(self, spec: OpSpec, list_id: int, position: int, witness: Witness) -> None:
+        self.spec = spec
+        self.list_id = list_id
+        self.position = position
+        self._witness = witness
+        self.elementwise = spec.kind.elementwise
+        self.capturable = spec.kind.capturable
+        self.__name__ = spec.label
+
+    def __call__(self, x):
+        arr = x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x)
+        self._witness.calls.append((self.list_id, self.position, data_address(arr), tuple(arr.shape), str(arr.dtype)))
+        return self.spec.apply(arr)
+
+    def __repr__(self) -> str:
+        return f"<op {self.spec.label}>"
+
+
+def make_ops(chain: tuple[OpSpec, ...], list_id: int, witness: Witness) -> list[GraderOp]:
+    return [GraderOp(spec, list_id, i, witness) for i, spec in enumerate(chain)]

@@ -1,0 +1,293 @@
+"""Typed results of grading: verdicts per case, scores per spec, one report.
+
+This is the last stage the grader owns (spec -> case -> isolated run ->
+observations -> verdicts -> **report**); everything under ``reports/`` renders
+from these types and nothing else. ``report.json`` is the versioned JSON form
+of :class:`Report`; :func:`report_from_json` validates it on the way back in,
+so a renderer never trusts a file it did not check.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+REPORT_FORMAT = 1
+
+Status = Literal["passed", "failed", "error", "timeout", "crashed", "skipped"]
+STATUSES: tuple[str, ...] = ("passed", "failed", "error", "timeout", "crashed", "skipped")
+Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
+VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
+
+# Bounds applied when a report is read back (a report is data, not trusted code).
+MAX_REPORT_BYTES = 32 * 1024 * 1024
+MAX_TEXT = 64 * 1024
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """One expectation of a case, judged: what was wanted against what happened."""
+
+    step: int | None  # index into CaseResult.steps, or None for a whole-case check
+    what: str  # "launches during this call", "output equals the op chain", ...
+    expected: str
+    observed: str
+    passed: bool
+
+
+@dataclass(frozen=True)
+class StepLine:
+    """One step of a case as the student should read it."""
+
+    index: int
+    action: str  # "call runner(x: float32[4, 8])"
+    outcome: str  # "returned float32[4, 8]", "raised ValueError: ...", "not reached"
+
+
+@dataclass(frozen=True)
+class LaunchPoint:
+    """Launches of one step, expected against observed (the CUDA-graph win at a glance)."""
+
+    step: int
+    label: str
+    expected: int | None
+    observed: int | None
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    spec: str
+    case: str
+    tag: str
+    status: Status
+    score: float
+    max_score: float
+    message: str  # one student-facing sentence (or a few lines) saying what went wrong
+    visibility: Visibility = "visible"
+    description: str = ""
+    redacted: bool = False  # details withheld: the case is not visible to students
+    steps: tuple[StepLine, ...] = ()
+    checks: tuple[CheckLine, ...] = ()
+    launches: tuple[LaunchPoint, ...] = ()
+    output_tail: str = ""
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SpecSummary:
+    id: str
+    title: str
+    tag: str
+    points: float
+    visibility: Visibility
+    explanation: str
+    hint: str
+    score: float
+    max_score: float
+
+
+@dataclass(frozen=True)
+class Report:
+    submission: str
+    score: float
+    max_score: float
+    cases: tuple[CaseResult, ...]
+    specs: tuple[SpecSummary, ...]
+    format: int = REPORT_FORMAT
+    problem: str = ""  # a submission-wide problem (import error, missing file), or ""
+    output_tail: str = ""
+    duration_s: float = 0.0
+    grader_version: str = ""
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.score / self.max_score if self.max_score else 0.0
+
+    def cases_of(self, spec_id: str) -> tuple[CaseResult, ...]:
+        return tuple(c for c in self.cases if c.spec == spec_id)
+
+
+TIMING_FIELDS = ("duration_s",)
+
+
+def report_to_json(report: Report, *, timing: bool = True) -> dict[str, Any]:
+    """The JSON form of a report; ``timing=False`` drops wall-clock fields."""
+    data = asdict(report)
+    if not timing:
+        data.pop("duration_s", None)
+        for case in data["cases"]:
+            case.pop("duration_s", None)
+    return data
+
+
+def write_report(report: Report, path) -> None:
+    from pathlib import Path
+
+    Path(path).write_text(json.dumps(report_to_json(report), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+class ReportError(ValueError):
+    """A report.json that is not a valid report of this format."""
+
+
+def _need(obj: dict, key: str, kind, where: str):
+    if key not in obj:
+        raise ReportError(f"{where}: missing key {key!r}")
+    value = obj[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise ReportError(f"{where}.{key}: expected {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ReportError(f"{where}.{key}: not a finite number")
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        raise ReportError(f"{where}.{key}: text longer than {MAX_TEXT} characters")
+    return value
+
+
+def _opt(obj: dict, key: str, kind, where: str, default):
+    return _need(obj, key, kind, where) if key in obj else default
+
+
+def _opt_int(obj: dict, key: str, where: str) -> int | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ReportError(f"{where}.{key}: expected an integer or null")
+    return value
+
+
+def _check_keys(obj: Any, allowed: set[str], where: str) -> dict:
+    if not isinstance(obj, dict):
+        raise ReportError(f"{where}: expected an object, got {type(obj).__name__}")
+    extra = set(obj) - allowed
+    if extra:
+        raise ReportError(f"{where}: unknown key {sorted(extra)[0]!r}")
+    return obj
+
+
+def _case_from_json(obj: Any, where: str) -> CaseResult:
+    obj = _check_keys(obj, {f.name for f in CaseResult.__dataclass_fields__.values()}, where)
+    status = _need(obj, "status", str, where)
+    if status not in STATUSES:
+        raise ReportError(f"{where}.status: {status!r} is not one of {', '.join(STATUSES)}")
+    visibility = obj.get("visibility", "visible")
+    if visibility not in VISIBILITIES:
+        raise ReportError(f"{where}.visibility: {visibility!r} is not one of {', '.join(VISIBILITIES)}")
+    steps = tuple(
+        StepLine(
+            index=_need(_check_keys(s, {"index", "action", "outcome"}, f"{where}.steps[{i}]"), "index", int, f"{where}.steps[{i}]"),
+            action=_need(s, "action", str, f"{where}.steps[{i}]"),
+            outcome=_need(s, "outcome", str, f"{where}.steps[{i}]"),
+        )
+        for i, s in enumerate(_opt(obj, "steps", list, where, []))
+    )
+    checks = tuple(
+        CheckLine(
+            step=_opt_int(_check_keys(c, {"step", "what", "expected", "observed", "passed"}, f"{where}.checks[{i}]"), "step", f"{where}.checks[{i}]"),
+            what=_need(c, "what", str, f"{where}.checks[{i}]"),
+            expected=_need(c, "expected", str, f"{where}.checks[{i}]"),
+            observed=_need(c, "observed", str, f"{where}.checks[{i}]"),
+            passed=_need(c, "passed", bool, f"{where}.checks[{i}]"),
+        )
+        for i, c in enumerate(_opt(obj, "checks", list, where, []))
+    )
+    launches = tuple(
+        LaunchPoint(
+            step=_need(_check_keys(p, {"step", "label", "expected", "observed"}, f"{where}.launches[{i}]"), "step", int, f"{where}.launches[{i}]"),
+            label=_need(p, "label", str, f"{where}.launches[{i}]"),
+            expected=_opt_int(p, "expected", f"{where}.launches[{i}]"),
+            observed=_opt_int(p, "observed", f"{where}.launches[{i}]"),
+        )
+        for i, p in enumerate(_opt(obj, "launches", list, where, []))
+    )
+    return CaseResult(
+        spec=_need(obj, "spec", str, where),
+        case=_need(obj, "case", str, where),
+        tag=_need(obj, "tag", str, where),
+        status=status,
+        score=_need(obj, "score", float, where),
+        max_score=_need(obj, "max_score", float, where),
+        message=_need(obj, "message", str, where),
+        visibility=visibility,
+        description=_opt(obj, "description", str, where, ""),
+        redacted=_opt(obj, "redacted", bool, where, False),
+        steps=steps,
+        checks=checks,
+        launches=launches,
+        output_tail=_opt(obj, "output_tail", str, where, ""),
+        duration_s=_opt(obj, "duration_s", float, where, 0.0),
+    )
+
+
+def _spec_from_json(obj: Any, where: str) -> SpecSummary:
+    obj = _check_keys(obj, {f.name for f in SpecSummary.__dataclass_fields__.values()}, where)
+    visibility = _need(obj, "visibility", str, where)
+    if visibility not in VISIBILITIES:
+        raise ReportError(f"{where}.visibility: {visibility!r} is not one of {', '.join(VISIBILITIES)}")
+    return SpecSummary(
+        id=_need(obj, "id", str, where),
+        title=_need(obj, "title", str, where),
+        tag=_need(obj, "tag", str, where),
+        points=_need(obj, "points", float, where),
+        visibility=visibility,
+        explanation=_need(obj, "explanation", str, where),
+        hint=_need(obj, "hint", str, where),
+        score=_need(obj, "score", float, where),
+        max_score=_need(obj, "max_score", float, where),
+    )
+
+
+def report_from_json(data: Any, where: str = "report") -> Report:
+    """Validate and rebuild a :class:`Report`; raises :class:`ReportError` naming the bad field."""
+    obj = _check_keys(data, {f.name for f in Report.__dataclass_fields__.values()}, where)
+    fmt = _need(obj, "format", int, where)
+    if fmt != REPORT_FORMAT:
+        raise ReportError(f"{where}.format: this grader reads format {REPORT_FORMAT}, the file says {fmt}")
+    return Report(
+        submission=_need(obj, "submission", str, where),
+        score=_need(obj, "score", float, where),
+        max_score=_need(obj, "max_score", float, where),
+        cases=tuple(_case_from_json(c, f"{where}.cases[{i}]") for i, c in enumerate(_need(obj, "cases", list, where))),
+        specs=tuple(_spec_from_json(s, f"{where}.specs[{i}]") for i, s in enumerate(_need(obj, "specs", list, where))),
+        format=fmt,
+        problem=_opt(obj, "problem", str, where, ""),
+        output_tail=_opt(obj, "output_tail", str, where, ""),
+        duration_s=_opt(obj, "duration_s", float, where, 0.0),
+        grader_version=_opt(obj, "grader_version", str, where, ""),
+    )
+
+
+def read_report(path) -> Report:
+    """Read ``report.json`` with a size bound; errors name the file and the field."""
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise ReportError(f"{p}: cannot read ({exc.strerror})") from None
+    if size > MAX_REPORT_BYTES:
+        raise ReportError(f"{p}: {size} bytes is larger than the {MAX_REPORT_BYTES} bytes a report may have")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportError(f"{p}: not valid JSON ({exc})") from None
+    try:
+        return report_from_json(data)
+    except ReportError as exc:
+        raise ReportError(f"{p}: {exc}") from None
+    except RecursionError:
+        raise ReportError(f"{p}: nested too deeply") from None
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    """What a grading run of many submissions produced, for the class-level outputs."""
+
+    reports: tuple[Report, ...]
+    report_dirs: tuple[str, ...] = field(default=())  # OUT/<name> per report, same order

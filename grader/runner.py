@@ -1,0 +1,398 @@
+"""Run a submission's cases in isolation and collect what happened (the grader's side).
+
+The grader never imports a submission. It asks the zygote for a confined worker
+per submission, sends it one case's steps at a time, and reads back, over a
+dedicated pipe (never stdout), the case's observation frame and the worker's
+status frame. Deadlines are the grader's: a case that runs past its timeout,
+or a submission past its budget, has its whole process tree killed. After a
+hang, crash or malformed frame the worker is replaced, so the remaining cases
+are graded normally.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import grader
+from grader import protocol
+from grader.spec_model import Case
+from grader.worker.sandbox import Limits
+
+MAX_SUBMISSION_FILES = 200
+MAX_SUBMISSION_BYTES = 16 << 20
+SANDBOX_UID_BASE = 61000
+MODULE_FILE = "cudagraph.py"
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    case_timeout_s: float = 5.0
+    import_timeout_s: float = 10.0
+    submission_budget_s: float = 60.0
+    limits: Limits = field(default_factory=Limits)
+    landlock: bool = True
+    import_paths: tuple[str, ...] = ()  # only for trusted code (the audit's mutants)
+    tail_bytes: int = 4000
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """One case as the grader saw it: its own facts (status, time) and the worker's claims."""
+
+    uid: str
+    status: Literal["observed", "timeout", "crashed", "error", "skipped"]
+    observation: protocol.CaseObservation | None
+    message: str
+    output_tail: str
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class SubmissionRun:
+    problem: str  # a submission-wide problem (missing file, import error), or ""
+    cases: tuple[CaseRun, ...]
+    output_tail: str
+    duration_s: float
+
+
+class SubmissionProblem(Exception):
+    """The submission cannot be run at all (e.g. no cudagraph.py)."""
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+SIGNAL_HINTS = {
+    "SIGSEGV": "a segmentation fault",
+    "SIGKILL": "killed (memory or process limit)",
+    "SIGXCPU": "out of CPU time",
+    "SIGABRT": "aborted",
+    "SIGBUS": "a bus error",
+}
+
+
+# ---------------------------------------------------------------- the zygote
+class Zygote:
+    """Client of the zygote process; safe to share between threads."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        root = str(Path(grader.__file__).resolve().parents[1])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "grader.worker.zygote", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd="/",
+        )
+        theirs.close()
+        self._sock = ours
+        self._lock = threading.Lock()
+
+    def _ask(self, request: dict, fds: tuple[int, ...] = ()) -> dict:
+        with self._lock:
+            data = json.dumps(request).encode()
+            if fds:
+                socket.send_fds(self._sock, [data], list(fds))
+            else:
+                self._sock.sendall(data)
+            reply = self._sock.recv(65536)
+        if not reply:
+            raise RuntimeError("the grader's worker zygote stopped unexpectedly")
+        return json.loads(reply)
+
+    def spawn(self, request: dict, fds: tuple[int, int, int]) -> int:
+        return int(self._ask({"op": "spawn", **request}, fds)["pid"])
+
+    def kill(self, pid: int, uid: int | None) -> None:
+        self._ask({"op": "kill", "pid": pid, "uid": uid})
+
+    def close(self) -> None:
+        try:
+            self._sock.close()
+        finally:
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+    def __enter__(self) -> "Zygote":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------- scratch space
+def running_as_root() -> bool:
+    return os.geteuid() == 0
+
+
+class ScratchArea:
+    """A private base directory with one scratch directory per concurrent slot."""
+
+    def __init__(self) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="graphgrade-"))
+        os.chmod(self.base, 0o711)  # sandbox uids may pass through to their own slot, not list
+
+    def uid_for(self, slot: int) -> int | None:
+        return SANDBOX_UID_BASE + slot if running_as_root() else None
+
+    def prepare(self, slot: int, submission: Path) -> tuple[Path, Path, Path]:
+        """Fresh scratch for a slot holding a copy of the submission; returns (scratch, code dir, log)."""
+        scratch = self.base / f"slot{slot}"
+        if scratch.exists():
+            shutil.rmtree(scratch)
+        scratch.mkdir(mode=0o700)
+        code = scratch / "submission"
+        code.mkdir()
+        copy_submission(submission, code)
+        uid = self.uid_for(slot)
+        if uid is not None:
+            for path in [scratch, *scratch.rglob("*")]:
+                os.lchown(path, uid, uid)
+        log = self.base / f"slot{slot}.log"
+        fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.close(fd)
+        return scratch, code, log
+
+    def close(self) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def copy_submission(submission: Path, dest: Path) -> None:
+    """Copy regular files only (no symlinks, no devices), bounded in count and size."""
+    if submission.is_file():
+        if submission.stat().st_size > MAX_SUBMISSION_BYTES:
+            raise SubmissionProblem(f"{submission.name} is larger than {MAX_SUBMISSION_BYTES} bytes")
+        shutil.copyfile(submission, dest / MODULE_FILE, follow_symlinks=False)
+        return
+    if not submission.is_dir():
+        raise SubmissionProblem(f"{submission}: no such file or directory")
+    if not (submission / MODULE_FILE).is_file() or (submission / MODULE_FILE).is_symlink():
+        raise SubmissionProblem(f"no {MODULE_FILE} in {submission.name}/: the submission must hold a file named {MODULE_FILE}")
+    count = total = 0
+    for path in sorted(submission.rglob("*")):
+        rel = path.relative_to(submission)
+        if "__pycache__" in rel.parts or any(part.startswith(".") for part in rel.parts):
+            continue
+        mode = os.lstat(path).st_mode
+        if stat.S_ISDIR(mode):
+            (dest / rel).mkdir(parents=True, exist_ok=True)
+        elif stat.S_ISREG(mode):
+            count += 1
+            total += os.lstat(path).st_size
+            if count > MAX_SUBMISSION_FILES or total > MAX_SUBMISSION_BYTES:
+                raise SubmissionProblem(f"{submission.name}/ has more than {MAX_SUBMISSION_FILES} files or {MAX_SUBMISSION_BYTES} bytes")
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest / rel, follow_symlinks=False)
+
+
+# ---------------------------------------------------------------- frames with deadlines
+class _Reader:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = b""
+
+    def next(self, deadline: float) -> bytes | None:
+        """The next frame; None at end of stream; TimeoutError past the deadline."""
+        while True:
+            frame, self.buf = protocol.split_frame(self.buf)
+            if frame is not None:
+                return frame
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([self.fd], [], [], remaining)
+            if not ready:
+                raise TimeoutError
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                return None
+            self.buf += chunk
+
+
+def _tail(log: Path, start: int, limit: int) -> tuple[str, int]:
+    """The last ``limit`` bytes written to the log since ``start``, and the new end."""
+    try:
+        with open(log, "rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            f.seek(max(start, end - limit))
+            data = f.read(limit)
+    except OSError:
+        return "", start
+    text = data.decode("utf-8", errors="replace")
+    text = "".join(ch for ch in text if ch in "\n\t" or ch.isprintable())
+    if end - start > limit:
+        text = f"[… {end - start - limit} earlier bytes cut …]\n" + text
+    return text, end
+
+
+# ---------------------------------------------------------------- one worker
+class _Worker:
+    def __init__(self, zygote: Zygote, scratch: Path, code: Path, log: Path, uid: int | None, settings: RunSettings) -> None:
+        self.zygote, self.uid, self.log = zygote, uid, log
+        cmd_r, self.cmd_w = os.pipe()
+        self.res_r, res_w = os.pipe()
+        out_w = os.open(log, os.O_WRONLY | os.O_APPEND)
+        request = {
+            "submission_root": str(code),
+            "scratch": str(scratch),
+            "uid": uid,
+            "limits": settings.limits.__dict__,
+            "landlock": settings.landlock,
+            "import_paths": list(settings.import_paths),
+        }
+        try:
+            self.pid = zygote.spawn(request, (cmd_r, res_w, out_w))
+        finally:
+            for fd in (cmd_r, res_w, out_w):
+                os.close(fd)
+        self.reader = _Reader(self.res_r)
+        self.alive = True
+
+    def send(self, message: bytes) -> bool:
+        try:
+            data = len(message).to_bytes(8, "little") + message
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.cmd_w, view):]
+            return True
+        except (BrokenPipeError, OSError):
+            return False
+
+    def stop(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        for fd in (self.cmd_w, self.res_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.zygote.kill(self.pid, self.uid)
+
+
+def _import_problem(ctl: dict) -> str:
+    message = f": {ctl['message']}" if ctl["message"] else ""
+    return f"{ctl['where']}: {ctl['type']}{message} (your cudagraph.py could not be imported, so no case could run)"
+
+
+def run_submission(zygote: Zygote, scratch_area: ScratchArea, slot: int, submission: Path, cases: tuple[Case, ...], settings: RunSettings) -> SubmissionRun:
+    """Run every case of a submission, each in its own process; never raises for the submission's faults."""
+    started = time.monotonic()
+    budget_end = started + settings.submission_budget_s
+    try:
+        scratch, code, log = scratch_area.prepare(slot, submission)
+    except SubmissionProblem as problem:
+        return SubmissionRun(str(problem), tuple(CaseRun(c.uid, "error", None, str(problem), "", 0.0) for c in cases), "", 0.0)
+    uid = scratch_area.uid_for(slot)
+    results: list[CaseRun] = []
+    log_pos = 0
+    import_tail = ""
+    worker: _Worker | None = None
+    problem = ""
+    try:
+        for case in cases:
+            now = time.monotonic()
+            if problem:
+                results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
+                continue
+            if now >= budget_end:
+                results.append(CaseRun(case.uid, "timeout", None, f"not run: the submission used up its {settings.submission_budget_s:g} s time budget", "", 0.0))
+                continue
+            if worker is None:
+                worker = _Worker(zygote, scratch, code, log, uid, settings)
+                try:
+                    frame = worker.reader.next(min(budget_end, time.monotonic() + settings.import_timeout_s))
+                    ctl = protocol.decode_control(frame) if frame is not None and protocol.is_control(frame) else None
+                except TimeoutError:
+                    ctl = {"kind": "timeout"}
+                except protocol.ProtocolError:
+                    ctl = None
+                text, log_pos = _tail(log, log_pos, settings.tail_bytes)
+                import_tail = import_tail or text
+                if ctl is None or ctl["kind"] != "ready":
+                    worker.stop()
+                    worker = None
+                    if ctl is not None and ctl["kind"] == "import_error":
+                        problem = _import_problem(ctl)
+                    elif ctl is not None and ctl["kind"] == "timeout":
+                        problem = f"importing cudagraph.py took longer than {settings.import_timeout_s:g} s (code at module level that never finishes?)"
+                    else:
+                        problem = "importing cudagraph.py ended the worker process before it reported (sys.exit or os._exit at import time?)"
+                    results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
+                    continue
+            run, healthy = _run_case(worker, case, min(budget_end, time.monotonic() + settings.case_timeout_s), settings, budget_end)
+            text, log_pos = _tail(log, log_pos, settings.tail_bytes)
+            results.append(CaseRun(run.uid, run.status, run.observation, run.message, text, run.duration_s))
+            if not healthy:
+                worker.stop()
+                worker = None
+    finally:
+        if worker is not None:
+            worker.stop()
+    return SubmissionRun(problem, tuple(results), import_tail, time.monotonic() - started)
+
+
+def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float) -> tuple[CaseRun, bool]:
+    """Run one case; returns its record and whether the worker can be reused."""
+    started = time.monotonic()
+
+    def done(status, message, observation=None, healthy=True):
+        return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started), healthy
+
+    if not worker.send(protocol.case_message(case.uid, case.steps)):
+        return done("crashed", "the worker process was gone before the case could start", healthy=False)
+    observation_frames: list[bytes] = []
+    try:
+        while True:
+            frame = worker.reader.next(deadline)
+            if frame is None:
+                return done("crashed", "the case ended the worker process (did it kill its parent?)", healthy=False)
+            if protocol.is_control(frame):
+                ctl = protocol.decode_control(frame)
+                if ctl["kind"] != "status" or ctl["case"] != case.uid:
+                    raise protocol.ProtocolError("unexpected control frame")
+                break
+            observation_frames.append(frame)
+            if len(observation_frames) > 1:
+                raise protocol.ProtocolError("more than one observation frame")
+    except TimeoutError:
+        if deadline >= budget_end:
+            return done("timeout", "the submission used up its time budget during this case", healthy=False)
+        return done("timeout", f"the case did not finish within {settings.case_timeout_s:g} s (an endless loop, or a wait that never ends?)", healthy=False)
+    except protocol.ProtocolError as exc:
+        return done("error", f"the case's process sent a malformed result ({exc}); the case counts as failed", healthy=False)
+    if ctl["signal"] is not None:
+        name = _signal_name(ctl["signal"])
+        return done("crashed", f"the case's process died: {SIGNAL_HINTS.get(name, name)} ({name})")
+    if not observation_frames:
+        return done("crashed", f"the case's process ended (exit code {ctl['exitcode']}) before reporting a result (os._exit() or exit at interpreter level?)")
+    try:
+        observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))
+    except protocol.ProtocolError as exc:
+        return done("error", f"the case's result could not be read ({exc}); the case counts as failed")
+    return done("observed", "", observation)

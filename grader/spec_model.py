@@ -1,0 +1,290 @@
+"""Typed, frozen model of spec files: spec file -> spec -> case -> steps + checks.
+
+A case has two halves that never travel together:
+
+* ``steps`` (what to do: build a target, call it, read an attribute) go to the
+  untrusted worker, which records what happened;
+* ``checks`` (what should have happened) stay in the grader's process, where
+  the judge compares them with the worker's observations.
+
+See ``specs/README.md`` for the YAML form of everything here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Union
+
+from grader.ops import OpSpec
+
+SPEC_FORMAT = 1
+
+TAGS: tuple[str, ...] = (
+    "launch-counter",
+    "eager",
+    "shape-cache",
+    "static-buffer",
+    "single-launch-replay",
+    "piecewise",
+    "padding",
+    "warmup",
+    "fusion",
+    "state-machine",
+)
+CORE_TAGS = TAGS[:6]
+VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
+
+# The names of the student contract (DESIGN.md) a step may use.
+CONTRACT_CLASSES = ("LaunchCounter", "GraphEntry", "GraphRunner", "PiecewiseGraphRunner", "StepMode", "InferenceGraphCapture")
+CONTRACT_FUNCTIONS = ("run_eager", "fuse_elementwise")
+CONTRACT_NAMES = CONTRACT_CLASSES + CONTRACT_FUNCTIONS
+
+STEP_ACTIONS = ("build", "call", "method", "read", "set", "mutate")
+CHECK_KINDS = (
+    "launches",
+    "output",
+    "value",
+    "raises",
+    "num_captured",
+    "num_graphs",
+    "attribute",
+    "step_mode",
+    "static_buffer",
+    "witness",
+)
+
+
+# ---------------------------------------------------------------- values
+@dataclass(frozen=True)
+class ArrayValue:
+    """An input array: seeded standard normal of a shape, or literal values."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    seed: int | None = None
+    values: tuple | None = None  # nested tuples, when given literally
+
+    @property
+    def label(self) -> str:
+        dims = ", ".join(str(d) for d in self.shape)
+        src = f" seed {self.seed}" if self.seed is not None else " (literal)"
+        return f"{self.dtype}[{dims}]{src}"
+
+
+@dataclass(frozen=True)
+class OpsValue:
+    """A fresh list of grader ops (each case gets its own instances)."""
+
+    chain: tuple[OpSpec, ...]
+
+    @property
+    def label(self) -> str:
+        return "[" + ", ".join(op.label for op in self.chain) + "]"
+
+
+@dataclass(frozen=True)
+class MaskValue:
+    """``is_capturable``: a callable answering ``mask[i]`` for op ``i``."""
+
+    mask: tuple[bool, ...]
+
+    @property
+    def label(self) -> str:
+        return "is_capturable=" + "".join("C" if m else "E" for m in self.mask)
+
+
+@dataclass(frozen=True)
+class RefValue:
+    """The result (or built object) of an earlier named step."""
+
+    name: str
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class PlainValue:
+    """A YAML scalar or a list of scalars, passed as is."""
+
+    value: object
+
+    @property
+    def label(self) -> str:
+        return repr(self.value)
+
+
+Value = Union[ArrayValue, OpsValue, MaskValue, RefValue, PlainValue]
+
+
+# ---------------------------------------------------------------- steps
+@dataclass(frozen=True)
+class Step:
+    """One action of a case, run by the worker against the submission.
+
+    ``action``: build | call | method | read | set | mutate. ``target`` is a
+    contract name, a bound name, a method or attribute name. ``on`` names the
+    object a method/read/set acts on. ``name`` binds the result for later steps
+    and for checks. ``implicit`` marks reads the loader added for a check.
+    """
+
+    index: int
+    action: Literal["build", "call", "method", "read", "set", "mutate"]
+    target: str
+    on: str | None = None
+    name: str | None = None
+    args: tuple[Value, ...] = ()
+    kwargs: tuple[tuple[str, Value], ...] = ()
+    observe_graphs: bool = False
+    implicit: bool = False
+    line: int = 0
+
+    @property
+    def label(self) -> str:
+        args = [v.label for v in self.args] + [f"{k}={v.label}" for k, v in self.kwargs]
+        joined = ", ".join(args)
+        bind = f"{self.name} = " if self.name and not self.implicit else ""
+        if self.action == "build":
+            return f"{bind}{self.target}({joined})"
+        if self.action == "call":
+            return f"{bind}{self.target}({joined})"
+        if self.action == "method":
+            return f"{bind}{self.on}.{self.target}({joined})"
+        if self.action == "read":
+            return f"read {self.on}.{self.target}"
+        if self.action == "set":
+            return f"{self.on}.{self.target} = {joined}"
+        return f"overwrite every element of {self.target} with {joined}"
+
+
+# ---------------------------------------------------------------- checks
+@dataclass(frozen=True)
+class LaunchesCheck:
+    step: int
+    equals: int
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """The step returned an array: equal to the op chain's oracle or a literal; shape, dtype."""
+
+    step: int
+    oracle: tuple[OpSpec, ...] | None = None
+    equals: ArrayValue | None = None
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class ValueCheck:
+    """The step (often an implicit read) returned this plain value or enum member name."""
+
+    step: int
+    equals: object
+    what: str
+    enum: bool = False
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class RaisesCheck:
+    step: int
+    type: str | None = None  # any exception when None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class StaticBufferCheck:
+    """Every listed step ran through the same static_input object of the given shape,
+    whose content (real rows) equals that step's input."""
+
+    of: str
+    steps: tuple[int, ...]
+    buffer_shape: tuple[int, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class WitnessCheck:
+    """On the replay step, op ``op`` of the runner was handed the buffer it was handed
+    at the capture step, and not the caller's array."""
+
+    of: str
+    list_id: int
+    capture: int
+    replay: int
+    op: int = 0
+    line: int = 0
+
+
+Check = Union[LaunchesCheck, OutputCheck, ValueCheck, RaisesCheck, StaticBufferCheck, WitnessCheck]
+
+
+# ---------------------------------------------------------------- cases and specs
+@dataclass(frozen=True)
+class Case:
+    spec: str
+    id: str
+    description: str
+    steps: tuple[Step, ...]
+    checks: tuple[Check, ...]
+    file: str = ""
+    line: int = 0
+
+    @property
+    def uid(self) -> str:
+        return f"{self.spec}/{self.id}"
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """Contract names this case uses (a submission lacking one fails only such cases)."""
+        names = []
+        for step in self.steps:
+            for name in (step.target if step.action in ("build", "call") else None, step.on):
+                if name in CONTRACT_NAMES and name not in names:
+                    names.append(name)
+        return tuple(names)
+
+
+@dataclass(frozen=True)
+class Spec:
+    id: str
+    title: str
+    tag: str
+    points: float
+    visibility: str
+    explanation: str
+    hint: str
+    cases: tuple[Case, ...]
+    file: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    path: str
+    format: int
+    specs: tuple[Spec, ...]
+
+
+@dataclass(frozen=True)
+class Suite:
+    files: tuple[SpecFile, ...]
+
+    @property
+    def specs(self) -> tuple[Spec, ...]:
+        return tuple(s for f in self.files for s in f.specs)
+
+    @property
+    def cases(self) -> tuple[Case, ...]:
+        return tuple(c for s in self.specs for c in s.cases)
+
+    def only_visible(self) -> "Suite":
+        return Suite(
+            tuple(
+                SpecFile(f.path, f.format, tuple(s for s in f.specs if s.visibility == "visible")) for f in self.files
+            )
+        )

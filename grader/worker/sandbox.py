@@ -1,0 +1,291 @@
+"""Confine a worker process before it runs a line of submission code.
+
+Layers, each applied where the platform allows it (see SECURITY.md):
+
+1. its own session and process group, no stdin, a scrubbed environment;
+2. resource limits: address space, CPU seconds, file size, open files, processes;
+3. as root: drop to a per-slot unprivileged uid/gid (no supplementary groups);
+4. Linux Landlock (unprivileged, kernel >= 5.13): the process may read only the
+   Python installation, numpy and the worker's own modules, read and write only
+   its scratch directory, open no TCP connection, and signal no process outside
+   its own sandbox. Specs, reports, the reference solution and other
+   submissions are simply not there for it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import sys
+import sysconfig
+from dataclasses import dataclass
+
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+SYS_LANDLOCK_CREATE_RULESET = 444
+SYS_LANDLOCK_ADD_RULE = 445
+SYS_LANDLOCK_RESTRICT_SELF = 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_RULE_PATH_BENEATH = 1
+LANDLOCK_SCOPE_SIGNAL = 2
+
+# Filesystem access rights, by the Landlock ABI that introduced them.
+_FS_V1 = (1 << 13) - 1  # execute .. make_sym
+_FS_REFER = 1 << 13  # ABI 2
+_FS_TRUNCATE = 1 << 14  # ABI 3
+_FS_IOCTL_DEV = 1 << 15  # ABI 5
+_READ_ONLY = 1 | 4 | 8  # execute, read_file, read_dir
+_NET_BIND_CONNECT = 1 | 2  # ABI 4
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one worker (each case inherits them)."""
+
+    address_space_bytes: int = 4 << 30
+    cpu_seconds: int = 120
+    file_size_bytes: int = 8 << 20
+    open_files: int = 64
+    processes: int = 64
+
+
+@dataclass(frozen=True)
+class SandboxPlan:
+    scratch: str
+    uid: int | None  # None: keep the current user (not root)
+    limits: Limits
+    readable: tuple[str, ...]  # paths the worker may read (and execute) beneath
+    use_landlock: bool = True
+    import_paths: tuple[str, ...] = ()  # trusted extra import roots (the audit's mutants need the reference)
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _prctl(option: int, value: int) -> None:
+    if _libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+
+
+def set_child_subreaper() -> None:
+    """Orphaned descendants re-parent to this process, so it can find and end them."""
+    try:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    except OSError:
+        pass
+
+
+def die_with_parent() -> None:
+    try:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 when Landlock is unavailable."""
+    try:
+        version = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+    except Exception:  # noqa: BLE001 - no syscall() on this libc
+        return 0
+    return max(int(version), 0)
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def apply_landlock(readable: tuple[str, ...], writable: tuple[str, ...]) -> int:
+    """Restrict this process (and its future children) to the given paths. Returns the ABI used, 0 if none."""
+    abi = landlock_abi()
+    if abi < 1:
+        return 0
+    handled = _FS_V1
+    if abi >= 2:
+        handled |= _FS_REFER
+    if abi >= 3:
+        handled |= _FS_TRUNCATE
+    if abi >= 5:
+        handled |= _FS_IOCTL_DEV
+    attr = _RulesetAttr(handled, _NET_BIND_CONNECT if abi >= 4 else 0, LANDLOCK_SCOPE_SIGNAL if abi >= 6 else 0)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    ruleset = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return 0
+    try:
+        read_rights = _READ_ONLY & handled
+        write_rights = handled
+        for rights, paths in ((read_rights, readable), (write_rights, writable)):
+            for path in paths:
+                try:
+                    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                except OSError:
+                    continue
+                try:
+                    is_dir = os.path.isdir(path)
+                    # A rule on a file may only carry file rights.
+                    allowed = rights if is_dir else rights & (1 | 2 | 4 | _FS_TRUNCATE | _FS_IOCTL_DEV)
+                    rule = _PathBeneath(allowed, fd)
+                    _libc.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0))
+                finally:
+                    os.close(fd)
+        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        if _libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+def _stdlib_entries() -> set[str]:
+    """The standard library's files and folders, without the site-packages folder beneath it
+    (which holds the grader's own packages, the reference solution among them)."""
+    entries: set[str] = set()
+    for root in {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}:
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        entries.update(os.path.join(root, n) for n in names if n not in ("site-packages", "dist-packages"))
+    return entries
+
+
+def python_readable_paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What an interpreter that already imported numpy needs to read to import more stdlib."""
+    import numpy
+
+    paths = _stdlib_entries() | {
+        os.path.dirname(numpy.__file__),
+        os.path.dirname(os.path.dirname(__file__)),  # the grader package (worker modules only matter)
+        "/usr/lib",
+        "/usr/lib64",
+        "/lib",
+        "/lib64",
+        "/usr/share/zoneinfo",
+        "/etc/ld.so.cache",
+        "/etc/localtime",
+        "/dev/null",
+        "/dev/urandom",
+        "/proc/self",
+        "/sys/devices/system/cpu",
+    }
+    numpy_libs = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
+    paths.add(numpy_libs)
+    paths.update(extra)
+    return tuple(sorted(p for p in paths if p and os.path.exists(p)))
+
+
+SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def scrubbed_environment(scratch: str) -> dict[str, str]:
+    env = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
+    env.update(
+        HOME=scratch,
+        TMPDIR=scratch,
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONHASHSEED="0",
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+    )
+    return env
+
+
+CAP_DAC_READ_SEARCH = 2
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_SYS_CAPSET = {"x86_64": 126, "aarch64": 91}
+PR_SET_KEEPCAPS = 8
+PR_CAPBSET_DROP = 24
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_to_uid_keeping_read_search(uid: int) -> bool:
+    """setuid(uid) but keep CAP_DAC_READ_SEARCH, so the interpreter's files stay readable even
+    where they live under a private home (a Python under /root). Only ever used together with
+    Landlock, which then decides what may be read. Returns False where it could not be done."""
+    number = _SYS_CAPSET.get(os.uname().machine)
+    if number is None:
+        return False
+    _prctl(PR_SET_KEEPCAPS, 1)
+    for cap in range(64):  # nothing can be regained later
+        if cap != CAP_DAC_READ_SEARCH:
+            _libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    keep = 1 << CAP_DAC_READ_SEARCH
+    data = (_CapData * 2)(_CapData(keep, keep, 0), _CapData(0, 0, 0))
+    return _libc.syscall(number, ctypes.byref(header), ctypes.byref(data)) == 0
+
+
+def _set_limit(which: int, value: int) -> None:
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    try:
+        resource.setrlimit(which, (value, value))
+    except (ValueError, OSError):
+        pass
+
+
+def enter(plan: SandboxPlan, keep_fds: tuple[int, ...]) -> dict[str, object]:
+    """Confine the current (freshly forked) process. Returns what was applied, for the report."""
+    applied: dict[str, object] = {}
+    os.setsid()
+    die_with_parent()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    for fd in range(3, 1024):
+        if fd not in keep_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    os.chdir(plan.scratch)
+    os.environ.clear()
+    os.environ.update(scrubbed_environment(plan.scratch))
+    os.umask(0o077)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an output flood fails its write, not the worker
+    landlock = plan.use_landlock and landlock_abi() >= 1
+    if plan.uid is not None and os.geteuid() == 0:
+        if landlock and _drop_to_uid_keeping_read_search(plan.uid):
+            applied["read_search"] = True
+        else:
+            os.setgroups([])
+            os.setgid(plan.uid)
+            os.setuid(plan.uid)
+        if os.getuid() != plan.uid or os.geteuid() != plan.uid:
+            raise OSError("could not drop privileges")
+        applied["uid"] = plan.uid
+    _set_limit(resource.RLIMIT_AS, plan.limits.address_space_bytes)
+    _set_limit(resource.RLIMIT_CPU, plan.limits.cpu_seconds)
+    _set_limit(resource.RLIMIT_FSIZE, plan.limits.file_size_bytes)
+    _set_limit(resource.RLIMIT_NOFILE, plan.limits.open_files)
+    if "uid" in applied:  # RLIMIT_NPROC counts every process of the uid: only meaningful for a uid of its own
+        _set_limit(resource.RLIMIT_NPROC, plan.limits.processes)
+    _set_limit(resource.RLIMIT_CORE, 0)
+    applied["limits"] = True
+    if landlock:
+        applied["landlock_abi"] = apply_landlock(plan.readable, (plan.scratch,))
+        if not applied["landlock_abi"] and applied.get("read_search"):
+            raise OSError("Landlock failed after keeping CAP_DAC_READ_SEARCH; refusing to run unconfined")
+    sys.dont_write_bytecode = True
+    return applied

@@ -1,0 +1,158 @@
+"""The zygote: a clean, warm process that forks one worker per submission.
+
+Started by the grader with a fresh interpreter (``python -m grader.worker.zygote FD``)
+*before* any spec is loaded, so no hidden case, expected value or grader state
+ever exists in a worker's memory. It imports numpy and the worker modules once,
+then serves requests on a Unix socket:
+
+* ``spawn``: three file descriptors arrive with the request (the worker's ends of
+  the command pipe, the result pipe and the output file); fork a worker, which
+  confines itself and imports the submission; answer its pid;
+* ``kill``: end a worker's whole process group and, when it ran under a uid of
+  its own, every process of that uid; also end any orphan that re-parented here.
+
+The zygote runs no submission code. It is a child subreaper, so processes a
+worker leaves behind land here, where they are killed.
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import abc  # noqa: F401 - the modules below are imported once here, shared by every forked worker
+import collections  # noqa: F401
+import copy  # noqa: F401
+import dataclasses  # noqa: F401
+import enum  # noqa: F401
+import functools  # noqa: F401
+import itertools  # noqa: F401
+import math  # noqa: F401
+import typing  # noqa: F401
+
+import numpy  # noqa: F401
+import numpy.linalg  # noqa: F401
+import numpy.random  # noqa: F401
+
+from grader.interpreter import run_case  # noqa: F401 - warm the worker's imports
+from grader.worker import sandbox
+from grader.worker.submission import serve
+
+MAX_REQUEST = 64 * 1024
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _kill_uid(uid: int) -> None:
+    """Kill every process running as ``uid`` (a sandbox uid owned by one worker)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def _kill_strays(workers: set[int]) -> None:
+    me = os.getpid()
+    try:
+        children = [int(p) for p in Path(f"/proc/{me}/task/{me}/children").read_text().split()]
+    except OSError:
+        children = []
+    for pid in children:
+        if pid not in workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _plan_from(request: dict) -> sandbox.SandboxPlan:
+    limits = sandbox.Limits(**request["limits"])
+    readable = sandbox.python_readable_paths(tuple(request.get("import_paths", ())) + (request["submission_root"],))
+    return sandbox.SandboxPlan(
+        scratch=request["scratch"],
+        uid=request.get("uid"),
+        limits=limits,
+        readable=readable,
+        use_landlock=request.get("landlock", True),
+        import_paths=tuple(request.get("import_paths", ())),
+    )
+
+
+def main(sock_fd: int) -> None:
+    sandbox.set_child_subreaper()
+    sandbox.die_with_parent()
+    sock = socket.socket(fileno=sock_fd)
+    workers: set[int] = set()
+    while True:
+        try:
+            data, ancdata, _, _ = sock.recvmsg(MAX_REQUEST, socket.CMSG_LEN(8 * array.array("i").itemsize))
+        except (ConnectionResetError, OSError):
+            break
+        if not data:
+            break
+        fds: list[int] = []
+        for level, kind, payload in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                received = array.array("i")
+                received.frombytes(payload[: len(payload) - (len(payload) % received.itemsize)])
+                fds.extend(received)
+        request = json.loads(data)
+        _reap()
+        if request["op"] == "spawn":
+            cmd_fd, res_fd, out_fd = fds
+            plan = _plan_from(request)
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                serve(plan, request["submission_root"], cmd_fd, res_fd, out_fd)
+            for fd in fds:
+                os.close(fd)
+            workers.add(pid)
+            sock.sendall(json.dumps({"pid": pid}).encode())
+        elif request["op"] == "kill":
+            pid = request["pid"]
+            for target in (-pid, pid):
+                try:
+                    os.kill(target, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if request.get("uid") is not None and os.geteuid() == 0:
+                _kill_uid(request["uid"])
+            workers.discard(pid)
+            _reap()
+            _kill_strays(workers)
+            _reap()
+            sock.sendall(b'{"ok": true}')
+        else:
+            for fd in fds:
+                os.close(fd)
+            break
+    for pid in list(workers):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    _kill_strays(set())
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))

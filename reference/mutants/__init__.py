@@ -1,0 +1,1 @@
+"""Realistic student mistakes, one module each, used by `graphgrade audit`."""

@@ -1,0 +1,84 @@
+"""Renderers of graded results: HTML, Gradescope, JUnit and CSV.
+
+The modules below are pure (typed :class:`grader.results.Report` in, text or
+dicts out); this module does the file I/O:
+
+- :func:`write_submission_outputs` writes ``report.html``, ``results.json``
+  (Gradescope) and ``junit.xml`` for one submission (``report.json`` is the
+  grader's own);
+- :func:`write_batch_outputs` writes ``summary.html`` and ``grades.csv`` for a
+  class.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Sequence
+from urllib.parse import quote
+
+from grader.results import Report
+
+from .csv_export import grades_csv, write_grades_csv
+from .gradescope import build_bundle, to_gradescope
+from .html import render_submission, render_summary
+from .junit import to_junit_xml
+
+__all__ = [
+    "build_bundle",
+    "render_submission",
+    "render_summary",
+    "to_gradescope",
+    "to_junit_xml",
+    "write_batch_outputs",
+    "write_grades_csv",
+    "write_submission_outputs",
+]
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` as UTF-8 through a temporary file, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_submission_outputs(report: Report, out_dir: Path) -> None:
+    """Write ``report.html``, ``results.json`` (Gradescope) and ``junit.xml`` into ``out_dir``."""
+    out_dir = Path(out_dir)
+    _write(out_dir / "report.html", render_submission(report))
+    _write(
+        out_dir / "results.json",
+        json.dumps(to_gradescope(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+    )
+    _write(out_dir / "junit.xml", to_junit_xml(report))
+
+
+def report_link(report_dir, out_dir) -> str:
+    """The relative URL, from ``out_dir``, of ``report_dir/report.html``."""
+    rel = os.path.relpath(Path(report_dir).resolve() / "report.html", Path(out_dir).resolve())
+    return "/".join(quote(part) for part in Path(rel).as_posix().split("/"))
+
+
+def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_dir: Path) -> None:
+    """Write ``summary.html`` (links relative to ``out_dir``) and ``grades.csv`` into ``out_dir``.
+
+    ``report_dirs[i]`` is the folder holding ``reports[i]``'s ``report.html``.
+    """
+    reports = list(reports)
+    report_dirs = list(report_dirs)
+    if len(reports) != len(report_dirs):
+        raise ValueError(f"{len(reports)} reports but {len(report_dirs)} report folders")
+    out_dir = Path(out_dir)
+    links = [report_link(d, out_dir) for d in report_dirs]
+    _write(out_dir / "summary.html", render_summary(reports, links))
+    _write(out_dir / "grades.csv", grades_csv(reports))

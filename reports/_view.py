@@ -1,0 +1,557 @@
+"""Pure helpers shared by the renderers: safe text, number formats, tag order,
+and the student-facing view of a :class:`grader.results.Report`.
+
+Everything here is a pure function of typed report objects. The one rule that
+matters most lives here too: a ``redacted`` case shows its status, its spec's
+title and its message, and nothing else, whatever other fields it carries.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Iterable
+
+from grader.results import CaseResult, CheckLine, LaunchPoint, Report, SpecSummary, StepLine
+
+# ---------------------------------------------------------------------------
+# Behaviour tags (fixed vocabulary, in this order)
+
+CORE_TAGS: tuple[str, ...] = (
+    "launch-counter",
+    "eager",
+    "shape-cache",
+    "static-buffer",
+    "single-launch-replay",
+    "piecewise",
+)
+STRETCH_TAGS: tuple[str, ...] = ("padding", "warmup", "fusion", "state-machine")
+TAGS: tuple[str, ...] = CORE_TAGS + STRETCH_TAGS
+
+TAG_LABELS: dict[str, str] = {
+    "launch-counter": "Launch counter",
+    "eager": "Eager runs",
+    "shape-cache": "Shape-keyed graph cache",
+    "static-buffer": "Static input buffer",
+    "single-launch-replay": "One launch per replay",
+    "piecewise": "Piecewise capture",
+    "padding": "Batch padding",
+    "warmup": "Warm-up calls",
+    "fusion": "Elementwise fusion",
+    "state-machine": "Decode-step state machine",
+}
+
+
+def tag_label(tag: str) -> str:
+    return TAG_LABELS.get(tag, tag)
+
+
+def tag_group(tag: str) -> str:
+    """``core``, ``stretch`` or ``other`` (a tag outside the fixed vocabulary)."""
+    if tag in CORE_TAGS:
+        return "core"
+    if tag in STRETCH_TAGS:
+        return "stretch"
+    return "other"
+
+
+def tag_sort_key(tag: str) -> tuple[int, str]:
+    return (TAGS.index(tag), "") if tag in TAGS else (len(TAGS), tag)
+
+
+STATUS_LABELS: dict[str, str] = {
+    "passed": "Passed",
+    "failed": "Failed",
+    "error": "Error",
+    "timeout": "Timed out",
+    "crashed": "Crashed",
+    "skipped": "Skipped",
+}
+
+STATUS_ICONS: dict[str, str] = {
+    "passed": "\u2713",  # check mark
+    "failed": "\u2717",  # ballot x
+    "error": "!",
+    "timeout": "\u231b",  # hourglass
+    "crashed": "\u26a1",  # high voltage
+    "skipped": "\u2013",  # en dash
+}
+
+# ---------------------------------------------------------------------------
+# Safe text
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
+
+
+def _replace_bad(match: re.Match) -> str:
+    ch = match.group(0)
+    code = ord(ch)
+    if code <= 0x9F:
+        return f"\\x{code:02x}"  # shown the way Python writes it, e.g. NUL -> \x00
+    return "\ufffd"
+
+
+def clean_text(text: str) -> str:
+    """Text that is safe to put into HTML, XML 1.0, JSON and CSV as UTF-8.
+
+    Drops ANSI colour sequences, normalises newlines, and shows other control
+    characters the way Python escapes them (a NUL in a student's output reads
+    ``\\x00``: seen, not lost, in any font). Escaping for the target format
+    is left to its own writer (Jinja autoescape, ElementTree, json, csv).
+    """
+    if not isinstance(text, str):
+        text = str(text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _ANSI.sub("", text)
+    text = _BAD.sub(_replace_bad, text)
+    # Beyond the BMP: non-characters U+xFFFE/U+xFFFF of every plane.
+    if any(ord(c) > 0xFFFF for c in text):
+        text = "".join("\ufffd" if (ord(c) & 0xFFFE) == 0xFFFE else c for c in text)
+    return text
+
+
+def one_line(text: str, limit: int = 0) -> str:
+    text = " ".join(clean_text(text).split())
+    if limit and len(text) > limit:
+        text = text[: max(1, limit - 1)].rstrip() + "\u2026"
+    return text
+
+
+def slug(text: str) -> str:
+    norm = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", norm).strip("-").lower() or "x"
+
+
+# ---------------------------------------------------------------------------
+# Numbers
+
+
+def fmt_points(x: float) -> str:
+    """``7``, ``7.5``, ``7.25``: at most two decimals, no trailing zeros."""
+    if x is None or not math.isfinite(x):
+        return "0"
+    text = f"{round(float(x), 2):.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def fmt_percent(x: float) -> str:
+    if not math.isfinite(x):
+        return "0%"
+    r = round(x, 1)
+    return (f"{r:.0f}" if r == int(r) else f"{r:.1f}") + "%"
+
+
+def percent(part: float, whole: float) -> float:
+    return 100.0 * part / whole if whole else 0.0
+
+
+def fmt_seconds(s: float) -> str:
+    if not s or not math.isfinite(s) or s < 0:
+        return ""
+    if s < 1:
+        return f"{s * 1000:.0f} ms"
+    if s < 60:
+        return f"{s:.1f} s"
+    return f"{int(s // 60)} min {int(s % 60)} s"
+
+
+def step_no(index: int | None) -> str:
+    """Steps are stored 0-based (an index into ``CaseResult.steps``); students read them 1-based."""
+    return "" if index is None else str(index + 1)
+
+
+# ---------------------------------------------------------------------------
+# Student-facing case view
+
+
+@dataclass(frozen=True)
+class CaseView:
+    """What a student-facing renderer may show of one case."""
+
+    spec: str
+    label: str  # the case id, or "Hidden case N" for a redacted case
+    status: str
+    score: float
+    max_score: float
+    message: str
+    redacted: bool
+    visibility: str
+    description: str = ""
+    steps: tuple[StepLine, ...] = ()
+    checks: tuple[CheckLine, ...] = ()
+    launches: tuple[LaunchPoint, ...] = ()
+    output_tail: str = ""
+    duration_s: float = 0.0
+    tag: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def failed_checks(self) -> tuple[CheckLine, ...]:
+        return tuple(c for c in self.checks if not c.passed)
+
+    @property
+    def passed_checks(self) -> tuple[CheckLine, ...]:
+        return tuple(c for c in self.checks if c.passed)
+
+    @property
+    def first_bad_step(self) -> int | None:
+        steps = [c.step for c in self.checks if not c.passed and c.step is not None]
+        return min(steps) if steps else None
+
+
+def case_views(report: Report) -> tuple[CaseView, ...]:
+    """Every case of the report as a student may see it (redacted ones stripped)."""
+    hidden_no: dict[str, int] = {}
+    out = []
+    for c in report.cases:
+        if c.redacted:
+            hidden_no[c.spec] = hidden_no.get(c.spec, 0) + 1
+            out.append(
+                CaseView(
+                    spec=c.spec,
+                    label=f"Hidden case {hidden_no[c.spec]}",
+                    status=c.status,
+                    score=c.score,
+                    max_score=c.max_score,
+                    message=clean_text(c.message),
+                    redacted=True,
+                    visibility=c.visibility,
+                    tag=c.tag,
+                )
+            )
+        else:
+            out.append(
+                CaseView(
+                    spec=c.spec,
+                    label=c.case,
+                    status=c.status,
+                    score=c.score,
+                    max_score=c.max_score,
+                    message=clean_text(c.message),
+                    redacted=False,
+                    visibility=c.visibility,
+                    description=clean_text(c.description),
+                    steps=c.steps,
+                    checks=c.checks,
+                    launches=c.launches,
+                    output_tail=clean_text(c.output_tail),
+                    duration_s=c.duration_s,
+                    tag=c.tag,
+                )
+            )
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------
+# Specs and tags of one report
+
+
+@dataclass(frozen=True)
+class SpecView:
+    spec: SpecSummary
+    anchor: str
+    cases: tuple[CaseView, ...]
+
+    @property
+    def n_passed(self) -> int:
+        return sum(1 for c in self.cases if c.passed)
+
+    @property
+    def state(self) -> str:
+        """``passed``, ``partial``, ``failed`` or ``notrun``."""
+        if not self.cases:
+            return "notrun"
+        if self.n_passed == len(self.cases):
+            return "passed"
+        return "partial" if self.n_passed else "failed"
+
+    @property
+    def open_cases(self) -> tuple[CaseView, ...]:
+        return tuple(c for c in self.cases if not c.passed)
+
+
+@dataclass(frozen=True)
+class TagView:
+    tag: str
+    label: str
+    group: str
+    score: float
+    max_score: float
+    n_specs: int
+    n_cases: int = 0
+    n_passed: int = 0
+
+    @property
+    def percent(self) -> float:
+        return percent(self.score, self.max_score)
+
+
+@dataclass(frozen=True)
+class GroupView:
+    name: str  # core / stretch / other
+    title: str
+    tags: tuple[TagView, ...]
+    score: float = 0.0
+    max_score: float = 0.0
+
+
+GROUP_TITLES = {"core": "Core lab", "stretch": "Stretch goals", "other": "Other"}
+
+
+def spec_views(report: Report) -> tuple[SpecView, ...]:
+    views = case_views(report)
+    out = []
+    seen_anchors: set[str] = set()
+    for i, spec in enumerate(report.specs):
+        anchor = f"spec-{slug(spec.id)}"
+        if anchor in seen_anchors:
+            anchor = f"{anchor}-{i}"
+        seen_anchors.add(anchor)
+        out.append(SpecView(spec=spec, anchor=anchor, cases=tuple(v for v in views if v.spec == spec.id)))
+    return tuple(out)
+
+
+def tag_groups(specs: Iterable[SpecSummary], cases: Iterable[CaseResult] = ()) -> tuple[GroupView, ...]:
+    """Points per behaviour tag (earned vs possible), grouped core / stretch / other."""
+    per_tag: dict[str, list[float]] = {}
+    for s in specs:
+        row = per_tag.setdefault(s.tag, [0.0, 0.0, 0, 0, 0])
+        row[0] += s.score
+        row[1] += s.max_score
+        row[2] += 1
+    for c in cases:
+        row = per_tag.setdefault(c.tag, [0.0, 0.0, 0, 0, 0])
+        row[3] += 1
+        row[4] += 1 if c.status == "passed" else 0
+    groups = []
+    for name in ("core", "stretch", "other"):
+        tags = tuple(
+            TagView(tag=t, label=tag_label(t), group=name, score=v[0], max_score=v[1], n_specs=int(v[2]), n_cases=int(v[3]), n_passed=int(v[4]))
+            for t, v in sorted(per_tag.items(), key=lambda kv: tag_sort_key(kv[0]))
+            if tag_group(t) == name
+        )
+        if tags:
+            groups.append(
+                GroupView(
+                    name=name,
+                    title=GROUP_TITLES[name],
+                    tags=tags,
+                    score=sum(t.score for t in tags),
+                    max_score=sum(t.max_score for t in tags),
+                )
+            )
+    return tuple(groups)
+
+
+@dataclass(frozen=True)
+class Headline:
+    mood: str  # all / most / some / none / problem
+    title: str
+    text: str
+
+
+def headline(report: Report) -> Headline:
+    """A short, kind sentence about where the submission stands."""
+    n = len(report.cases)
+    ok = sum(1 for c in report.cases if c.status == "passed")
+    left = n - ok
+    if report.problem:
+        return Headline(
+            "problem",
+            "The grader could not run all of your code",
+            "Something stopped the grader before it could try every behaviour. "
+            "Fix the problem in the box below first; the rest of this page will fill in once it is gone.",
+        )
+    if n and left == 0:
+        return Headline(
+            "all",
+            "Every case passes",
+            "Your simulation pays one launch per replay and keeps its inputs where the graph expects them. That is the whole trick.",
+        )
+    if n == 0:
+        return Headline("none", "Nothing was graded", "No cases ran for this submission.")
+    cases = "case" if left == 1 else "cases"
+    if ok == 0:
+        return Headline(
+            "none",
+            f"{left} {cases} to go",
+            "A fresh start. Begin with the core behaviours at the top: each section says what the grader expected, "
+            "what your code did, and why a real inference engine cares.",
+        )
+    return Headline(
+        "most" if ok >= left else "some",
+        f"{ok} of {n} cases pass, {left} to go",
+        "Each section below shows what the grader expected next to what your code did, with a hint on where to look.",
+    )
+
+
+# ---------------------------------------------------------------------------
+# Launch picture geometry (expected vs observed launches per step)
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    w: float
+    h: float
+    value: int | None
+    kind: str  # expected / ok / bad / missing
+
+
+@dataclass(frozen=True)
+class LaunchGroup:
+    label: str
+    full_label: str
+    step: str
+    cx: float
+    expected: Bar
+    observed: Bar
+    match: bool
+
+
+@dataclass(frozen=True)
+class Tick:
+    y: float
+    value: int
+
+
+@dataclass(frozen=True)
+class LaunchChart:
+    width: float
+    height: float
+    left: float
+    right: float
+    top: float
+    base: float
+    groups: tuple[LaunchGroup, ...]
+    ticks: tuple[Tick, ...]
+    n_mismatch: int
+    summary: str
+
+
+def _nice_top(m: int) -> tuple[int, int]:
+    """An axis top at or above ``m`` and a tick step giving 2-5 ticks."""
+    m = max(1, m)
+    for step in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000):
+        top = -(-m // step) * step
+        if top // step <= 5:
+            return top, step
+    step = 10 ** len(str(m))
+    return -(-m // step) * step, step
+
+
+def launch_chart(points: tuple[LaunchPoint, ...]) -> LaunchChart | None:
+    if not points:
+        return None
+    points = points[:40]
+    values = [v for p in points for v in (p.expected, p.observed) if v is not None and v >= 0]
+    top_value, tick_step = _nice_top(max(values) if values else 1)
+    slot = 78.0
+    left, right, top, plot_h = 34.0, 10.0, 18.0, 120.0
+    base = top + plot_h
+    width = left + right + slot * len(points)
+    height = base + 40.0
+    bw = 24.0
+
+    def bar(x: float, v: int | None, kind: str) -> Bar:
+        if v is None:
+            return Bar(x, base, bw, 0.0, None, "missing")
+        vv = max(0, v)
+        h = plot_h * min(vv, top_value) / top_value
+        if vv > 0:
+            h = max(h, 2.0)
+        return Bar(x, base - h, bw, h, v, kind)
+
+    groups = []
+    mismatches = 0
+    for i, p in enumerate(points):
+        cx = left + slot * i + slot / 2
+        match = p.expected is None or p.expected == p.observed
+        if not match:
+            mismatches += 1
+        groups.append(
+            LaunchGroup(
+                label=one_line(p.label, 11) or f"step {step_no(p.step)}",
+                full_label=one_line(p.label) or f"step {step_no(p.step)}",
+                step=step_no(p.step),
+                cx=cx,
+                expected=bar(cx - bw - 1, p.expected, "expected"),
+                observed=bar(cx + 1, p.observed, "ok" if match else "bad"),
+                match=match,
+            )
+        )
+    ticks = tuple(Tick(base - plot_h * v / top_value, v) for v in range(0, top_value + 1, tick_step))
+    if mismatches == 0:
+        summary = "Launches match at every step."
+    elif mismatches == 1:
+        summary = "Launches differ at 1 step (highlighted)."
+    else:
+        summary = f"Launches differ at {mismatches} steps (highlighted)."
+    return LaunchChart(
+        width=width,
+        height=height,
+        left=left,
+        right=right,
+        top=top,
+        base=base,
+        groups=tuple(groups),
+        ticks=ticks,
+        n_mismatch=mismatches,
+        summary=summary,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Plain-text rendering of one case (Gradescope, JUnit)
+
+
+def case_text(view: CaseView, hint: str = "") -> str:
+    """The feedback of one case as plain text; a redacted case gives its message only."""
+    if view.redacted:
+        return view.message
+    parts: list[str] = []
+    if view.passed:
+        return view.message or "Passed."
+    if view.description:
+        parts.append(view.description)
+    if view.message:
+        parts.append(view.message)
+    if view.steps:
+        lines = ["Steps:"]
+        for s in view.steps:
+            lines.append(f"  {step_no(s.index)}. {one_line(s.action)}  ->  {one_line(s.outcome)}")
+        parts.append("\n".join(lines))
+    if view.checks:
+        lines = ["Checks:"]
+        for c in view.checks:
+            where = f"step {step_no(c.step)}: " if c.step is not None else ""
+            mark = "ok  " if c.passed else "FAIL"
+            lines.append(f"  [{mark}] {where}{one_line(c.what)}")
+            if not c.passed:
+                lines.append(f"         expected: {clean_text(c.expected)}")
+                lines.append(f"         observed: {clean_text(c.observed)}")
+        parts.append("\n".join(lines))
+    if view.launches:
+        cells = []
+        for p in view.launches:
+            e = "-" if p.expected is None else str(p.expected)
+            o = "-" if p.observed is None else str(p.observed)
+            cells.append(f"{one_line(p.label) or 'step ' + step_no(p.step)} {e}/{o}")
+        parts.append("Launches per step (expected/observed): " + ", ".join(cells))
+    if hint:
+        parts.append("Hint: " + clean_text(hint))
+    if view.output_tail.strip():
+        parts.append("Output (last lines):\n" + view.output_tail.rstrip())
+    return "\n\n".join(parts)
+
+
+def spec_titles(report: Report) -> dict[str, SpecSummary]:
+    return {s.id: s for s in report.specs}
+

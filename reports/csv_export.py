@@ -1,0 +1,68 @@
+"""Class grades as CSV: one row per submission, one column per spec."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Sequence
+
+from grader.results import Report
+
+from ._view import clean_text, fmt_points
+
+# A spreadsheet treats a cell starting with one of these as a formula.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(text: str) -> str:
+    """Text a spreadsheet will show, not evaluate: a leading ``'`` disarms ``= + - @`` (and tab, CR)."""
+    text = clean_text(text).replace("\n", " ")
+    if text.startswith(_FORMULA_START):
+        return "'" + text
+    return text
+
+
+def spec_columns(reports: Sequence[Report]) -> list[str]:
+    """Spec ids in the spec order of the first report, then any others in order of appearance."""
+    cols: list[str] = []
+    seen: set[str] = set()
+    for r in reports:
+        for s in r.specs:
+            if s.id not in seen:
+                seen.add(s.id)
+                cols.append(s.id)
+    return cols
+
+
+def grades_rows(reports: Sequence[Report]) -> list[list[str]]:
+    """The header row and one row per submission, as the CSV holds them."""
+    cols = spec_columns(reports)
+    rows = [["submission", *(safe_cell(c) for c in cols), "total", "max"]]
+    for r in reports:
+        earned = {s.id: s.score for s in r.specs}
+        rows.append(
+            [
+                safe_cell(r.submission),
+                *(fmt_points(earned[c]) if c in earned else "" for c in cols),
+                fmt_points(r.score),
+                fmt_points(r.max_score),
+            ]
+        )
+    return rows
+
+
+def grades_csv(reports: Sequence[Report]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerows(grades_rows(reports))
+    return buf.getvalue()
+
+
+def write_grades_csv(reports: Sequence[Report], path) -> None:
+    """Write ``grades.csv``: ``submission``, one column per spec id (points earned), ``total``, ``max``.
+
+    Columns follow the spec order of the first report, then specs only later
+    reports have; a submission without a spec leaves that cell empty.
+    """
+    Path(path).write_text(grades_csv(reports), encoding="utf-8", newline="")

@@ -1,0 +1,294 @@
+"""HTML reports: one page per submission and one class summary page.
+
+Pages are rendered from typed :class:`grader.results.Report` objects with
+Jinja templates (``reports/templates/*.j2``). Every template is autoescaped
+(forced on, not chosen by file extension) and undefined names raise
+(``StrictUndefined``). Pages are self-contained: CSS inline, pictures as
+inline SVG, no scripts, no external URLs; they read well on a phone, on a
+laptop at night (dark colour scheme) and on paper.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+from urllib.parse import urlsplit
+
+import jinja2
+from markupsafe import Markup
+
+from grader.results import Report
+
+from . import _view as v
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+
+
+def _finalize(value: Any) -> Any:
+    """Every ``{{ … }}`` passes through here before it is escaped: make text safe for HTML."""
+    if isinstance(value, Markup):
+        return value
+    if isinstance(value, str):
+        return v.clean_text(value)
+    if value is None:
+        return ""
+    return value
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The one Jinja environment of the HTML reports (autoescape forced on, StrictUndefined)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        auto_reload=False,
+    )
+    env.filters.update(
+        points=v.fmt_points,
+        pct=v.fmt_percent,
+        seconds=v.fmt_seconds,
+        stepno=v.step_no,
+        oneline=v.one_line,
+        taglabel=v.tag_label,
+        taggroup=v.tag_group,
+    )
+    env.globals.update(
+        STATUS_LABELS=v.STATUS_LABELS,
+        STATUS_ICONS=v.STATUS_ICONS,
+        percent=v.percent,
+        launch_chart=v.launch_chart,
+    )
+    return env
+
+
+def _require_report(report: Any) -> Report:
+    if not isinstance(report, Report):
+        raise TypeError(f"expected a grader.results.Report, got {type(report).__name__}")
+    return report
+
+
+# ---------------------------------------------------------------------------
+# One submission
+
+
+def render_submission(report: Report) -> str:
+    """The student's ``report.html`` for one graded submission."""
+    report = _require_report(report)
+    specs = v.spec_views(report)
+    n_cases = len(report.cases)
+    n_passed = sum(1 for c in report.cases if c.status == "passed")
+    return environment().get_template("submission.html.j2").render(
+        report=report,
+        submission=v.one_line(report.submission, 200) or "submission",
+        problem=v.clean_text(report.problem),
+        problem_output=v.clean_text(report.output_tail),
+        specs=specs,
+        groups=v.tag_groups(report.specs, report.cases),
+        headline=v.headline(report),
+        n_cases=n_cases,
+        n_passed=n_passed,
+        ring=_ring(report.percent),
+    )
+
+
+@dataclass(frozen=True)
+class Ring:
+    circumference: float
+    filled: float
+    mood: str
+
+
+def _ring(pct: float) -> Ring:
+    r = 52.0
+    c = 2 * 3.141592653589793 * r
+    pct = max(0.0, min(100.0, pct))
+    mood = "high" if pct >= 90 else "mid" if pct >= 50 else "low"
+    return Ring(circumference=round(c, 2), filled=round(c * pct / 100.0, 2), mood=mood)
+
+
+# ---------------------------------------------------------------------------
+# The class
+
+
+@dataclass(frozen=True)
+class HistBin:
+    label: str
+    count: int
+    x: float
+    y: float
+    w: float
+    h: float
+
+
+@dataclass(frozen=True)
+class Histogram:
+    width: float
+    height: float
+    base: float
+    left: float
+    bins: tuple[HistBin, ...]
+    ticks: tuple[v.Tick, ...]
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    message: str
+    count: int  # cases
+    submissions: int
+
+
+@dataclass(frozen=True)
+class SpecStat:
+    id: str
+    title: str
+    tag: str
+    n_submissions: int
+    n_full: int
+    n_cases: int
+    n_cases_passed: int
+    mean_score: float
+    max_score: float
+    failures: tuple[FailureGroup, ...]
+    more_failures: int
+
+    @property
+    def full_rate(self) -> float:
+        return v.percent(self.n_full, self.n_submissions)
+
+    @property
+    def case_rate(self) -> float:
+        return v.percent(self.n_cases_passed, self.n_cases)
+
+
+@dataclass(frozen=True)
+class StudentRow:
+    name: str
+    href: str  # "" when there is no safe link
+    score: float
+    max_score: float
+    percent: float
+    n_failed: int
+    problem: bool
+
+
+def _safe_href(link: str) -> str:
+    """A relative link, or "" when the link has a scheme or host (the summary never links out)."""
+    if not isinstance(link, str) or not link:
+        return ""
+    link = v.clean_text(link).strip()
+    parts = urlsplit(link)
+    if parts.scheme or parts.netloc or link.startswith("//") or "\\" in link:
+        return ""
+    return link
+
+
+def _histogram(percents: Sequence[float]) -> Histogram:
+    counts = [0] * 10
+    for p in percents:
+        i = min(9, max(0, int(p // 10)))
+        counts[i] += 1
+    top, step = v._nice_top(max(counts) if counts else 1)
+    left, slot, base, plot_h = 30.0, 48.0, 150.0, 130.0
+    bins = []
+    for i, n in enumerate(counts):
+        h = plot_h * n / top if top else 0.0
+        label = f"{i * 10}\u2013{i * 10 + 9}" if i < 9 else "90\u2013100"
+        bins.append(HistBin(label=label, count=n, x=left + slot * i + 5, y=base - h, w=slot - 10, h=h))
+    ticks = tuple(v.Tick(base - plot_h * t / top, t) for t in range(0, top + 1, step))
+    return Histogram(width=left + slot * 10 + 8, height=base + 34, base=base, left=left, bins=tuple(bins), ticks=ticks)
+
+
+def _spec_stats(reports: Sequence[Report], top_n: int = 5) -> tuple[SpecStat, ...]:
+    order: list[str] = []
+    meta: dict[str, Any] = {}
+    for r in reports:
+        for s in r.specs:
+            if s.id not in meta:
+                order.append(s.id)
+                meta[s.id] = s
+    stats = []
+    for sid in order:
+        subs = [(r, next(s for s in r.specs if s.id == sid)) for r in reports if any(s.id == sid for s in r.specs)]
+        n_full = sum(1 for _, s in subs if s.max_score > 0 and s.score >= s.max_score - 1e-9)
+        cases = [(r, c) for r, _ in subs for c in r.cases if c.spec == sid]
+        failing: dict[str, list] = {}
+        for r, c in cases:
+            if c.status == "passed":
+                continue
+            msg = v.one_line(c.message, 300) or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
+            row = failing.setdefault(msg, [0, set()])
+            row[0] += 1
+            row[1].add(id(r))
+        groups = sorted(
+            (FailureGroup(m, n, len(who)) for m, (n, who) in failing.items()),
+            key=lambda g: (-g.count, -g.submissions, g.message),
+        )
+        stats.append(
+            SpecStat(
+                id=sid,
+                title=meta[sid].title,
+                tag=meta[sid].tag,
+                n_submissions=len(subs),
+                n_full=n_full,
+                n_cases=len(cases),
+                n_cases_passed=sum(1 for _, c in cases if c.status == "passed"),
+                mean_score=statistics.fmean([s.score for _, s in subs]) if subs else 0.0,
+                max_score=meta[sid].max_score,
+                failures=tuple(groups[:top_n]),
+                more_failures=max(0, len(groups) - top_n),
+            )
+        )
+    return tuple(stats)
+
+
+def _tag_stats(reports: Sequence[Report]) -> tuple[v.GroupView, ...]:
+    specs = [s for r in reports for s in r.specs]
+    cases = [c for r in reports for c in r.cases]
+    return v.tag_groups(specs, cases)
+
+
+def render_summary(reports: list[Report], links: list[str]) -> str:
+    """The instructor's ``summary.html``: score histogram, pass rates, common failures, every student.
+
+    ``links[i]`` is the relative URL of ``reports[i]``'s ``report.html``; a link
+    with a scheme or a host is shown as plain text, never followed.
+    """
+    reports = [_require_report(r) for r in reports]
+    links = list(links)
+    if len(links) != len(reports):
+        raise ValueError(f"{len(reports)} reports but {len(links)} links")
+    percents = [r.percent for r in reports]
+    students = sorted(
+        (
+            StudentRow(
+                name=v.one_line(r.submission, 200) or "(unnamed)",
+                href=_safe_href(link),
+                score=r.score,
+                max_score=r.max_score,
+                percent=r.percent,
+                n_failed=sum(1 for c in r.cases if c.status != "passed"),
+                problem=bool(r.problem),
+            )
+            for r, link in zip(reports, links)
+        ),
+        key=lambda s: (s.name.lower(), s.name),
+    )
+    return environment().get_template("summary.html.j2").render(
+        n=len(reports),
+        mean=statistics.fmean(percents) if percents else 0.0,
+        median=statistics.median(percents) if percents else 0.0,
+        n_full=sum(1 for r in reports if r.max_score > 0 and r.score >= r.max_score - 1e-9),
+        n_problem=sum(1 for r in reports if r.problem),
+        histogram=_histogram(percents),
+        spec_stats=_spec_stats(reports),
+        groups=_tag_stats(reports),
+        students=students,
+    )

@@ -1,0 +1,1 @@
+"""The shipped behaviour specs (YAML data); see README.md in this folder."""

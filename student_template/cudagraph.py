@@ -1,0 +1,283 @@
+"""Lab: simulate CUDA-graph capture and replay on the CPU.
+
+Why this lab exists
+-------------------
+A GPU kernel does not start by itself: the CPU has to launch it, and each
+launch costs a few microseconds. An LLM decode step is hundreds of tiny
+kernels, so the GPU often sits idle waiting for the CPU. A CUDA graph fixes
+that: the kernel sequence is recorded once ("capture") and later re-issued
+with a single launch ("replay"). vLLM, SGLang, nano-vllm and TensorRT-LLM all
+capture their decode step this way, through PyTorch's ``torch.cuda.graph``.
+
+You will build the same machinery with numpy and no GPU. Nothing is timed;
+instead every kernel launch adds one to ``LaunchCounter.n``. Eager execution
+pays one launch per op on every call; a replay pays exactly one. That single
+number is the whole point of CUDA graphs.
+
+An "op" is any callable ``op(x) -> ndarray``. Some ops carry the attribute
+``elementwise = True``. The grader's ops also remember which array object
+they were handed, so it can tell whether you really reuse a static buffer.
+
+Work in this order (the README says more): LaunchCounter, run_eager,
+GraphEntry, GraphRunner, PiecewiseGraphRunner; then the stretch goals:
+padding and warm-up in GraphRunner, fuse_elementwise, InferenceGraphCapture.
+Keep every name and signature below exactly as given: the grader imports them.
+Replace each ``raise NotImplementedError`` with your code.
+"""
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Op = Callable[[np.ndarray], np.ndarray]
+Shape = tuple[int, ...]
+
+
+class LaunchCounter:
+    """Global tally of kernel launches: your stand-in for CPU launch overhead.
+
+    ``n`` is a class attribute, not an instance attribute, so that every
+    runner in the program adds to one shared count (every real kernel launch
+    costs the same CPU). The grader reads ``LaunchCounter.n`` before and after
+    each call to see what the call cost.
+    """
+
+    n: int = 0
+
+    @classmethod
+    def reset(cls) -> None:
+        """Set the count back to 0."""
+        raise NotImplementedError
+
+    @classmethod
+    def bump(cls, k: int = 1) -> None:
+        """Add ``k`` launches to the count."""
+        raise NotImplementedError
+
+
+def run_eager(ops: Sequence[Op], x: np.ndarray) -> np.ndarray:
+    """Run ``ops`` in order on ``x`` and return the result.
+
+    Call ``LaunchCounter.bump(1)`` once per op. This is PyTorch eager mode,
+    the baseline: the launch overhead is paid per op, on every single call.
+    Each op receives the previous op's result; the first one receives ``x``.
+    """
+    raise NotImplementedError
+
+
+@dataclass(eq=False)
+class GraphEntry:
+    """The record of one captured graph. Provided for you: it holds data only.
+
+    - ``shape``: the input shape the graph was captured for (after padding).
+    - ``static_input``: the buffer the graph reads its input from. A CUDA
+      graph bakes in memory addresses, so this must stay the SAME array
+      object for the life of the graph.
+    - ``output``: the result of the latest capture or replay.
+    - ``num_ops``: how many ops (kernels) the graph holds.
+    """
+
+    shape: Shape
+    static_input: np.ndarray
+    output: np.ndarray
+    num_ops: int
+
+
+class GraphRunner:
+    """Capture ``ops`` once per input shape, then replay with one launch.
+
+    This is the heart of a CUDA-graph runner such as nano-vllm's
+    ``capture_cudagraph`` / ``run_model`` or vLLM's CUDA-graph wrapper.
+
+    ``__call__(x)`` works like this.
+
+    Capture (the first time a shape is seen):
+      Make a new static input buffer, copy ``x`` into it, run the ops on that
+      buffer (one launch per op, as eager mode does) and store a
+      ``GraphEntry`` in ``self.graphs``. Return the output.
+      Constraint 1: a real graph is frozen to its shapes, so graphs are keyed
+      by shape; ``self.graphs`` maps a key to its entry.
+
+    Replay (the shape was seen before):
+      Copy ``x`` into the entry's ``static_input`` in place (``np.copyto``):
+      never allocate a new buffer, because the captured graph only ever reads
+      the old one. Then recompute the ops starting from that buffer (the first
+      op must receive ``entry.static_input`` itself) and call
+      ``LaunchCounter.bump(1)`` ONCE for the whole replay. Store the result
+      in ``entry.output`` and return it.
+      Constraint 2: new inputs must land in the fixed buffer.
+      The win: one launch instead of ``len(ops)``.
+
+    ``num_captured`` is how many graphs exist.
+
+    Stretch, padding (``capture_sizes``, e.g. ``[1, 2, 4, 8]``):
+      vLLM captures graphs for a few batch sizes only and pads a batch up to
+      the nearest one. Round the batch dimension (axis 0) up to the smallest
+      capture size that holds it and key on that padded shape, so batches 5
+      and 7 share the size-8 graph. The static buffer has the padded shape:
+      copy the real rows in and set the padded rows to zero on every call,
+      so no stale rows from an earlier, larger batch survive. Return only the
+      real rows. A batch larger than every capture size runs eagerly (one
+      launch per op) and is never captured, as vLLM does.
+
+    Stretch, warm-up (``warmup_steps=N``):
+      Engines run a few eager steps before capturing so that lazy
+      initialisation (kernel selection, allocator pools) is not frozen into
+      the graph. For each key, the first N calls run eagerly, the next call
+      captures and later calls replay.
+
+    You may return a fresh array or the output array itself. Real engines
+    return a view of their static output buffer, which the next replay
+    overwrites; both are accepted here.
+    """
+
+    def __init__(
+        self,
+        ops: Sequence[Op],
+        capture_sizes: Sequence[int] | None = None,
+        warmup_steps: int = 0,
+    ) -> None:
+        """Keep the ops and settings; start with ``self.graphs = {}``."""
+        raise NotImplementedError
+
+    @property
+    def num_captured(self) -> int:
+        """How many graphs have been captured so far."""
+        raise NotImplementedError
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Run the ops on ``x``: eagerly, by capturing, or by replaying."""
+        raise NotImplementedError
+
+
+class PiecewiseGraphRunner:
+    """Capture the parts of a model that can be captured; run the rest eagerly.
+
+    Attention reads per-request metadata (sequence lengths, block tables) that
+    a graph cannot freeze, so vLLM's piecewise mode splits the model at
+    attention: the stretches between attention layers are captured, and
+    attention itself runs eagerly.
+
+    Walk the ops and group consecutive ops with the same ``is_capturable(i)``
+    (``i`` is the op's index) into segments. Wrap each capturable segment in
+    its own ``GraphRunner`` (pass ``capture_sizes`` on); keep the other
+    segments as plain op lists and run them with ``run_eager``. ``__call__``
+    threads ``x`` through the segments in order.
+
+    ``num_graphs`` is the number of capturable segments. Split a 3-op model at
+    its middle op and you get two graphs, and a replay costs three launches:
+    one per graph plus one for the eager op.
+    """
+
+    def __init__(
+        self,
+        ops: Sequence[Op],
+        is_capturable: Callable[[int], bool],
+        capture_sizes: Sequence[int] | None = None,
+    ) -> None:
+        """Build the segments and a ``GraphRunner`` for each capturable one."""
+        raise NotImplementedError
+
+    @property
+    def num_graphs(self) -> int:
+        """Number of capturable segments."""
+        raise NotImplementedError
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Feed ``x`` through every segment in order and return the result."""
+        raise NotImplementedError
+
+
+def fuse_elementwise(ops: Sequence[Op]) -> list[Op]:
+    """Stretch: merge each run of adjacent elementwise ops into one op.
+
+    This is the torch.compile half of the story: the compiler fuses ``+1``
+    followed by ``*2`` into one kernel, so even eager execution launches
+    fewer kernels, and a captured graph holds fewer nodes.
+
+    An op is elementwise when ``getattr(op, "elementwise", False)`` is true.
+    Replace every run of two or more ADJACENT elementwise ops with one new
+    callable that applies them in their original order, and mark that
+    callable ``elementwise = True``. Leave every other op alone (the very
+    same object, in the same place), including a lone elementwise op. Return
+    a new list; do not modify ``ops``. The outputs must not change.
+    """
+    raise NotImplementedError
+
+
+class StepMode(enum.Enum):
+    """What the decode loop should do this step. Provided for you."""
+
+    WARMUP = "warmup"
+    CAPTURE = "capture"
+    REPLAY = "replay"
+
+
+class InferenceGraphCapture:
+    """Stretch: the decode-step state machine of an inference engine.
+
+    The decode step has a static shape (fixed batch, one new token per
+    sequence), so an engine can capture it once and replay it on every later
+    step. Before each step the engine asks ``step_mode()``; after the step it
+    calls ``advance()``.
+
+    Rules:
+    - ``warmup_steps`` below 1 is raised to 1: kernels must run at least once
+      before capture.
+    - Graphs are disabled unless ``enabled=True``; ``disable()`` turns them
+      off for good (after a shape change or a failed capture).
+    - ``step_mode()`` returns ``WARMUP`` while disabled or while
+      ``step_count < warmup_steps``; ``CAPTURE`` when
+      ``step_count == warmup_steps`` and no capture was attempted yet;
+      ``REPLAY`` otherwise. So CAPTURE happens at most once.
+    - ``graph_id`` (``None`` at first) and ``capture_attempted`` (``False``
+      at first) are plain attributes. A caller whose capture failed may set
+      ``capture_attempted = True`` without recording anything.
+    - ``step_count`` and ``is_captured`` are read-only properties;
+      ``is_captured`` means ``graph_id is not None`` (an id of 0 counts).
+    """
+
+    def __init__(self, warmup_steps: int, enabled: bool = False) -> None:
+        """Set up a machine at step 0 with nothing captured."""
+        raise NotImplementedError
+
+    @property
+    def step_count(self) -> int:
+        """How many steps ``advance()`` has counted."""
+        raise NotImplementedError
+
+    @property
+    def is_captured(self) -> bool:
+        """True once a graph id is stored."""
+        raise NotImplementedError
+
+    def step_mode(self) -> StepMode:
+        """WARMUP, CAPTURE or REPLAY for the current step (see the rules)."""
+        raise NotImplementedError
+
+    def advance(self) -> None:
+        """Count one finished step, whatever its mode."""
+        raise NotImplementedError
+
+    def record_capture(self, graph_id: int, batch_size: int, seq_step: int) -> None:
+        """Store the graph id and the shape it was captured with.
+
+        Also mark the capture as attempted, so ``step_mode()`` moves on to
+        REPLAY.
+        """
+        raise NotImplementedError
+
+    def check_static_shape(self, batch_size: int, seq_step: int) -> bool:
+        """Is it safe to replay a graph for this shape?
+
+        True only when a capture was recorded and both ``batch_size`` and
+        ``seq_step`` equal the recorded values; false before any capture.
+        A graph replayed on a different shape would read the wrong memory.
+        """
+        raise NotImplementedError
+
+    def disable(self) -> None:
+        """Turn graphs off for good: ``step_mode()`` answers WARMUP from now on."""
+        raise NotImplementedError

@@ -1,0 +1,647 @@
+"""Tests of ``reports/``: HTML, Gradescope, JUnit and CSV renderings of typed reports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import shutil
+import stat
+import subprocess
+import xml.etree.ElementTree as ET
+import zipfile
+from dataclasses import replace
+from pathlib import Path
+
+import html5lib
+import jinja2
+import pytest
+
+from grader.results import LaunchPoint, Report, report_from_json, report_to_json
+from reports import (
+    build_bundle,
+    render_submission,
+    render_summary,
+    to_gradescope,
+    to_junit_xml,
+    write_batch_outputs,
+    write_grades_csv,
+    write_submission_outputs,
+)
+from reports import _view
+from reports.csv_export import grades_csv, safe_cell
+from reports.gradescope import bundle_entries
+from reports.html import TEMPLATE_DIR, _safe_href, environment
+
+from test_reports_samples import (
+    REPLAY_FAIL,
+    SCRIPT,
+    SECRETS,
+    all_reports,
+    crashing_report,
+    failing_report,
+    hidden_report,
+    make_report,
+    passing_report,
+    problem_report,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+HTML_NS = "{http://www.w3.org/1999/xhtml}"
+
+
+def strict_parse(text: str):
+    """Parse with html5lib in strict mode: any HTML parse error raises."""
+    return html5lib.HTMLParser(strict=True, namespaceHTMLElements=True).parse(text)
+
+
+def text_of(el) -> str:
+    return "".join(el.itertext())
+
+
+def find_by_id(doc, ident: str):
+    for el in doc.iter():
+        if el.get("id") == ident:
+            return el
+    raise AssertionError(f"no element with id {ident!r}")
+
+
+def by_class(doc, cls: str):
+    return [el for el in doc.iter() if cls in (el.get("class") or "").split()]
+
+
+REPORT_IDS = ["passing", "failing", "crashing", "hidden", "problem"]
+
+
+@pytest.fixture(params=list(range(len(REPORT_IDS))), ids=REPORT_IDS)
+def any_report(request) -> Report:
+    return all_reports()[request.param]
+
+
+# ---------------------------------------------------------------------------
+# The Jinja environment
+
+
+def test_environment_forces_autoescape_and_strict_undefined():
+    env = environment()
+    assert env.autoescape is True  # forced on, not chosen by file extension
+    assert env.undefined is jinja2.StrictUndefined
+    with pytest.raises(jinja2.UndefinedError):
+        env.from_string("{{ nope }}").render()
+    assert env.from_string("{{ x }}").render(x="<b>&") == "&lt;b&gt;&amp;"
+
+
+def test_every_template_is_j2_and_autoescaped():
+    names = sorted(p.name for p in TEMPLATE_DIR.iterdir() if p.is_file())
+    assert names and all(n.endswith(".j2") for n in names)
+    env = environment()
+    for name in names:
+        template = env.get_template(name)
+        assert template.environment.autoescape is True
+    # A page template missing its variables fails loudly instead of rendering blanks.
+    with pytest.raises(jinja2.UndefinedError):
+        env.get_template("submission.html.j2").render()
+    with pytest.raises(jinja2.UndefinedError):
+        env.get_template("summary.html.j2").render()
+
+
+def test_renderers_take_typed_reports_only():
+    data = report_to_json(passing_report())
+    with pytest.raises(TypeError):
+        render_submission(data)  # a dict is not a Report
+    with pytest.raises(TypeError):
+        render_summary([data], ["x/report.html"])
+    with pytest.raises(TypeError):
+        to_gradescope(data)
+    with pytest.raises(TypeError):
+        to_junit_xml(data)
+
+
+# ---------------------------------------------------------------------------
+# HTML: one submission
+
+
+def test_submission_html_is_valid_and_self_contained(any_report):
+    page = render_submission(any_report)
+    strict_parse(page)
+    low = page.lower()
+    assert low.startswith("<!doctype html>")
+    assert '<meta name="viewport"' in low
+    assert "@media print" in page and "@media (max-width" in page
+    assert "<style>" in page
+    for bad in ("<script", "<link", "<img", "<iframe", "src=", "url(", "@import", "http://", "https://"):
+        assert bad not in low, bad
+    assert "<svg" in page  # the score ring at least
+
+
+def test_score_is_shown_big(any_report):
+    doc = strict_parse(render_submission(any_report))
+    score = text_of(find_by_id(doc, "score"))
+    assert score.startswith(f"{_view.fmt_points(any_report.score)} / {_view.fmt_points(any_report.max_score)}")
+
+
+def test_passed_cases_collapse_to_one_line():
+    report = passing_report()
+    doc = strict_parse(render_submission(report))
+    lines = by_class(doc, "passline")
+    assert len(lines) == len(report.cases)
+    assert not by_class(doc, "case") and not by_class(doc, "check")
+    assert not by_class(doc, "hint")  # nothing to fix, so no hint
+    assert "Every case passes" in render_submission(report)
+
+
+def test_failed_case_shows_steps_checks_hint_launches_and_output():
+    report = failing_report()
+    page = render_submission(report)
+    doc = strict_parse(page)
+    text = text_of(doc)
+    # steps, action and outcome
+    for st in REPLAY_FAIL.steps:
+        assert st.action in text and st.outcome in text
+    # checks: expected next to observed
+    bad = [el for el in by_class(doc, "check") if "bad" in el.get("class").split()]
+    assert len(bad) == sum(1 for c in report.cases for k in c.checks if not k.passed)
+    first = bad[0]
+    assert "buffer #1 (the static input)" in text_of(first) and "buffer #2 (a new array)" in text_of(first)
+    # the spec hint and explanation
+    spec = next(s for s in report.specs if s.id == "replay-one-launch")
+    assert spec.hint in text and spec.explanation in text
+    # one launch picture per non-passed case that has launches
+    figures = [el for el in doc.iter(f"{HTML_NS}figure") if "launches" in el.get("class").split()]
+    assert len(figures) == sum(1 for c in report.cases if c.launches and c.status != "passed")
+    assert "Launches differ at 2 steps" in text
+    # output tail, escaped in a <pre>
+    assert any("captured graph for (4, 8)" in text_of(p) for p in doc.iter(f"{HTML_NS}pre"))
+    # statuses in words
+    for word in ("Failed", "Timed out", "Skipped"):
+        assert word in text
+    # the behaviour summary covers core and stretch tags in the fixed order
+    names = [text_of(el) for el in by_class(doc, "name")]
+    assert names == [_view.tag_label(t) for t in _view.TAGS if t in {s.tag for s in report.specs}]
+
+
+def test_crash_output_is_escaped_not_executed():
+    report = crashing_report()
+    page = render_submission(report)
+    assert SCRIPT not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<b>not bold</b>" not in page
+    # Control characters never reach the page; a NUL reads as \x00, the way Python writes it.
+    assert "\x00" not in page and "\x1b" not in page and "\x07" not in page
+    assert "NUL\\x00 and a bell\\x07" in page
+    doc = strict_parse(page)
+    pres = [text_of(p) for p in doc.iter(f"{HTML_NS}pre")]
+    assert any(SCRIPT in p and "Traceback (most recent call last)" in p for p in pres)  # shown as text
+    assert not list(doc.iter(f"{HTML_NS}script"))
+    assert "Crashed" in text_of(doc)
+
+
+def test_submission_name_is_escaped():
+    report = replace(passing_report(), submission="<b>mallory</b> & co")
+    page = render_submission(report)
+    assert "<b>mallory</b>" not in page
+    assert "&lt;b&gt;mallory&lt;/b&gt; &amp; co" in page
+    strict_parse(page)
+    summary = render_summary([report], ["mallory/report.html"])
+    assert "<b>mallory</b>" not in summary and "&lt;b&gt;mallory&lt;/b&gt;" in summary
+    strict_parse(summary)
+
+
+def test_problem_banner():
+    report = problem_report()
+    doc = strict_parse(render_submission(report))
+    banners = by_class(doc, "problem")
+    assert len(banners) == 1
+    assert "SyntaxError: invalid syntax (cudagraph.py, line 17)" in text_of(banners[0])
+    assert "def __call__(self x):" in text_of(banners[0])
+    assert not by_class(strict_parse(render_submission(passing_report())), "problem")
+
+
+def test_stranger_text_stays_valid_html():
+    """Surrogates, non-characters, C1 controls and CR from a hostile worker still give a valid page."""
+    nasty = "a\ud800b\ufffe\uffffc\x85d\x9fe\r\nf\x0bg\U0001fffe h\u2028i"
+    case = replace(REPLAY_FAIL, message=nasty, output_tail=nasty, description=nasty)
+    report = make_report(nasty, [case])
+    page = render_submission(report)
+    strict_parse(page)
+    page.encode("utf-8")  # no lone surrogates left
+    strict_parse(render_summary([report], ["x/report.html"]))
+    ET.fromstring(to_junit_xml(report).encode("utf-8"))
+    json.dumps(to_gradescope(report), ensure_ascii=False).encode("utf-8")
+    grades_csv([report]).encode("utf-8")
+
+
+def test_empty_report_renders():
+    report = Report(submission="empty", score=0.0, max_score=0.0, cases=(), specs=())
+    strict_parse(render_submission(report))
+    strict_parse(render_summary([], []))
+    assert to_gradescope(report)["tests"] == []
+    assert ET.fromstring(to_junit_xml(report)).get("tests") == "0"
+
+
+def test_report_read_back_renders_the_same(any_report):
+    again = report_from_json(json.loads(json.dumps(report_to_json(any_report))))
+    assert render_submission(again) == render_submission(any_report)
+    assert to_gradescope(again) == to_gradescope(any_report)
+
+
+# ---------------------------------------------------------------------------
+# Redacted (hidden) cases: defence in depth
+
+
+def _student_facing(report: Report, tmp_path: Path) -> dict[str, str]:
+    out = tmp_path / "out"
+    write_submission_outputs(report, out / "sub")
+    write_batch_outputs([report], [out / "sub"], out)
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_redacted_details_appear_in_no_output(tmp_path):
+    report = hidden_report()
+    redacted = next(c for c in report.cases if c.redacted)
+    # The careless grader left the secrets in the redacted case itself ...
+    leftovers = json.dumps(report_to_json(report))
+    assert all(secret in leftovers for secret in SECRETS)
+    files = _student_facing(report, tmp_path)
+    assert set(files) == {"report.html", "results.json", "junit.xml", "summary.html", "grades.csv"}
+    # ... and none of them reaches any file.
+    for name, text in files.items():
+        for secret in SECRETS:
+            assert secret not in text, f"{secret!r} leaked into {name}"
+    # What does show: status, spec title, message.
+    doc = strict_parse(files["report.html"])
+    hidden = by_class(doc, "hidden-case")
+    assert len(hidden) == 1
+    shown = text_of(hidden[0])
+    assert redacted.message in shown and "Failed" in shown
+    assert "Batches pad up to the nearest capture size" in shown
+    assert not list(hidden[0].iter(f"{HTML_NS}pre")) and not list(hidden[0].iter(f"{HTML_NS}figure"))
+    assert all("icon" in (s.get("class") or "") for s in hidden[0].iter(f"{HTML_NS}svg"))
+    assert not by_class(hidden[0], "check") and not by_class(hidden[0], "steps")
+    gs = json.loads(files["results.json"])
+    test = next(t for t in gs["tests"] if t["visibility"] == "hidden" and t["status"] == "failed")
+    assert test["output"] == redacted.message
+    assert test["status"] == "failed"
+    junit = ET.fromstring(files["junit.xml"])
+    failure = next(tc for tc in junit.iter("testcase") if tc.find("failure") is not None).find("failure")
+    assert failure.text == redacted.message and failure.get("message") == redacted.message
+
+
+def test_redacted_passing_case_shows_nothing_either(tmp_path):
+    report = hidden_report()
+    cases = tuple(replace(c, status="passed", score=c.max_score) if c.redacted else c for c in report.cases)
+    report = make_report("dave", list(cases))
+    for name, text in _student_facing(report, tmp_path).items():
+        for secret in SECRETS:
+            assert secret not in text, f"{secret!r} leaked into {name}"
+
+
+def test_case_views_strip_redacted_fields():
+    report = hidden_report()
+    (view,) = [v for v in _view.case_views(report) if v.redacted]
+    assert view.steps == () and view.checks == () and view.launches == ()
+    assert view.output_tail == "" and view.description == ""
+    assert view.label == "Hidden case 1"
+
+
+# ---------------------------------------------------------------------------
+# Numbers agree across formats
+
+
+def test_numbers_agree_across_formats(any_report, tmp_path):
+    report = any_report
+    out = tmp_path / report.submission
+    write_submission_outputs(report, out)
+    write_batch_outputs([report], [out], tmp_path)
+    pts = _view.fmt_points
+
+    doc = strict_parse((out / "report.html").read_text(encoding="utf-8"))
+    assert text_of(find_by_id(doc, "score")).startswith(f"{pts(report.score)} / {pts(report.max_score)}")
+
+    gs = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert math.isclose(gs["score"], report.score)
+    assert math.isclose(sum(t["score"] for t in gs["tests"]), report.score, abs_tol=1e-6)
+    assert math.isclose(sum(t["max_score"] for t in gs["tests"]), report.max_score, abs_tol=1e-6)
+    assert sum(t["status"] == "failed" for t in gs["tests"]) == sum(c.status != "passed" for c in report.cases)
+
+    with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows[0]["total"] == pts(report.score) and rows[0]["max"] == pts(report.max_score)
+    for s in report.specs:
+        assert rows[0][s.id] == pts(s.score)
+
+    suite = ET.fromstring((out / "junit.xml").read_text(encoding="utf-8")).find("testsuite")
+    not_passed = sum(c.status != "passed" for c in report.cases)
+    assert int(suite.get("tests")) == len(report.cases)
+    assert int(suite.get("failures")) + int(suite.get("errors")) + int(suite.get("skipped")) == not_passed
+    assert int(suite.get("failures")) == sum(c.status == "failed" for c in report.cases)
+
+    summary = strict_parse((tmp_path / "summary.html").read_text(encoding="utf-8"))
+    assert f"{pts(report.score)} / {pts(report.max_score)}" in text_of(summary)
+
+
+# ---------------------------------------------------------------------------
+# Gradescope
+
+
+def test_gradescope_results_format(any_report):
+    gs = to_gradescope(any_report)
+    json.dumps(gs, allow_nan=False)
+    assert set(gs) >= {"score", "execution_time", "output", "visibility", "stdout_visibility", "tests"}
+    assert isinstance(gs["execution_time"], int)
+    assert gs["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
+    assert gs["stdout_visibility"] in ("visible", "hidden")
+    numbers = [t["number"] for t in gs["tests"]]
+    assert len(set(numbers)) == len(numbers)
+    for t, c in zip(gs["tests"], any_report.cases):
+        assert set(t) >= {"name", "number", "score", "max_score", "status", "output", "tags", "visibility"}
+        assert t["status"] == ("passed" if c.status == "passed" else "failed")
+        assert t["tags"] == [c.tag]
+        assert t["visibility"] == c.visibility
+        assert isinstance(t["output"], str)
+
+
+@pytest.mark.parametrize("visibility", ["visible", "hidden", "after_due_date", "after_published"])
+def test_gradescope_visibility_maps_one_to_one(visibility):
+    case = replace(REPLAY_FAIL, visibility=visibility)
+    (test,) = to_gradescope(make_report("v", [case]))["tests"]
+    assert test["visibility"] == visibility
+
+
+def test_gradescope_failed_output_is_actionable():
+    gs = to_gradescope(failing_report())
+    test = next(t for t in gs["tests"] if "replay-costs-one-launch" in t["name"])
+    out = test["output"]
+    assert REPLAY_FAIL.message in out
+    assert "expected: 1" in out and "observed: 3" in out
+    assert "Hint:" in out and "replay 1/3" in out
+    assert test["name"].startswith("A replay costs exactly one launch")
+    assert "Single launch replay" not in gs["output"] and "One launch per replay: 2.5 / 5" in gs["output"]
+    problem = to_gradescope(problem_report())
+    assert "SyntaxError" in problem["output"]
+
+
+# ---------------------------------------------------------------------------
+# JUnit
+
+
+def test_junit_structure(any_report):
+    xml = to_junit_xml(any_report)
+    root = ET.fromstring(xml.encode("utf-8"))
+    suites = root.findall("testsuite")
+    assert root.tag == "testsuites" and len(suites) == 1
+    suite = suites[0]
+    assert suite.get("name") == any_report.submission
+    cases = suite.findall("testcase")
+    assert len(cases) == len(any_report.cases)
+    for el, c in zip(cases, any_report.cases):
+        assert el.get("classname") == c.spec
+        assert el.get("name") == ("Hidden case 1" if c.redacted else c.case)
+        float(el.get("time"))
+        kids = [k.tag for k in el]
+        if c.status == "passed":
+            assert kids == []
+        elif c.status == "failed":
+            assert kids == ["failure"] and el.find("failure").get("message")
+        elif c.status in ("error", "timeout", "crashed"):
+            assert kids == ["error"] and el.find("error").get("type") == c.status
+        else:
+            assert kids == ["skipped"]
+    for key in ("tests", "failures", "errors", "skipped"):
+        assert root.get(key) == suite.get(key)
+
+
+def test_junit_escapes_and_cleans_output():
+    xml = to_junit_xml(crashing_report())
+    assert SCRIPT not in xml
+    root = ET.fromstring(xml.encode("utf-8"))
+    errors = list(root.iter("error"))
+    assert errors and all(e.get("type") == "crashed" for e in errors)
+    assert SCRIPT in errors[0].text and SCRIPT in errors[0].get("message")
+    assert "\x00" not in xml and "\x1b" not in xml
+
+
+# ---------------------------------------------------------------------------
+# CSV
+
+
+@pytest.mark.parametrize("name", ["=HYPERLINK(\"http://x\")", "+1+2", "-3", "@SUM(A1)", "\tx"])
+def test_csv_guards_formula_injection(name, tmp_path):
+    report = replace(passing_report(), submission=name)
+    path = tmp_path / "grades.csv"
+    write_grades_csv([report], path)
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[1][0] == "'" + name
+    assert safe_cell("alice") == "alice"
+
+
+def test_csv_columns_are_stable_union():
+    a = passing_report("a")
+    b = failing_report("b")
+    only_b = replace(
+        b,
+        specs=b.specs + (replace(b.specs[0], id="extra-spec", score=1.0, max_score=1.0),),
+    )
+    short = replace(a, specs=a.specs[2:4], submission="short")
+    rows = list(csv.reader(io.StringIO(grades_csv([a, only_b, short]))))
+    header = rows[0]
+    assert header[0] == "submission" and header[-2:] == ["total", "max"]
+    assert header[1:-2] == [s.id for s in a.specs] + ["extra-spec"]
+    assert rows[1][header.index("extra-spec")] == ""
+    assert rows[2][header.index("extra-spec")] == "1"
+    assert rows[3][header.index(a.specs[0].id)] == ""
+    assert [r[0] for r in rows[1:]] == ["a", "b", "short"]
+    assert grades_csv([a, only_b, short]) == grades_csv([a, only_b, short])
+
+
+# ---------------------------------------------------------------------------
+# Summary page
+
+
+def test_summary_page(tmp_path):
+    reports = all_reports()
+    dirs = [tmp_path / "subs" / r.submission for r in reports]
+    for r, d in zip(reports, dirs):
+        write_submission_outputs(r, d)
+    write_batch_outputs(reports, dirs, tmp_path)
+    page = (tmp_path / "summary.html").read_text(encoding="utf-8")
+    doc = strict_parse(page)
+    text = text_of(doc)
+    assert text_of(find_by_id(doc, "n-submissions")) == str(len(reports))
+    # histogram
+    assert "Submissions per score band" in text and "90\u2013100" in text
+    # pass rate per spec and per behaviour
+    for s in reports[0].specs:
+        assert s.title in text
+    for t in {s.tag for s in reports[0].specs}:
+        assert _view.tag_label(t) in text
+    # grouped, counted failure messages (redacted ones as they are)
+    assert "Skipped: InferenceGraphCapture is not defined." in text
+    assert "A hidden padding case failed" in text
+    assert "Not run: cudagraph.py could not be imported." in text
+    counts = [text_of(el) for el in by_class(doc, "count")]
+    assert "2\u00d7" in counts  # bob's two skipped state-machine cases, counted once as a group
+    # every student, with a relative link that resolves
+    links = {a.get("href"): text_of(a) for a in doc.iter(f"{HTML_NS}a")}
+    assert sorted(links.values()) == sorted(r.submission for r in reports)
+    for href in links:
+        assert not href.startswith(("/", "http")) and (tmp_path / href).is_file()
+    for r in reports:
+        assert _view.fmt_percent(r.percent) in text
+    # grades.csv next to it
+    rows = list(csv.reader((tmp_path / "grades.csv").open(newline="", encoding="utf-8")))
+    assert len(rows) == len(reports) + 1
+
+
+def test_summary_links_are_quoted_and_never_external(tmp_path):
+    r = passing_report("with space #1")
+    d = tmp_path / "with space #1"
+    write_submission_outputs(r, d)
+    write_batch_outputs([r], [d], tmp_path)
+    page = (tmp_path / "summary.html").read_text(encoding="utf-8")
+    assert 'href="with%20space%20%231/report.html"' in page
+    for bad in ("javascript:alert(1)", "https://evil.example/x", "//evil.example/x", "C:\\x\\report.html"):
+        assert _safe_href(bad) == ""
+        page = render_summary([r], [bad])
+        assert "href=" not in page
+    assert _safe_href("a/b/report.html") == "a/b/report.html"
+    with pytest.raises(ValueError):
+        render_summary([r], [])
+    with pytest.raises(ValueError):
+        write_batch_outputs([r], [], tmp_path)
+
+
+# ---------------------------------------------------------------------------
+# Pure helpers
+
+
+def test_number_formats():
+    assert _view.fmt_points(7.0) == "7"
+    assert _view.fmt_points(7.5) == "7.5"
+    assert _view.fmt_points(7.25) == "7.25"
+    assert _view.fmt_points(1 / 3) == "0.33"
+    assert _view.fmt_points(-0.0) == "0"
+    assert _view.fmt_percent(66.0) == "66%"
+    assert _view.fmt_percent(66.06) == "66.1%"
+
+
+def test_launch_chart_geometry():
+    pts = (
+        LaunchPoint(0, "capture", 3, 3),
+        LaunchPoint(1, "replay", 1, 3),
+        LaunchPoint(2, "a very long label indeed", None, 2),
+        LaunchPoint(3, "", 1, None),
+    )
+    ch = _view.launch_chart(pts)
+    assert ch.n_mismatch == 2  # replay differs, and the unreached last step differs
+    g = ch.groups
+    assert g[0].match and not g[1].match and g[2].match and not g[3].match
+    assert g[1].observed.h > g[1].expected.h > 0
+    assert g[2].expected.kind == "missing" and g[3].observed.kind == "missing"
+    assert g[2].label.endswith("\u2026") and g[3].label == "step 4"
+    assert all(t.value >= 0 for t in ch.ticks) and ch.ticks[-1].value >= 3
+    assert _view.launch_chart(()) is None
+
+
+def test_headline_is_kind():
+    assert _view.headline(passing_report()).mood == "all"
+    assert _view.headline(failing_report()).mood in ("most", "some")
+    assert _view.headline(problem_report()).mood == "problem"
+
+
+# ---------------------------------------------------------------------------
+# Gradescope autograder zip
+
+
+def _fake_project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    shutil.copytree(REPO / "reports", root / "reports", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "grader").mkdir()
+    (root / "grader" / "__init__.py").write_text("")
+    (root / "grader" / "__pycache__").mkdir()
+    (root / "grader" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    (root / "reference").mkdir()
+    (root / "reference" / "tests").mkdir()
+    (root / "reference" / "tests" / "test_x.py").write_text("")
+    (root / "specs").mkdir()
+    (root / "specs" / "__init__.py").write_text("")
+    (root / "specs" / "schema.json").write_text("{}")
+    (root / "specs" / "kit-own.yaml").write_text("expected: 987654321\n")
+    (root / "student_template").mkdir()
+    (root / "student_template" / "cudagraph.py").write_text("# stub\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_y.py").write_text("")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref: x\n")
+    (root / "pyproject.toml").write_text("[project]\nname='graphgrade'\n")
+    (root / "README.md").write_text("# graphgrade\n")
+    return root
+
+
+def test_build_bundle(tmp_path):
+    root = _fake_project(tmp_path)
+    specs = tmp_path / "course-specs"
+    specs.mkdir()
+    (specs / "padding.yaml").write_text("cases: [{id: hidden, visibility: hidden}]\n")
+    zpath = build_bundle(tmp_path / "dist" / "autograder.zip", specs, root)
+    assert zpath == tmp_path / "dist" / "autograder.zip"
+    with zipfile.ZipFile(zpath) as zf:
+        names = zf.namelist()
+        assert names[:2] == ["run_autograder", "setup.sh"] or names[:2] == ["setup.sh", "run_autograder"]
+        for script in ("setup.sh", "run_autograder"):
+            mode = zf.getinfo(script).external_attr >> 16
+            assert mode & stat.S_IXUSR and stat.S_ISREG(mode)
+        assert "specs/padding.yaml" in names
+        for want in ("kit/pyproject.toml", "kit/README.md", "kit/reports/html.py", "kit/reports/templates/submission.html.j2",
+                     "kit/grader/__init__.py", "kit/specs/schema.json", "kit/student_template/cudagraph.py"):
+            assert want in names, want
+        for name in names:
+            assert "__pycache__" not in name and ".git/" not in name and not name.endswith(".pyc")
+            assert "/tests/" not in name and not name.startswith(("tests/", "kit/tests/"))
+        # The kit's own spec cases stay out of what pip installs into site-packages.
+        assert not any(n.startswith("kit/specs/") and n.endswith(".yaml") for n in names)
+        run = zf.read("run_autograder").decode()
+        setup = zf.read("setup.sh").decode()
+    assert (
+        "graphgrade grade /autograder/submission --specs \"$SRC/specs\" --out \"$OUT\" --visibility all" in run
+        and "SRC=/autograder/source" in run and "OUT=/autograder/results/graphgrade" in run
+    )
+    assert "chmod 700 \"$SRC/specs\"" in run
+    assert run.index("chmod 700") < run.index("graphgrade grade /autograder")
+    assert '"$OUT/submission/results.json" /autograder/results/results.json' in run
+    assert "apt-get install" in setup and "pip install" in setup and "/autograder/source/kit" in setup
+    assert run.startswith("#!") and setup.startswith("#!")
+    if shutil.which("bash"):
+        for script in (run, setup):
+            subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+    # reproducible
+    again = build_bundle(tmp_path / "again.zip", specs, root)
+    assert again.read_bytes() == zpath.read_bytes()
+
+
+def test_build_bundle_errors(tmp_path):
+    root = _fake_project(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError):
+        build_bundle(tmp_path / "x.zip", empty, root)
+    with pytest.raises(FileNotFoundError):
+        build_bundle(tmp_path / "x.zip", tmp_path / "missing", root)
+    with pytest.raises(FileNotFoundError):
+        build_bundle(tmp_path / "x.zip", root / "specs", tmp_path)
+    assert not (tmp_path / "x.zip").exists()
+    # specs_dir may be the kit's own specs folder: then its YAML is the graded set.
+    entries = bundle_entries(root / "specs", root)
+    assert "specs/kit-own.yaml" in entries and "kit/specs/kit-own.yaml" not in entries
+
+
+def test_write_submission_outputs(tmp_path):
+    report = failing_report()
+    out = tmp_path / "deep" / "bob"
+    write_submission_outputs(report, out)
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "results.json"]
+    json.loads((out / "results.json").read_text(encoding="utf-8"))
+    ET.parse(out / "junit.xml")
+    strict_parse((out / "report.html").read_text(encoding="utf-8"))
