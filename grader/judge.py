@@ -167,6 +167,9 @@ class _Judge:
         if check.oracle is not None:
             expected = self.oracle.outputs.get(check.step)
             what = "output equals the op chain " + "[" + ", ".join(op.label for op in check.oracle) + "] applied to the input"
+            if expected is None:  # never pass a check that compared nothing
+                self.record(step, what, "a value the oracle can compute", describe(value), "the grader could not compute this step's expected output (a spec error: run graphgrade validate).")
+                return
         elif check.equals is not None:
             expected = build_array(check.equals)
             what = "output equals the given values"

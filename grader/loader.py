@@ -249,6 +249,7 @@ class _Bound:
     list_id: int | None = None
     capture_sizes: tuple[int, ...] | None = None
     input: Value | None = None
+    cls: str | None = None
 
 
 @dataclass
@@ -376,7 +377,7 @@ def _bind(b: _CaseBuilder, step: dict) -> None:
         sizes = None
         if isinstance(sizes_value, PlainValue) and isinstance(sizes_value.value, tuple):
             sizes = tuple(int(s) for s in sizes_value.value)
-        b.bound[name] = _Bound("runner", step["position"], chain[0] if chain else None, chain[1] if chain else None, sizes)
+        b.bound[name] = _Bound("runner", step["position"], chain[0] if chain else None, chain[1] if chain else None, sizes, cls=target)
     elif action == "build":
         b.bound[name] = _Bound("machine", step["position"])
     elif action == "call" and target == "fuse_elementwise":
@@ -384,12 +385,23 @@ def _bind(b: _CaseBuilder, step: dict) -> None:
         b.bound[name] = _Bound("ops", step["position"], chain[0] if chain else None, chain[1] if chain else None)
     elif action == "call" and target == "run_eager":
         chain = b.chain_of(_arg(step, 0, "ops"))
-        b.bound[name] = _Bound("result", step["position"], chain[0] if chain else None, chain[1] if chain else None, input=_arg(step, 1, "x"))
+        b.bound[name] = _Bound("result", step["position"], chain[0] if chain else None, chain[1] if chain else None, input=_known_input(b, _arg(step, 1, "x")))
     elif action == "call" and b.bound.get(target) and b.bound[target].kind == "runner":
         runner = b.bound[target]
-        b.bound[name] = _Bound("result", step["position"], runner.chain, runner.list_id, runner.capture_sizes, input=_arg(step, 0, "x"))
+        b.bound[name] = _Bound("result", step["position"], runner.chain, runner.list_id, runner.capture_sizes, input=_known_input(b, _arg(step, 0, "x")))
     else:
         b.bound[name] = _Bound("result", step["position"])
+
+
+def _known_input(b: _CaseBuilder, value: Value | None) -> Value | None:
+    """An input the judge can rebuild: a literal array, or the result of an earlier oracle call."""
+    if isinstance(value, ArrayValue):
+        return value
+    if isinstance(value, RefValue):
+        source = b.bound.get(value.name)
+        if source is not None and source.kind == "result" and source.chain is not None and source.input is not None:
+            return value
+    return None
 
 
 def _padded_shape(shape: tuple[int, ...], sizes: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -452,7 +464,7 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
             s = step_ref(f["step"][1], f"{at}.step", ("call", "method"))
             oracle = ctx.typed(f["oracle"][1], f"{at}.oracle", (bool,), "true or false") if "oracle" in f else False
             if oracle and (by_name.get(s["name"]) is None or b.bound[s["name"]].chain is None or b.bound[s["name"]].input is None):
-                raise ctx.fail(f["oracle"][1], f"{at}.oracle", f"step {s['name']!r} is not a call of run_eager or of a runner built with a literal op list, so no oracle is known")
+                raise ctx.fail(f["oracle"][1], f"{at}.oracle", f"step {s['name']!r} is not a call of run_eager or of a runner built with a literal op list on a known input, so no oracle is known")
             equals = _array(ctx, f["equals"][1], f"{at}.equals") if "equals" in f else None
             shape = tuple(ctx.integer(d, f"{at}.shape[{j}]", 0) for j, d in enumerate(ctx.sequence(f["shape"][1], f"{at}.shape"))) if "shape" in f else None
             dtype = ctx.choice(f["dtype"][1], f"{at}.dtype", FLOAT_DTYPES, "dtype") if "dtype" in f else None
@@ -491,8 +503,8 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
         elif kind == "static_buffer":
             f = ctx.mapping(body, at, ("of", "steps"), ("of", "steps"))
             of = ctx.ident(f["of"][1], f"{at}.of")
-            if of not in b.bound or b.bound[of].kind != "runner" or b.bound[of].chain is None:
-                raise ctx.fail(f["of"][1], f"{at}.of", f"expected the name of a runner built with a literal op list, got {of!r}")
+            if of not in b.bound or b.bound[of].cls != "GraphRunner" or b.bound[of].chain is None:
+                raise ctx.fail(f["of"][1], f"{at}.of", f"expected the name of a GraphRunner built with a literal op list (a PiecewiseGraphRunner has no graphs table), got {of!r}")
             members = [step_ref(n, f"{at}.steps[{j}]", ("call",)) for j, n in enumerate(ctx.sequence(f["steps"][1], f"{at}.steps", 2))]
             shapes = set()
             for j, m in enumerate(members):

@@ -645,3 +645,10 @@ def test_write_submission_outputs(tmp_path):
     json.loads((out / "results.json").read_text(encoding="utf-8"))
     ET.parse(out / "junit.xml")
     strict_parse((out / "report.html").read_text(encoding="utf-8"))
+
+
+def test_case_without_spec_summary_is_still_shown():
+    report = replace(failing_report(), specs=())
+    doc = strict_parse(render_submission(report))
+    assert REPLAY_FAIL.message in text_of(doc)
+    assert len(by_class(doc, "spec")) == len({c.spec for c in report.cases})
