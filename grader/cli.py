@@ -81,7 +81,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ validate
 def cmd_validate(args: argparse.Namespace) -> int:
     from grader.validate import validate_suite
+    from reference.backend import BackendUnavailable, load_backend
 
+    try:
+        load_backend(args.backend)  # say why a backend cannot run, in one line, before anything else
+    except BackendUnavailable as exc:
+        raise UsageError(f"cannot validate on the {args.backend} backend: {exc}") from None
     problems, summary = validate_suite(args.dir, backend=args.backend)
     for problem in problems:
         print(f"graphgrade: {problem}", file=sys.stderr)
