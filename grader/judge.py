@@ -53,7 +53,8 @@ def describe(value: object) -> str:
     if isinstance(value, EnumValue):
         return f"{value.type}.{value.name}"
     if isinstance(value, OpaqueValue):
-        return f"a {value.type} object"
+        article = "an" if value.type[:1].lower() in "aeiou" else "a"
+        return f"{article} {value.type} object"
     if isinstance(value, tuple):
         return "[" + ", ".join(describe(v) for v in value) + "]"
     if isinstance(value, str):

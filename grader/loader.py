@@ -78,7 +78,10 @@ class _Ctx:
         return SpecError(f"{self.path}:{line}: {where}: {message}" if where else f"{self.path}:{line}: {message}")
 
     def scalar(self, node: Node) -> Any:
-        return self._constructor.construct_object(node, deep=True)
+        try:
+            return self._constructor.construct_object(node, deep=True)
+        except yaml.YAMLError:  # a tag the safe loader refuses (!!python/..., the << merge key)
+            raise self.fail(node, "", f"unsupported YAML tag {node.tag!r}: spec files hold plain YAML values only") from None
 
     def mapping(self, node: Node, where: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> dict[str, tuple[Node, Node]]:
         if not isinstance(node, MappingNode):
@@ -200,9 +203,16 @@ def _array(ctx: _Ctx, node: Node, where: str) -> ArrayValue:
             raise ctx.fail(node, where, "give either values, or shape (and seed), not both")
         values = _plain(ctx, fields["values"][1], f"{where}.values")
         try:
-            arr = np.asarray(values, dtype=dtype)
+            if not _all_numbers(values):
+                raise TypeError
+            with np.errstate(over="ignore"):
+                arr = np.asarray(values, dtype=dtype)
+            if arr.ndim == 0 or arr.size == 0 or not np.isfinite(arr).all():
+                raise ValueError
         except (TypeError, ValueError):
-            raise ctx.fail(fields["values"][1], f"{where}.values", "expected a (nested) list of numbers of one rectangular shape") from None
+            raise ctx.fail(fields["values"][1], f"{where}.values", f"expected a non-empty (nested) list of finite {dtype} numbers of one rectangular shape") from None
+        if arr.size > MAX_ARRAY_ELEMENTS:
+            raise ctx.fail(fields["values"][1], f"{where}.values", f"at most {MAX_ARRAY_ELEMENTS} elements per input")
         return ArrayValue(dtype=dtype, shape=tuple(arr.shape), values=_nested_tuple(arr.tolist()))
     if "shape" not in fields:
         raise ctx.fail(node, where, "missing required key 'shape' (or give 'values')")
@@ -212,6 +222,12 @@ def _array(ctx: _Ctx, node: Node, where: str) -> ArrayValue:
         raise ctx.fail(shape_node, f"{where}.shape", f"at most {MAX_ARRAY_ELEMENTS} elements per input")
     seed = ctx.integer(fields["seed"][1], f"{where}.seed", minimum=0) if "seed" in fields else 0
     return ArrayValue(dtype=dtype, shape=shape, seed=seed)
+
+
+def _all_numbers(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_all_numbers(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _nested_tuple(value: Any) -> Any:
@@ -375,8 +391,8 @@ def _bind(b: _CaseBuilder, step: dict) -> None:
         chain = b.chain_of(_arg(step, 0, "ops"))
         sizes_value = _arg(step, 1 if target == "GraphRunner" else 2, "capture_sizes")
         sizes = None
-        if isinstance(sizes_value, PlainValue) and isinstance(sizes_value.value, tuple):
-            sizes = tuple(int(s) for s in sizes_value.value)
+        if isinstance(sizes_value, PlainValue) and isinstance(sizes_value.value, tuple) and all(type(s) is int for s in sizes_value.value):
+            sizes = sizes_value.value
         b.bound[name] = _Bound("runner", step["position"], chain[0] if chain else None, chain[1] if chain else None, sizes, cls=target)
     elif action == "build":
         b.bound[name] = _Bound("machine", step["position"])
@@ -609,8 +625,11 @@ def load_spec_text(text: str, path: str, oracles: dict[str, tuple[OracleCall, ..
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
         raise SpecError(f"{path}:{line}: YAML syntax error: {exc.problem or exc.context}") from None
+    except yaml.reader.ReaderError as exc:  # unmarked: find the line from the position
+        line = text.count("\n", 0, exc.position) + 1
+        raise SpecError(f"{path}:{line}: YAML error: character {exc.character!r} is not allowed in YAML text") from None
     except yaml.YAMLError as exc:
-        raise SpecError(f"{path}:1: YAML error: {exc}") from None
+        raise SpecError(f"{path}:1: YAML error: " + " ".join(str(exc).split())) from None
     if root is None:
         raise SpecError(f"{path}:1: the file is empty (expected 'format: {SPEC_FORMAT}' and 'specs:')")
     fields = ctx.mapping(root, "", ("format", "specs"), ("format", "specs"))

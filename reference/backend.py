@@ -22,6 +22,8 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
+from reference import CONTRACT_NAMES  # one list of the contract, in reference/__init__.py
+
 __all__ = [
     "BACKEND_NAMES",
     "CONTRACT_NAMES",
@@ -33,17 +35,6 @@ __all__ = [
 ]
 
 BACKEND_NAMES: tuple[str, ...] = ("numpy", "cupy")
-
-CONTRACT_NAMES: tuple[str, ...] = (
-    "LaunchCounter",
-    "run_eager",
-    "GraphEntry",
-    "GraphRunner",
-    "PiecewiseGraphRunner",
-    "fuse_elementwise",
-    "StepMode",
-    "InferenceGraphCapture",
-)
 
 INSTALL_HINT = "pip install 'graphgrade[cuda]'"
 

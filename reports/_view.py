@@ -17,18 +17,11 @@ from typing import Iterable
 from grader.results import CaseResult, CheckLine, LaunchPoint, Report, SpecSummary, StepLine
 
 # ---------------------------------------------------------------------------
-# Behaviour tags (fixed vocabulary, in this order)
+# Behaviour tags (fixed vocabulary, in this order): one list, in grader/spec_model.py
+from grader.spec_model import CORE_TAGS, TAGS  # noqa: E402
 
-CORE_TAGS: tuple[str, ...] = (
-    "launch-counter",
-    "eager",
-    "shape-cache",
-    "static-buffer",
-    "single-launch-replay",
-    "piecewise",
-)
-STRETCH_TAGS: tuple[str, ...] = ("padding", "warmup", "fusion", "state-machine")
-TAGS: tuple[str, ...] = CORE_TAGS + STRETCH_TAGS
+
+STRETCH_TAGS: tuple[str, ...] = tuple(t for t in TAGS if t not in CORE_TAGS)
 
 TAG_LABELS: dict[str, str] = {
     "launch-counter": "Launch counter",
