@@ -159,6 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
     z.add_argument("--output", type=Path, default=Path("graphgrade-autograder.zip"))
     z.set_defaults(func=cmd_gradescope_bundle)
+
+    from grader.audit import add_audit_parser
+
+    add_audit_parser(sub)
     return parser
 
 

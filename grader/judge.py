@@ -164,17 +164,17 @@ class _Judge:
         if check.dtype is not None:
             got = str(value.dtype) if isinstance(value, np.ndarray) else describe(value)
             self.record(step, "output dtype", check.dtype, got, None if got == check.dtype else f"returned dtype {got}, expected {check.dtype}.")
-        expected = None
+        comparisons = []  # both, when a check gives oracle: true and equals
         if check.oracle is not None:
             expected = self.oracle.outputs.get(check.step)
             what = "output equals the op chain " + "[" + ", ".join(op.label for op in check.oracle) + "] applied to the input"
             if expected is None:  # never pass a check that compared nothing
                 self.record(step, what, "a value the oracle can compute", describe(value), "the grader could not compute this step's expected output (a spec error: run graphgrade validate).")
                 return
-        elif check.equals is not None:
-            expected = build_array(check.equals)
-            what = "output equals the given values"
-        if expected is not None:
+            comparisons.append((expected, what))
+        if check.equals is not None:
+            comparisons.append((build_array(check.equals), "output equals the given values"))
+        for expected, what in comparisons:
             problem = _compare_arrays(expected, value, str(expected.dtype))
             self.record(step, what, describe(expected), describe(value), None if problem is None else f"wrong output: {problem}.")
 
@@ -183,7 +183,7 @@ class _Judge:
         value = obs.value
         if check.enum:
             expected = f"StepMode.{check.equals}"
-            ok = isinstance(value, EnumValue) and value.name == check.equals
+            ok = isinstance(value, EnumValue) and value.type == "StepMode" and value.name == check.equals
         else:
             expected = describe(_as_tuple(check.equals))
             ok = _same_plain(check.equals, value)

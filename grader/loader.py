@@ -163,6 +163,21 @@ def _line(node: Node) -> int:
     return node.start_mark.line + 1
 
 
+def _refuse_tags(ctx: _Ctx, root: Node) -> None:
+    """A list or mapping with a tag (``!!set``, ``!!python/...``) is not plain YAML; scalars are checked as read."""
+    plain = {SequenceNode: "tag:yaml.org,2002:seq", MappingNode: "tag:yaml.org,2002:map"}
+    seen: set[int] = set()
+    todo = [root]
+    while todo:  # iterative, and each aliased node once
+        node = todo.pop()
+        if id(node) in seen or isinstance(node, ScalarNode):
+            continue
+        seen.add(id(node))
+        if node.tag != plain[type(node)]:
+            raise ctx.fail(node, "", f"unsupported YAML tag {node.tag!r}: spec files hold plain YAML values only")
+        todo.extend(reversed([n for pair in node.value for n in pair] if isinstance(node, MappingNode) else node.value))
+
+
 # ------------------------------------------------------------ values
 def _plain(ctx: _Ctx, node: Node, where: str) -> object:
     if isinstance(node, ScalarNode):
@@ -615,11 +630,21 @@ def _parse_spec(ctx: _Ctx, node: Node, where: str, oracles: dict[str, tuple[Orac
     )
 
 
+def _refuse_aliases(text: str, path: str) -> None:
+    """Anchors and aliases (``&a`` / ``*a``) are not part of the format: a nest of aliases
+    expands exponentially, and a spec reads best when every case says what it does."""
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            line = event.start_mark.line + 1
+            raise SpecError(f"{path}:{line}: YAML anchors and aliases (&name, *name) are not supported in spec files; write the value out")
+
+
 def load_spec_text(text: str, path: str, oracles: dict[str, tuple[OracleCall, ...]] | None = None) -> SpecFile:
     """Parse one spec file's text; raises :class:`SpecError` on the first problem."""
     ctx = _Ctx(path)
     oracles = {} if oracles is None else oracles
     try:
+        _refuse_aliases(text, path)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -632,6 +657,7 @@ def load_spec_text(text: str, path: str, oracles: dict[str, tuple[OracleCall, ..
         raise SpecError(f"{path}:1: YAML error: " + " ".join(str(exc).split())) from None
     if root is None:
         raise SpecError(f"{path}:1: the file is empty (expected 'format: {SPEC_FORMAT}' and 'specs:')")
+    _refuse_tags(ctx, root)
     fields = ctx.mapping(root, "", ("format", "specs"), ("format", "specs"))
     fmt = ctx.integer(fields["format"][1], "format")
     if fmt != SPEC_FORMAT:
@@ -690,9 +716,9 @@ def load_suite(directory: str | Path) -> LoadedSuite:
         except OSError as exc:
             errors.append(SpecError(f"{shown}:1: cannot read ({exc.strerror})"))
             continue
-        for spec in spec_file.specs:
+        for i, spec in enumerate(spec_file.specs):
             if spec.id in first_seen:
-                errors.append(SpecError(f"{shown}:{spec.line}: specs: duplicate spec id {spec.id!r} (also in {first_seen[spec.id]})"))
+                errors.append(SpecError(f"{shown}:{spec.line}: specs[{i}].id: duplicate spec id {spec.id!r} (also in {first_seen[spec.id]})"))
             first_seen.setdefault(spec.id, f"{shown}:{spec.line}")
         files.append(spec_file)
     if errors:

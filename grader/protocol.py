@@ -192,6 +192,8 @@ class _Encoder:
 
     def array(self, value: Any) -> dict:
         arr = np.array(value, copy=True, subok=False)
+        if arr.dtype.byteorder not in ("=", "|"):  # a byte-swapped array still travels as its values
+            arr = arr.astype(arr.dtype.newbyteorder("="))
         dtype = str(arr.dtype)
         if dtype not in ARRAY_DTYPES:
             return {"object": {"type": f"ndarray[{dtype[:40]}]"}}

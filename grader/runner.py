@@ -12,6 +12,7 @@ are graded normally.
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import shutil
@@ -31,6 +32,7 @@ import grader
 from grader import protocol
 from grader.spec_model import Case
 from grader.worker.sandbox import Limits
+from grader.worker.uids import UidLease
 
 MAX_SUBMISSION_FILES = 200
 MAX_SUBMISSION_BYTES = 16 << 20
@@ -156,9 +158,11 @@ class ScratchArea:
     def __init__(self) -> None:
         self.base = Path(tempfile.mkdtemp(prefix="graphgrade-"))
         os.chmod(self.base, 0o711)  # sandbox uids may pass through to their own slot, not list
+        # uids this run holds alone: ending a worker kills every process of its uid (see grader.worker.uids)
+        self.uids = UidLease(SANDBOX_UID_BASE) if running_as_root() else None
 
     def uid_for(self, slot: int) -> int | None:
-        return SANDBOX_UID_BASE + slot if running_as_root() else None
+        return self.uids.uid(slot) if self.uids is not None else None
 
     def prepare(self, slot: int, submission: Path) -> tuple[Path, Path, Path]:
         """Fresh scratch for a slot holding a copy of the submission; returns (scratch, code dir, log)."""
@@ -180,6 +184,8 @@ class ScratchArea:
 
     def close(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
+        if self.uids is not None:
+            self.uids.close()
 
 
 def copy_submission(submission: Path, dest: Path) -> None:
@@ -212,9 +218,14 @@ def copy_submission(submission: Path, dest: Path) -> None:
 
 # ---------------------------------------------------------------- frames with deadlines
 class _Reader:
+    """Frames off a non-blocking pipe: read what is there, wait (poll) only when nothing is."""
+
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.buf = b""
+        os.set_blocking(fd, False)
+        self.poller = select.poll()
+        self.poller.register(fd, select.POLLIN)
 
     def next(self, deadline: float) -> bytes | None:
         """The next frame; None at end of stream; TimeoutError past the deadline."""
@@ -222,32 +233,48 @@ class _Reader:
             frame, self.buf = protocol.split_frame(self.buf)
             if frame is not None:
                 return frame
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
-            ready, _, _ = select.select([self.fd], [], [], remaining)
-            if not ready:
-                raise TimeoutError
-            chunk = os.read(self.fd, 1 << 20)
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self.poller.poll(max(1, math.ceil(remaining * 1000))):
+                    raise TimeoutError from None
+                continue
             if not chunk:
                 return None
             self.buf += chunk
 
 
-def _tail(log: Path, start: int, limit: int) -> tuple[str, int]:
-    """The last ``limit`` bytes written to the log since ``start``, and the new end."""
-    try:
-        with open(log, "rb") as f:
-            end = f.seek(0, os.SEEK_END)
-            f.seek(max(start, end - limit))
-            data = f.read(limit)
-    except OSError:
-        return "", start
+class _Tail:
+    """What the worker's processes wrote to their shared log since the last look. One fstat per
+    case; the file is read only when it grew (most cases print nothing)."""
+
+    def __init__(self, log: Path, limit: int) -> None:
+        self.fd = os.open(log, os.O_RDONLY)
+        self.pos = 0
+        self.limit = limit
+
+    def take(self) -> str:
+        try:
+            end = os.fstat(self.fd).st_size
+            if end <= self.pos:
+                return ""
+            data = os.pread(self.fd, self.limit, max(self.pos, end - self.limit))
+        except OSError:
+            return ""
+        start, self.pos = self.pos, end
+        return _clean_tail(data, end - start, self.limit)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def _clean_tail(data: bytes, written: int, limit: int) -> str:
     text = data.decode("utf-8", errors="replace")
     text = "".join(ch for ch in text if ch in "\n\t" or ch.isprintable())
-    if end - start > limit:
-        text = f"[… {end - start - limit} earlier bytes cut …]\n" + text
-    return text, end
+    if written > limit:
+        text = f"[… {written - limit} earlier bytes cut …]\n" + text
+    return text
 
 
 # ---------------------------------------------------------------- one worker
@@ -270,17 +297,35 @@ class _Worker:
         finally:
             for fd in (cmd_r, res_w, out_w):
                 os.close(fd)
+        os.set_blocking(self.cmd_w, False)  # a worker that stops reading costs a deadline, never a hang
         self.reader = _Reader(self.res_r)
         self.alive = True
+        self.sent = 0  # index (into the submission's cases) of the next message not yet written
 
-    def send(self, message: bytes) -> bool:
+    def send(self, message: bytes, deadline: float) -> bool:
+        """Write one framed message, waiting for room until ``deadline``; False if the worker is gone or stuck."""
+        view = memoryview(message)
         try:
-            data = len(message).to_bytes(8, "little") + message
-            view = memoryview(data)
             while view:
-                view = view[os.write(self.cmd_w, view):]
+                try:
+                    view = view[os.write(self.cmd_w, view):]
+                except BlockingIOError:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0 or not select.select([], [self.cmd_w], [], remaining)[1]:
+                        return False
             return True
-        except (BrokenPipeError, OSError):
+        except OSError:  # BrokenPipeError: the worker ended
+            return False
+
+    def send_ahead(self, message: bytes) -> bool:
+        """Queue the next case's message while this one runs, so the worker starts it without
+        waiting for the grader. Only whole messages that fit the pipe atomically (<= PIPE_BUF);
+        anything else is sent in turn."""
+        if len(message) > select.PIPE_BUF:
+            return False
+        try:
+            return os.write(self.cmd_w, message) == len(message)
+        except OSError:  # BlockingIOError, BrokenPipeError
             return False
 
     def stop(self) -> None:
@@ -295,27 +340,49 @@ class _Worker:
         self.zygote.kill(self.pid, self.uid)
 
 
+def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
+    """Each case's framed message for the worker (its id and steps, never its checks). Built once
+    per grading run and shared by every submission."""
+    framed = []
+    for case in cases:
+        message = protocol.case_message(case.uid, case.steps)
+        framed.append(len(message).to_bytes(8, "little") + message)
+    return tuple(framed)
+
+
 def _import_problem(ctl: dict) -> str:
     message = f": {ctl['message']}" if ctl["message"] else ""
     return f"{ctl['where']}: {ctl['type']}{message} (your cudagraph.py could not be imported, so no case could run)"
 
 
-def run_submission(zygote: Zygote, scratch_area: ScratchArea, slot: int, submission: Path, cases: tuple[Case, ...], settings: RunSettings) -> SubmissionRun:
-    """Run every case of a submission, each in its own process; never raises for the submission's faults."""
+def run_submission(
+    zygote: Zygote,
+    scratch_area: ScratchArea,
+    slot: int,
+    submission: Path,
+    cases: tuple[Case, ...],
+    settings: RunSettings,
+    messages: tuple[bytes, ...] | None = None,
+) -> SubmissionRun:
+    """Run every case of a submission, each in its own process; never raises for the submission's faults.
+
+    ``messages`` are :func:`case_messages` of ``cases``, when the caller grades many submissions."""
     started = time.monotonic()
     budget_end = started + settings.submission_budget_s
     try:
         scratch, code, log = scratch_area.prepare(slot, submission)
     except SubmissionProblem as problem:
         return SubmissionRun(str(problem), tuple(CaseRun(c.uid, "error", None, str(problem), "", 0.0) for c in cases), "", 0.0)
+    if messages is None:
+        messages = case_messages(cases)
     uid = scratch_area.uid_for(slot)
     results: list[CaseRun] = []
-    log_pos = 0
+    tail = _Tail(log, settings.tail_bytes)
     import_tail = ""
     worker: _Worker | None = None
     problem = ""
     try:
-        for case in cases:
+        for index, case in enumerate(cases):
             now = time.monotonic()
             if problem:
                 results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
@@ -325,6 +392,9 @@ def run_submission(zygote: Zygote, scratch_area: ScratchArea, slot: int, submiss
                 continue
             if worker is None:
                 worker = _Worker(zygote, scratch, code, log, uid, settings)
+                worker.sent = index
+                if worker.send_ahead(messages[index]):  # the worker finds it as soon as its import is done
+                    worker.sent = index + 1
                 try:
                     frame = worker.reader.next(min(budget_end, time.monotonic() + settings.import_timeout_s))
                     ctl = protocol.decode_control(frame) if frame is not None and protocol.is_control(frame) else None
@@ -332,7 +402,7 @@ def run_submission(zygote: Zygote, scratch_area: ScratchArea, slot: int, submiss
                     ctl = {"kind": "timeout"}
                 except protocol.ProtocolError:
                     ctl = None
-                text, log_pos = _tail(log, log_pos, settings.tail_bytes)
+                text = tail.take()
                 import_tail = import_tail or text
                 if ctl is None or ctl["kind"] != "ready":
                     worker.stop()
@@ -345,27 +415,36 @@ def run_submission(zygote: Zygote, scratch_area: ScratchArea, slot: int, submiss
                         problem = "importing cudagraph.py ended the worker process before it reported (sys.exit or os._exit at import time?)"
                     results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
                     continue
-            run, healthy = _run_case(worker, case, min(budget_end, time.monotonic() + settings.case_timeout_s), settings, budget_end)
-            text, log_pos = _tail(log, log_pos, settings.tail_bytes)
-            results.append(CaseRun(run.uid, run.status, run.observation, run.message, text, run.duration_s))
+            deadline = min(budget_end, time.monotonic() + settings.case_timeout_s)
+            if worker.sent == index:
+                if not worker.send(messages[index], deadline):
+                    results.append(CaseRun(case.uid, "crashed", None, "the worker process was gone before the case could start", tail.take(), 0.0))
+                    worker.stop()
+                    worker = None
+                    continue
+                worker.sent = index + 1
+            if worker.sent == index + 1 and index + 1 < len(cases) and worker.send_ahead(messages[index + 1]):
+                worker.sent = index + 2
+            run, healthy = _run_case(worker, case, deadline, settings, budget_end)
+            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(), run.duration_s))
             if not healthy:
                 worker.stop()
                 worker = None
     finally:
         if worker is not None:
             worker.stop()
+        tail.close()
     return SubmissionRun(problem, tuple(results), import_tail, time.monotonic() - started)
 
 
 def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float) -> tuple[CaseRun, bool]:
-    """Run one case; returns its record and whether the worker can be reused."""
+    """Collect one case's frames (its message is already in the worker's pipe); returns its
+    record and whether the worker can be reused."""
     started = time.monotonic()
 
     def done(status, message, observation=None, healthy=True):
         return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started), healthy
 
-    if not worker.send(protocol.case_message(case.uid, case.steps)):
-        return done("crashed", "the worker process was gone before the case could start", healthy=False)
     observation_frames: list[bytes] = []
     try:
         while True:

@@ -2,14 +2,18 @@
 
 Layers, each applied where the platform allows it (see SECURITY.md):
 
-1. its own session and process group, no stdin, a scrubbed environment;
+1. its own session and process group, no stdin, a scrubbed environment, no file
+   descriptor but its own pipes and log, first in line for the OOM killer;
 2. resource limits: address space, CPU seconds, file size, open files, processes;
-3. as root: drop to a per-slot unprivileged uid/gid (no supplementary groups);
+3. as root: a private mount namespace whose working directory is a small tmpfs
+   (so a submission cannot fill the grader's disk), then a drop to an
+   unprivileged uid/gid of its own (no supplementary groups);
 4. Linux Landlock (unprivileged, kernel >= 5.13): the process may read only the
-   Python installation, numpy and the worker's own modules, read and write only
-   its scratch directory, open no TCP connection, and signal no process outside
-   its own sandbox. Specs, reports, the reference solution and other
-   submissions are simply not there for it.
+   Python standard library, numpy, the worker's own modules, the system's shared
+   libraries and its own submission, write only its working directory, open no
+   TCP connection (ABI 4), and signal or reach through an abstract Unix socket no
+   process outside its own sandbox (ABI 6). Specs, reports, the reference
+   solution and other submissions are simply not there for it.
 """
 
 from __future__ import annotations
@@ -30,7 +34,11 @@ SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
+LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET = 1
 LANDLOCK_SCOPE_SIGNAL = 2
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+WORK_DIR = "work"  # beneath the scratch directory: the only place a worker may write
 
 # Filesystem access rights, by the Landlock ABI that introduced them.
 _FS_V1 = (1 << 13) - 1  # execute .. make_sym
@@ -50,6 +58,7 @@ class Limits:
     file_size_bytes: int = 8 << 20
     open_files: int = 64
     processes: int = 64
+    scratch_bytes: int = 64 << 20  # size of the tmpfs working directory (root only)
 
 
 @dataclass(frozen=True)
@@ -115,7 +124,8 @@ def apply_landlock(readable: tuple[str, ...], writable: tuple[str, ...]) -> int:
         handled |= _FS_TRUNCATE
     if abi >= 5:
         handled |= _FS_IOCTL_DEV
-    attr = _RulesetAttr(handled, _NET_BIND_CONNECT if abi >= 4 else 0, LANDLOCK_SCOPE_SIGNAL if abi >= 6 else 0)
+    scoped = LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET if abi >= 6 else 0
+    attr = _RulesetAttr(handled, _NET_BIND_CONNECT if abi >= 4 else 0, scoped)
     size = 24 if abi >= 6 else 16 if abi >= 4 else 8
     ruleset = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
@@ -158,20 +168,42 @@ def _stdlib_entries() -> set[str]:
     return entries
 
 
+def _is_package_dir(path: str) -> bool:
+    parts = path.split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
+
+
+def _system_library_paths() -> set[str]:
+    """The system's shared-library folders, not ``/usr/lib`` as a whole: that also holds
+    ``python3/dist-packages``, where a system-wide install would put the specs and the reference.
+    Plus every shared object this process has mapped outside a package folder (libpython, libc)."""
+    paths = {"/usr/lib64", "/lib64", "/usr/lib/locale", "/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo"}
+    for base in ("/usr/lib", "/lib"):
+        try:
+            names = os.listdir(base)
+        except OSError:
+            continue
+        paths.update(os.path.join(base, n) for n in names if "-linux-" in n)  # multiarch: x86_64-linux-gnu
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(None, 5)
+                if len(fields) == 6 and fields[5].startswith("/"):
+                    mapped = fields[5].strip()
+                    if not _is_package_dir(mapped) and not mapped.endswith(" (deleted)"):
+                        paths.add(mapped)  # a file rule: that file only
+    except OSError:
+        pass
+    return paths
+
+
 def python_readable_paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     """What an interpreter that already imported numpy needs to read to import more stdlib."""
     import numpy
 
-    paths = _stdlib_entries() | {
+    paths = _stdlib_entries() | _system_library_paths() | {
         os.path.dirname(numpy.__file__),
         os.path.dirname(os.path.dirname(__file__)),  # the grader package (worker modules only matter)
-        "/usr/lib",
-        "/usr/lib64",
-        "/lib",
-        "/lib64",
-        "/usr/share/zoneinfo",
-        "/etc/ld.so.cache",
-        "/etc/localtime",
         "/dev/null",
         "/dev/urandom",
         "/proc/self",
@@ -245,34 +277,78 @@ def _set_limit(which: int, value: int) -> None:
         pass
 
 
+def _close_fds(keep: tuple[int, ...]) -> None:
+    """Close every inherited descriptor above stderr except ``keep`` (whatever the fd limit)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 4096))
+    for fd in fds:
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _oom_first() -> None:
+    """If memory runs out, the kernel kills a worker, never the grader."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
+
+
+def _private_tmpfs(work: str, uid: int, size: int) -> bool:
+    """A mount namespace of this process's own, with a size-capped tmpfs on ``work``: a
+    submission can fill that, never the grader's disk, and it vanishes with the worker.
+    Needs CAP_SYS_ADMIN (root outside a restricted container); False where not possible."""
+    if _libc.unshare(CLONE_NEWNS) != 0:
+        return False
+    if _libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:  # nothing propagates back out
+        return False
+    options = f"size={size},nr_inodes=4096,mode=0700,uid={uid},gid={uid}".encode()
+    return _libc.mount(b"tmpfs", os.fsencode(work), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) == 0
+
+
+def work_dir(plan: SandboxPlan) -> str:
+    return os.path.join(plan.scratch, WORK_DIR)
+
+
 def enter(plan: SandboxPlan, keep_fds: tuple[int, ...]) -> dict[str, object]:
-    """Confine the current (freshly forked) process. Returns what was applied, for the report."""
+    """Confine the current (freshly forked) process. Returns what was applied, for the report.
+
+    Raises where a layer that must hold could not be applied; the caller then ends the
+    process without running any submission code."""
     applied: dict[str, object] = {}
     os.setsid()
     die_with_parent()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    for fd in range(3, 1024):
-        if fd not in keep_fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-    os.chdir(plan.scratch)
+    _close_fds(keep_fds)
+    _oom_first()
+    work = work_dir(plan)
+    as_root = plan.uid is not None and os.geteuid() == 0
+    os.makedirs(work, mode=0o700, exist_ok=True)
+    if as_root:
+        applied["tmpfs"] = _private_tmpfs(work, plan.uid, plan.limits.scratch_bytes)
+        os.chown(work, plan.uid, plan.uid)
+    os.chdir(work)
     os.environ.clear()
-    os.environ.update(scrubbed_environment(plan.scratch))
+    os.environ.update(scrubbed_environment(work))
     os.umask(0o077)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an output flood fails its write, not the worker
     landlock = plan.use_landlock and landlock_abi() >= 1
-    if plan.uid is not None and os.geteuid() == 0:
+    if as_root:
         if landlock and _drop_to_uid_keeping_read_search(plan.uid):
             applied["read_search"] = True
         else:
             os.setgroups([])
             os.setgid(plan.uid)
             os.setuid(plan.uid)
-        if os.getuid() != plan.uid or os.geteuid() != plan.uid:
+        if os.getuid() != plan.uid or os.geteuid() != plan.uid or os.getgid() != plan.uid:
             raise OSError("could not drop privileges")
         applied["uid"] = plan.uid
     _set_limit(resource.RLIMIT_AS, plan.limits.address_space_bytes)
@@ -284,8 +360,10 @@ def enter(plan: SandboxPlan, keep_fds: tuple[int, ...]) -> dict[str, object]:
     _set_limit(resource.RLIMIT_CORE, 0)
     applied["limits"] = True
     if landlock:
-        applied["landlock_abi"] = apply_landlock(plan.readable, (plan.scratch,))
-        if not applied["landlock_abi"] and applied.get("read_search"):
+        abi = apply_landlock(plan.readable, (work, "/dev/null"))
+        applied["landlock_abi"] = abi
+        applied["signal_scope"] = abi >= 6  # kill(-1) now reaches this sandbox's own processes only
+        if not abi and applied.get("read_search"):
             raise OSError("Landlock failed after keeping CAP_DAC_READ_SEARCH; refusing to run unconfined")
     sys.dont_write_bytecode = True
     return applied

@@ -9,18 +9,24 @@ before the submission is imported. It talks to the grader over two pipes:
   (the child's exit code or signal).
 
 Each case runs in a child of its own, so no case sees another's state and a
-crash, ``os._exit`` or segfault costs that case only. When a child ends, every
-process it left behind is killed before the next case starts.
+crash, ``os._exit`` or segfault costs that case only. The child never holds the
+grader's pipes: it writes its frame into a pipe of its own, which the worker
+reads until the child has exited and then relays, only if it is whole
+observation frames (never a control frame), so whatever a case writes can at
+worst fail that case. When a child ends, every process it left behind is killed
+before the next case starts.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import select
 import signal
 import struct
 import sys
 import sysconfig
+import time
 import traceback
 from pathlib import Path
 
@@ -29,6 +35,11 @@ from grader.interpreter import run_case
 from grader.worker import sandbox
 
 MODULE_NAME = "cudagraph"
+# The most a case's process may write into its result pipe: one frame of the largest valid size.
+MAX_CASE_OUTPUT = 8 + protocol.MAX_HEADER_BYTES + protocol.MAX_BLOB_BYTES + 16 * protocol.MAX_BLOBS + 64
+# Relayed in place of anything else a case wrote: the grader reads it as a malformed result.
+NOT_A_RESULT = b"XXXX: the case's process wrote something other than one result frame"
+ORPHAN_KILL_SECONDS = 2.0
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -94,40 +105,143 @@ def import_submission(root: Path, extra_paths: tuple[str, ...] = ()):
     return importlib.import_module(MODULE_NAME)
 
 
-def kill_orphans() -> None:
-    """End every process that re-parented to this one (we are a child subreaper)."""
+def _children() -> list[int]:
     me = os.getpid()
-    for _ in range(50):
+    try:
+        return [int(p) for p in Path(f"/proc/{me}/task/{me}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _reap_now() -> None:
+    while True:
         try:
-            children = Path(f"/proc/{me}/task/{me}/children").read_text().split()
-        except OSError:
-            children = []
-        if not children:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def kill_orphans(signal_all: bool = False) -> None:
+    """End every process the last case left behind.
+
+    ``signal_all``: this sandbox's processes are the only ones ``kill(-1)`` reaches (a uid of its
+    own, or Landlock's signal scope), so one call ends them all, wherever they re-parented.
+    Then, as a child subreaper, kill and reap whatever re-parented here, until nothing is left
+    (a process killed while forking may leave a child that re-parents a moment later)."""
+    end = time.monotonic() + ORPHAN_KILL_SECONDS
+    while True:
+        if signal_all:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        children = _children()
+        if not children or time.monotonic() > end:
             break
         for pid in children:
             try:
-                os.kill(int(pid), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
                 pass
-        while True:
+        for pid in children:
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
+                os.waitpid(pid, 0)  # it is dead (SIGKILL); wait until its children have re-parented
             except ChildProcessError:
-                break
-            if pid == 0:
-                break
+                pass
+    _reap_now()
 
 
-def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, own_uid: bool) -> None:
+def _wait_collecting(pid: int, fd: int) -> tuple[bytes, int]:
+    """Wait for the case's process to exit while reading its result pipe (closed on return);
+    returns what it wrote (at most MAX_CASE_OUTPUT + 1 bytes) and its wait status. Data written
+    by processes it left behind after it exited is not waited for."""
+    os.set_blocking(fd, False)
+    try:
+        exit_fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        exit_fd = None
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    if exit_fd is not None:
+        poller.register(exit_fd, select.POLLIN)
+    chunks: list[bytes] = []
+    size = 0
+    open_pipe = True
+    status = None
+    try:
+        while status is None:
+            poller.poll(10 if exit_fd is None else -1)
+            while open_pipe and size <= MAX_CASE_OUTPUT:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    open_pipe = False
+                    poller.unregister(fd)
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            if open_pipe and size > MAX_CASE_OUTPUT:  # stop listening; its writes now fail (EPIPE)
+                open_pipe = False
+                poller.unregister(fd)
+                os.close(fd)
+                fd = -1
+            done, status_now = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = status_now
+        while open_pipe and size <= MAX_CASE_OUTPUT:  # what it wrote before it exited
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        for owned in (fd, exit_fd):
+            if owned is not None and owned >= 0:
+                os.close(owned)
+    return b"".join(chunks), status
+
+
+def relayable(data: bytes) -> bytes:
+    """What to pass on to the grader of what a case's process wrote: its observation frames as
+    they are (the grader validates them), nothing when it wrote nothing, and a deliberately
+    malformed frame for anything else (a partial frame, trailing bytes, too much, or a control
+    frame that would speak for the worker)."""
+    if not data:
+        return b""
+    if len(data) <= MAX_CASE_OUTPUT:
+        rest = data
+        try:
+            while rest:
+                frame, rest = protocol.split_frame(rest)
+                if frame is None or protocol.is_control(frame):
+                    break
+            else:
+                return data
+        except protocol.ProtocolError:
+            pass
+    return struct.pack("<Q", len(NOT_A_RESULT)) + NOT_A_RESULT
+
+
+def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: bool) -> None:
     uid, steps = protocol.read_case_message(message)
     sys.stdout.flush()
     sys.stderr.flush()
+    result_r, result_w = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the case's own process
+    if pid == 0:  # the case's own process: it keeps stdio and its result pipe, nothing else
         code = 0
         try:
-            os.close(cmd_fd)
-            _write_all(res_fd, run_case(module, uid, steps))
+            os.close(result_r)
+            for fd in (cmd_fd, res_fd):
+                os.close(fd)
+            _write_all(result_w, run_case(module, uid, steps))
         except BaseException:  # noqa: BLE001 - whatever happens, this process ends here
             traceback.print_exc()
             code = 70
@@ -137,17 +251,14 @@ def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, own_uid: boo
                 sys.stderr.flush()
             finally:
                 os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    if own_uid:
-        try:  # every other process of this sandbox uid: the case's escaped descendants
-            os.kill(-1, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    kill_orphans()
+    os.close(result_w)
+    data, status = _wait_collecting(pid, result_r)
+    kill_orphans(signal_all)
     exitcode = os.waitstatus_to_exitcode(status)
     _write_all(
         res_fd,
-        protocol.control_frame("status", case=uid, exitcode=exitcode if exitcode >= 0 else None, signal=-exitcode if exitcode < 0 else None),
+        relayable(data)
+        + protocol.control_frame("status", case=uid, exitcode=exitcode if exitcode >= 0 else None, signal=-exitcode if exitcode < 0 else None),
     )
 
 
@@ -168,12 +279,13 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
             _write_all(res_fd, protocol.control_frame("import_error", type=type(exc).__name__, message=protocol._short(str(exc)), where=_import_error_where(exc, root)))
             os._exit(0)
         _write_all(res_fd, protocol.control_frame("ready"))
-        own_uid = "uid" in applied
+        # kill(-1) may be used only where it reaches this sandbox's processes alone
+        signal_all = "uid" in applied or bool(applied.get("signal_scope"))
         while True:
             message = read_message(cmd_fd)
             if message is None:
                 break
-            _run_one_case(module, message, res_fd, cmd_fd, own_uid)
+            _run_one_case(module, message, res_fd, cmd_fd, signal_all)
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
     finally:

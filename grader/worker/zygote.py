@@ -13,19 +13,41 @@ then serves requests on a Unix socket:
 
 The zygote runs no submission code. It is a child subreaper, so processes a
 worker leaves behind land here, where they are killed.
+
+Its environment is scrubbed by re-executing itself before anything else: a fork
+shares its parent's memory, and the environment the interpreter was started
+with stays readable there (``/proc/self/environ``) whatever ``os.environ`` says
+later, so a worker must never descend from a process that held the grader's
+environment (tokens, paths, anything).
 """
 
 from __future__ import annotations
 
-import array
-import json
 import os
-import signal
-import socket
 import sys
-from pathlib import Path
 
-import abc  # noqa: F401 - the modules below are imported once here, shared by every forked worker
+# What the zygote (and so every worker) may keep of the grader's environment.
+KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+SCRUBBED_MARK = "GRAPHGRADE_ZYGOTE_CLEAN"
+
+
+def _clean_environment() -> dict[str, str]:
+    env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+    env.update({SCRUBBED_MARK: "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+    return env
+
+
+if __name__ == "__main__" and os.environ.get(SCRUBBED_MARK) != "1":
+    os.execve(sys.executable, [sys.executable, "-m", "grader.worker.zygote", *sys.argv[1:]], _clean_environment())
+
+import array  # noqa: E402 - after the re-exec above, on purpose
+import json  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import abc  # noqa: F401,E402 - the modules below are imported once here, shared by every forked worker
 import collections  # noqa: F401
 import copy  # noqa: F401
 import dataclasses  # noqa: F401
@@ -46,6 +68,9 @@ from grader.worker.submission import serve
 MAX_REQUEST = 64 * 1024
 
 
+KILL_SECONDS = 2.0
+
+
 def _reap() -> None:
     while True:
         try:
@@ -56,31 +81,70 @@ def _reap() -> None:
             return
 
 
+def _wait_dead(pid: int, until: float) -> None:
+    """Reap ``pid`` (already sent SIGKILL), so that its children have re-parented here."""
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done or time.monotonic() > until:
+            return
+        time.sleep(0.001)
+
+
 def _kill_uid(uid: int) -> None:
-    """Kill every process running as ``uid`` (a sandbox uid owned by one worker)."""
+    """Kill every process running as ``uid`` (a sandbox uid this grading run holds alone).
+    Repeated until none is left: a process that was forking when killed may leave a child."""
     pid = os.fork()
     if pid == 0:
         try:
+            os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
-            os.kill(-1, signal.SIGKILL)
+            until = time.monotonic() + KILL_SECONDS
+            while time.monotonic() < until:
+                os.kill(-1, signal.SIGKILL)  # ProcessLookupError once nothing is left
+                time.sleep(0.001)
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
 
 
 def _kill_strays(workers: set[int]) -> None:
+    """Kill and reap every child that is not a live worker (orphans that re-parented here),
+    until there is none: killing one lets its own children re-parent here in turn."""
+    until = time.monotonic() + KILL_SECONDS
     me = os.getpid()
-    try:
-        children = [int(p) for p in Path(f"/proc/{me}/task/{me}/children").read_text().split()]
-    except OSError:
-        children = []
-    for pid in children:
-        if pid not in workers:
+    while time.monotonic() < until:
+        try:
+            children = [int(p) for p in Path(f"/proc/{me}/task/{me}/children").read_text().split()]
+        except (OSError, ValueError):
+            children = []
+        strays = [pid for pid in children if pid not in workers]
+        if not strays:
+            return
+        for pid in strays:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        for pid in strays:
+            _wait_dead(pid, until)
+
+
+def _kill_worker(pid: int, uid: int | None, workers: set[int]) -> None:
+    for target in (-pid, pid):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    _wait_dead(pid, time.monotonic() + KILL_SECONDS)
+    workers.discard(pid)
+    if uid is not None and os.geteuid() == 0:
+        _kill_uid(uid)
+    _kill_strays(workers)
+    _reap()
 
 
 def _plan_from(request: dict) -> sandbox.SandboxPlan:
@@ -146,6 +210,8 @@ def main(sock_fd: int) -> None:
         if request["op"] == "spawn":
             cmd_fd, res_fd, out_fd = fds
             plan = _plan_from(request)
+            if plan.uid is not None and os.geteuid() == 0:
+                _kill_uid(plan.uid)  # nothing may run as this uid but the new worker's sandbox
             pid = os.fork()
             if pid == 0:
                 sock.close()
@@ -155,18 +221,7 @@ def main(sock_fd: int) -> None:
             workers.add(pid)
             sock.sendall(json.dumps({"pid": pid}).encode())
         elif request["op"] == "kill":
-            pid = request["pid"]
-            for target in (-pid, pid):
-                try:
-                    os.kill(target, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            if request.get("uid") is not None and os.geteuid() == 0:
-                _kill_uid(request["uid"])
-            workers.discard(pid)
-            _reap()
-            _kill_strays(workers)
-            _reap()
+            _kill_worker(int(request["pid"]), request.get("uid"), workers)
             sock.sendall(b'{"ok": true}')
         else:
             for fd in fds:
@@ -177,7 +232,10 @@ def main(sock_fd: int) -> None:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    for pid in list(workers):
+        _wait_dead(pid, time.monotonic() + KILL_SECONDS)
     _kill_strays(set())
+    _reap()
     os._exit(0)
 
 

@@ -1,0 +1,398 @@
+"""``graphgrade audit``: does the spec suite catch the mistakes students make?
+
+A suite is only as good as the mistakes it catches. The audit grades a set of
+deliberately broken implementations of the lab (``reference/mutants/``, one
+realistic mistake each) and a few baselines that must score low
+(``reference/mutants/baselines/``), through exactly the isolated path that
+grades students (zygote, sandboxed workers, judge, scoring), against every
+spec of every visibility. The reference itself is graded alongside as the
+control.
+
+A case *kills* a mutant when it passes for the reference and does not pass
+for the mutant. The audit fails (exit 1) when
+
+- a mutant survives (no case kills it): the suite has a gap;
+- a mutant cannot be imported (it is broken, not mistaken);
+- a baseline scores more than its ``MAX_PERCENT``: the suite is too lenient;
+- the reference does not pass a case (run ``graphgrade validate``).
+
+Specs that kill no mutant are reported, not failed: they may still pin down
+a rule no mutant breaks yet.
+
+The grader process never imports a mutant: descriptions (the module
+docstring) and thresholds (``MAX_PERCENT``) are read from the source with
+:mod:`ast`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]  # holds the grader, reference and specs packages
+MUTANTS_DIR = ROOT / "reference" / "mutants"
+BASELINES_DIR = MUTANTS_DIR / "baselines"
+CONTROL = ROOT / "reference" / "cudagraph.py"
+
+
+# ------------------------------------------------------------------ what is audited
+@dataclass(frozen=True)
+class Subject:
+    """One file the audit grades."""
+
+    name: str
+    path: Path
+    description: str
+    max_percent: float | None = None  # baselines only
+
+
+class AuditSetupError(Exception):
+    """The mutants or baselines cannot be read (a broken checkout, not a verdict)."""
+
+
+def _module_facts(path: Path) -> tuple[str, float | None]:
+    """A module's one-line docstring and its ``MAX_PERCENT`` constant, read without importing it."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        raise AuditSetupError(f"{path}: cannot read ({exc})") from None
+    doc = (ast.get_docstring(tree) or "").strip()
+    if not doc:
+        raise AuditSetupError(f"{path}: a mutant or baseline needs a one-line docstring describing the mistake")
+    limit = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "MAX_PERCENT" for t in node.targets):
+            try:
+                limit = float(ast.literal_eval(node.value))
+            except (ValueError, TypeError):
+                raise AuditSetupError(f"{path}: MAX_PERCENT must be a number") from None
+    return " ".join(doc.split()), limit
+
+
+def _subjects(directory: Path, baselines: bool) -> list[Subject]:
+    found = []
+    for path in sorted(directory.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        description, limit = _module_facts(path)
+        if baselines and limit is None:
+            raise AuditSetupError(f"{path}: a baseline needs MAX_PERCENT, the most it may score")
+        found.append(Subject(path.stem, path, description, limit if baselines else None))
+    return found
+
+
+def discover_mutants(directory: Path = MUTANTS_DIR) -> list[Subject]:
+    return _subjects(directory, baselines=False)
+
+
+def discover_baselines(directory: Path = BASELINES_DIR) -> list[Subject]:
+    return _subjects(directory, baselines=True)
+
+
+# ------------------------------------------------------------------ results
+@dataclass(frozen=True)
+class SpecInfo:
+    id: str
+    title: str
+    tag: str
+    visibility: str
+    cases: tuple[str, ...]  # "spec/case"
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    name: str
+    description: str
+    killed_by: tuple[str, ...]  # "spec/case", in suite order
+    problem: str = ""  # the mutant could not be imported: an audit bug, not a kill
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.killed_by) and not self.problem
+
+    def kills_in(self, spec_id: str) -> tuple[str, ...]:
+        return tuple(c for c in self.killed_by if c.split("/", 1)[0] == spec_id)
+
+
+@dataclass(frozen=True)
+class BaselineResult:
+    name: str
+    description: str
+    score: float
+    max_score: float
+    percent: float
+    max_percent: float
+    passed: tuple[str, ...]  # the cases it passes: where the points came from
+
+    @property
+    def ok(self) -> bool:
+        return self.percent <= self.max_percent + 1e-9
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    specs: tuple[SpecInfo, ...]
+    mutants: tuple[MutantResult, ...]
+    baselines: tuple[BaselineResult, ...]
+    control_failures: tuple[str, ...]  # cases the reference itself does not pass
+    duration_s: float = 0.0
+    specs_dir: str = ""
+
+    @property
+    def survivors(self) -> tuple[MutantResult, ...]:
+        return tuple(m for m in self.mutants if not m.killed_by and not m.problem)
+
+    @property
+    def broken(self) -> tuple[MutantResult, ...]:
+        return tuple(m for m in self.mutants if m.problem)
+
+    @property
+    def baselines_too_high(self) -> tuple[BaselineResult, ...]:
+        return tuple(b for b in self.baselines if not b.ok)
+
+    @property
+    def specs_killing_nothing(self) -> tuple[str, ...]:
+        return tuple(s.id for s in self.specs if not any(m.kills_in(s.id) for m in self.mutants if not m.problem))
+
+    @property
+    def cases_killing_nothing(self) -> tuple[str, ...]:
+        killing = {c for m in self.mutants if not m.problem for c in m.killed_by}
+        return tuple(c for s in self.specs for c in s.cases if c not in killing)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.survivors or self.broken or self.baselines_too_high or self.control_failures)
+
+    def to_json(self) -> dict:
+        return {
+            "mutants": [{"name": m.name, "description": m.description, "killed_by": list(m.killed_by), **({"problem": m.problem} if m.problem else {})} for m in self.mutants],
+            "baselines": [
+                {
+                    "name": b.name,
+                    "description": b.description,
+                    "score": round(b.score, 6),
+                    "max_score": round(b.max_score, 6),
+                    "percent": round(b.percent, 3),
+                    "max_percent": b.max_percent,
+                    "ok": b.ok,
+                    "passed": list(b.passed),
+                }
+                for b in self.baselines
+            ],
+            "specs_killing_nothing": list(self.specs_killing_nothing),
+            "cases_killing_nothing": list(self.cases_killing_nothing),
+            "survivors": [m.name for m in self.survivors],
+            "reference_failures": list(self.control_failures),
+            "specs": [{"id": s.id, "title": s.title, "tag": s.tag, "visibility": s.visibility, "cases": list(s.cases)} for s in self.specs],
+            "duration_s": round(self.duration_s, 2),
+            "ok": self.ok,
+        }
+
+
+# ------------------------------------------------------------------ running it
+def audit_settings():
+    """The students' settings, plus the one trusted import root mutants need (``import reference``)."""
+    from grader.runner import RunSettings
+
+    return RunSettings(import_paths=(str(ROOT),))
+
+
+def evaluate(specs, control_report, mutant_reports, baseline_reports, mutants, baselines, duration_s=0.0, specs_dir="") -> AuditResult:
+    """Turn graded reports into the audit's verdicts (pure; the grading happened elsewhere)."""
+    infos = tuple(SpecInfo(s.id, s.title, s.tag, s.visibility, tuple(f"{s.id}/{c.id}" for c in s.cases)) for s in specs)
+    reference_passes = {f"{c.spec}/{c.case}" for c in control_report.cases if c.status == "passed"}
+    control_failures = tuple(f"{c.spec}/{c.case}" for c in control_report.cases if c.status != "passed")
+    results = []
+    for subject, report in zip(mutants, mutant_reports):
+        killed = tuple(uid for c in report.cases if c.status != "passed" and (uid := f"{c.spec}/{c.case}") in reference_passes)
+        results.append(MutantResult(subject.name, subject.description, killed, report.problem))
+    base = tuple(
+        BaselineResult(
+            subject.name,
+            subject.description,
+            report.score,
+            report.max_score,
+            report.percent,
+            float(subject.max_percent or 0.0),
+            tuple(f"{c.spec}/{c.case}" for c in report.cases if c.status == "passed"),
+        )
+        for subject, report in zip(baselines, baseline_reports)
+    )
+    return AuditResult(infos, tuple(results), base, control_failures, duration_s, specs_dir)
+
+
+def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
+    """Grade the control, every mutant and every baseline against every spec in ``specs_dir``.
+
+    ``load(specs_dir)`` returns a :class:`grader.loader.LoadedSuite`; it is called only
+    once the zygote runs, exactly as when grading students.
+    """
+    from grader.grade import grade_submissions
+    from grader.loader import load_suite
+    from grader.runner import Zygote
+
+    mutants = discover_mutants()
+    baselines = discover_baselines()
+    if not mutants:
+        raise AuditSetupError(f"{MUTANTS_DIR}: no mutants to audit with")
+    subjects = [Subject("reference", CONTROL, "the reference (control)"), *mutants, *baselines]
+    started = time.monotonic()
+    with Zygote() as zygote:  # started before any spec is read, as for students
+        loaded = (load or load_suite)(specs_dir)
+        specs = loaded.suite.specs
+        if not specs:
+            raise AuditSetupError(f"{specs_dir}: no specs to audit")
+        with tempfile.TemporaryDirectory(prefix="graphgrade-audit-") as out:
+            graded = grade_submissions(zygote, loaded, specs, [s.path for s in subjects], Path(out), audit_settings(), jobs=jobs)
+    reports = [g.report for g in graded]
+    n = len(mutants)
+    return evaluate(specs, reports[0], reports[1 : 1 + n], reports[1 + n :], mutants, baselines, time.monotonic() - started, str(specs_dir))
+
+
+# ------------------------------------------------------------------ text output
+def _group_by_spec(case_ids: tuple[str, ...]) -> list[str]:
+    groups: dict[str, list[str]] = {}
+    for uid in case_ids:
+        spec, case = uid.split("/", 1)
+        groups.setdefault(spec, []).append(case)
+    return [f"{spec}: {', '.join(cases)}" for spec, cases in groups.items()]
+
+
+def _wrap(text: str, indent: str, width: int = 100) -> str:
+    return textwrap.fill(text, width=width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False)
+
+
+def format_text(result: AuditResult) -> str:
+    lines: list[str] = []
+    n_cases = sum(len(s.cases) for s in result.specs)
+    lines.append(
+        f"graphgrade audit: {len(result.mutants)} mutants and {len(result.baselines)} baselines against "
+        f"{n_cases} cases in {len(result.specs)} specs ({result.specs_dir})"
+    )
+    lines.append("")
+    lines.append("Kill matrix: cases of each spec that fail for the mutant and pass for the reference ('.' = none)")
+    name_w = max([len(m.name) for m in result.mutants] + [6]) + 2
+    numbers = [f"{i + 1:>3}" for i in range(len(result.specs))]
+    lines.append(" " * name_w + "".join(numbers) + "  total")
+    for m in result.mutants:
+        cells = []
+        for s in result.specs:
+            k = len(m.kills_in(s.id))
+            cells.append(f"{k:>3}" if k else "  .")
+        verdict = "BROKEN" if m.problem else ("SURVIVED" if not m.killed_by else "")
+        lines.append(f"{m.name:<{name_w}}" + "".join(cells) + f"  {len(m.killed_by):>5}  {verdict}".rstrip())
+    killing = [sum(1 for m in result.mutants if m.kills_in(s.id) and not m.problem) for s in result.specs]
+    lines.append(f"{'mutants killed':<{name_w}}" + "".join(f"{k:>3}" for k in killing))
+    lines.append("")
+    lines.append("Specs:")
+    for i, s in enumerate(result.specs):
+        lines.append(f"  {i + 1:>2}  {s.id}  [{s.tag}, {s.visibility}, {len(s.cases)} cases]")
+    lines.append("")
+    lines.append("Mutants:")
+    for m in result.mutants:
+        if m.problem:
+            status = "BROKEN  "
+        elif not m.killed_by:
+            status = "SURVIVED"
+        else:
+            status = "killed  "
+        lines.append(f"  {status} {m.name}: {m.description}")
+        if m.problem:
+            lines.append(_wrap(f"cannot be graded: {m.problem}", " " * 13))
+        elif m.killed_by:
+            lines.append(_wrap(f"by {len(m.killed_by)} case{'s' if len(m.killed_by) != 1 else ''}: " + "; ".join(_group_by_spec(m.killed_by)), " " * 13))
+        else:
+            lines.append(" " * 13 + "no case catches this mistake: add one that does (see specs/README.md)")
+    lines.append("")
+    lines.append("Baselines (must score low):")
+    for b in result.baselines:
+        flag = "ok      " if b.ok else "TOO HIGH"
+        lines.append(f"  {flag} {b.name}: {b.percent:.1f}% ({b.score:g}/{b.max_score:g}; at most {b.max_percent:g}%) - {b.description}")
+        if not b.ok:
+            lines.append(_wrap("passes: " + "; ".join(_group_by_spec(b.passed)), " " * 13))
+    lines.append("")
+    if result.control_failures:
+        lines.append(_wrap("The reference fails: " + ", ".join(result.control_failures) + " (these cases are wrong; run graphgrade validate)", ""))
+        lines.append("")
+    nothing = result.specs_killing_nothing
+    if nothing:
+        lines.append("Specs that kill no mutant (a rule no mutant breaks yet, or a spec that checks too little):")
+        for sid in nothing:
+            lines.append(f"  - {sid}")
+    else:
+        lines.append("Every spec kills at least one mutant.")
+    idle = result.cases_killing_nothing
+    if idle:
+        lines.append(_wrap(f"{len(idle)} of {n_cases} cases kill no mutant: " + ", ".join(idle), ""))
+    else:
+        lines.append("Every case kills at least one mutant.")
+    lines.append("")
+    killed = sum(1 for m in result.mutants if m.killed)
+    parts = [f"{killed} of {len(result.mutants)} mutants killed"]
+    if result.survivors:
+        parts.append(f"{len(result.survivors)} survived ({', '.join(m.name for m in result.survivors)})")
+    if result.broken:
+        parts.append(f"{len(result.broken)} broken ({', '.join(m.name for m in result.broken)})")
+    high = result.baselines_too_high
+    parts.append(f"{len(result.baselines) - len(high)} of {len(result.baselines)} baselines within their limits")
+    if high:
+        parts.append(f"too high: {', '.join(b.name for b in high)}")
+    if result.control_failures:
+        parts.append(f"the reference fails {len(result.control_failures)} cases")
+    lines.append(f"{'OK' if result.ok else 'FAILED'}: " + "; ".join(parts) + f" ({result.duration_s:.1f} s)")
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ command line
+def cmd_audit(args: argparse.Namespace) -> int:
+    from grader.cli import EXIT_FINDINGS, EXIT_OK, UsageError, _load
+
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.html is not None and args.html.is_dir():
+        raise UsageError(f"--html {args.html}: is a directory, give a file name")
+    if not Path(args.specs).is_dir():
+        raise UsageError(f"{args.specs}: not a directory of spec files")
+    try:
+        result = run_audit(Path(args.specs), jobs=args.jobs, load=_load)
+    except AuditSetupError as exc:
+        raise UsageError(str(exc)) from None
+    if args.html is not None:
+        from reports.audit_html import write_audit_html
+
+        try:
+            write_audit_html(result, args.html)
+        except OSError as exc:
+            raise UsageError(f"--html {args.html}: cannot write ({exc.strerror})") from None
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        sys.stdout.write(format_text(result))
+    if args.html is not None:
+        print(f"wrote {args.html}", file=sys.stderr)
+    return EXIT_OK if result.ok else EXIT_FINDINGS
+
+
+def add_audit_parser(sub) -> None:
+    """Register ``graphgrade audit`` on the CLI's subparsers."""
+    a = sub.add_parser(
+        "audit",
+        help="grade the mutants and baselines against the specs: which cases catch which mistake",
+        description=(
+            "Grade every mutant of the reference (one realistic mistake each, reference/mutants/) and the "
+            "baselines that must score low, through the same isolated path as students, against every spec. "
+            "Exit 1 when a mutant survives or a baseline scores too much."
+        ),
+    )
+    a.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    a.add_argument("--json", action="store_true", help="print the result as JSON")
+    a.add_argument("--html", type=Path, default=None, metavar="FILE", help="also write an HTML page of the kill matrix")
+    a.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default: 2)")
+    a.set_defaults(func=cmd_audit)

@@ -1,0 +1,15 @@
+"""LaunchCounter.bump has no default for k, so bump() with no argument raises TypeError."""
+
+from reference.mutants._base import export, fresh_reference
+
+ref = fresh_reference(__name__)
+
+
+@classmethod
+def bump(cls, k):
+    cls.n += k
+
+
+ref.LaunchCounter.bump = bump
+
+export(ref, globals())

@@ -1,0 +1,142 @@
+"""The shipped spec suite: it validates, it is big and balanced enough, and the reference passes it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import types
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import reference.cudagraph as ref
+from grader.interpreter import observe_in_process
+from grader.judge import judge_case
+from grader.loader import load_suite
+from grader.spec_model import CORE_TAGS, TAGS
+
+SPECS = Path(__file__).resolve().parents[1] / "specs"
+ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+LOADED = load_suite(SPECS)
+SUITE = LOADED.suite
+CASES = SUITE.cases
+
+
+@pytest.fixture(autouse=True)
+def _leave_the_reference_launch_counter_as_found():
+    """The reference runs in this process here; its class-level counter must not leak into other tests."""
+    before = ref.LaunchCounter.n
+    yield
+    ref.LaunchCounter.n = before
+
+
+def test_graphgrade_validate_passes_on_the_shipped_suite():
+    exe = shutil.which("graphgrade")
+    cmd = [exe] if exe else [sys.executable, "-m", "grader.cli"]
+    result = subprocess.run([*cmd, "validate"], check=False, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert "OK on the numpy reference" in result.stdout
+    assert f"{len(SUITE.specs)} specs, {len(CASES)} cases" in result.stdout
+
+
+def test_at_least_60_cases():
+    assert len(CASES) >= 60
+
+
+def test_every_tag_has_at_least_3_cases_and_a_visible_and_a_hidden_spec():
+    cases_per_tag = Counter(spec.tag for spec in SUITE.specs for _ in spec.cases)
+    for tag in TAGS:
+        assert cases_per_tag[tag] >= 3, f"tag {tag} has {cases_per_tag[tag]} cases"
+        visibilities = {spec.visibility for spec in SUITE.specs if spec.tag == tag}
+        assert "visible" in visibilities, f"tag {tag} has no visible spec"
+        assert visibilities - {"visible"}, f"tag {tag} has no hidden spec"
+    assert set(cases_per_tag) == set(TAGS)
+
+
+def test_visible_and_hidden_specs_exist():
+    visibilities = Counter(spec.visibility for spec in SUITE.specs)
+    assert visibilities["visible"] >= 1 and visibilities["hidden"] >= 1
+    assert SUITE.only_visible().cases and len(SUITE.only_visible().cases) < len(CASES)
+
+
+def test_points_total_100_with_70_on_the_core_tags():
+    total = sum(spec.points for spec in SUITE.specs)
+    core = sum(spec.points for spec in SUITE.specs if spec.tag in CORE_TAGS)
+    assert total == pytest.approx(100)
+    assert core == pytest.approx(70)
+
+
+@pytest.mark.parametrize("spec", SUITE.specs, ids=[s.id for s in SUITE.specs])
+def test_every_spec_has_a_real_explanation_and_hint(spec):
+    assert len(spec.explanation.split()) >= 20, f"{spec.id}: explanation too short to teach anything"
+    assert len(spec.hint.split()) >= 8, f"{spec.id}: hint too short to help"
+    assert spec.hint != spec.explanation
+    assert spec.title.strip() and "\n" not in spec.title
+    for case in spec.cases:
+        assert case.description.strip(), case.uid
+
+
+def test_spec_ids_and_case_ids_are_unique_and_stable_looking():
+    spec_ids = [spec.id for spec in SUITE.specs]
+    assert len(spec_ids) == len(set(spec_ids))
+    uids = [case.uid for case in CASES]
+    assert len(uids) == len(set(uids))
+    for spec in SUITE.specs:
+        assert ID.match(spec.id), f"spec id {spec.id!r}: lower-case words joined by '-'"
+        for case in spec.cases:
+            assert ID.match(case.id), f"case id {case.uid!r}: lower-case words joined by '-'"
+
+
+def test_one_area_per_file():
+    for spec_file in SUITE.files:
+        assert len({spec.tag for spec in spec_file.specs}) == 1, spec_file.path
+
+
+def _run(module: types.ModuleType, case):
+    observation = observe_in_process(module, case.uid, case.steps)
+    return judge_case(case, LOADED.oracles[case.uid], observation)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.uid for c in CASES])
+def test_reference_passes_every_case_in_process(case):
+    verdict = _run(ref, case)
+    assert verdict.status == "passed", f"{case.file}:{case.line}: {case.uid}: {verdict.message}"
+    assert verdict.checks and all(line.passed for line in verdict.checks)
+
+
+def _broken_reference(**replacements) -> types.ModuleType:
+    module = types.ModuleType("broken_cudagraph")
+    module.__dict__.update({k: v for k, v in vars(ref).items() if not k.startswith("__")})
+    module.__dict__.update(replacements)
+    return module
+
+
+class _EagerRunner(ref.GraphRunner):
+    """Never replays: every call runs the ops eagerly (a launch per op)."""
+
+    def __call__(self, x):
+        return ref.run_eager(self.ops, x)
+
+
+def test_the_in_process_path_can_fail_a_broken_implementation():
+    module = _broken_reference(GraphRunner=_EagerRunner)
+    failed = [case.uid for case in CASES if "GraphRunner" in case.needs and _run(module, case).status != "passed"]
+    tags = {case.uid: spec.tag for spec in SUITE.specs for case in spec.cases}
+    assert {tags[uid] for uid in failed} >= {"single-launch-replay", "static-buffer", "shape-cache"}
+
+
+def test_a_missing_contract_name_fails_only_the_cases_that_need_it():
+    module = _broken_reference()
+    del module.fuse_elementwise
+    verdicts = {case.uid: _run(module, case) for case in CASES}
+    for case in CASES:
+        if "fuse_elementwise" in case.needs:
+            assert verdicts[case.uid].status == "failed"
+            assert "does not define fuse_elementwise" in verdicts[case.uid].message
+        else:
+            assert verdicts[case.uid].status == "passed", case.uid
