@@ -33,8 +33,10 @@ import sys
 import tempfile
 import textwrap
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from grader.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]  # holds the grader, reference and specs packages
 MUTANTS_DIR = ROOT / "reference" / "mutants"
@@ -144,6 +146,7 @@ class AuditResult:
     control_failures: tuple[str, ...]  # cases the reference itself does not pass
     duration_s: float = 0.0
     specs_dir: str = ""
+    regraded: tuple[str, ...] = ()  # graded a second time after a crash, timeout or import problem
 
     @property
     def survivors(self) -> tuple[MutantResult, ...]:
@@ -191,6 +194,7 @@ class AuditResult:
             "survivors": [m.name for m in self.survivors],
             "reference_failures": list(self.control_failures),
             "specs": [{"id": s.id, "title": s.title, "tag": s.tag, "visibility": s.visibility, "cases": list(s.cases)} for s in self.specs],
+            "regraded": list(self.regraded),
             "duration_s": round(self.duration_s, 2),
             "ok": self.ok,
         }
@@ -250,10 +254,23 @@ def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
         if not specs:
             raise AuditSetupError(f"{specs_dir}: no specs to audit")
         with tempfile.TemporaryDirectory(prefix="graphgrade-audit-") as out:
-            graded = grade_submissions(zygote, loaded, specs, [s.path for s in subjects], Path(out), audit_settings(), jobs=jobs)
-    reports = [g.report for g in graded]
+            settings = audit_settings()
+            graded = grade_submissions(zygote, loaded, specs, [s.path for s in subjects], Path(out) / "first", settings, jobs=jobs)
+            reports = [g.report for g in graded]
+            # A crash or timeout is a verdict for a student, but for the audit it may also be a fluke of a
+            # loaded machine; one more run settles it (the second run's result stands, whatever it is).
+            again = [i for i, r in enumerate(reports) if _unsettled(r)]
+            if again:
+                regraded = grade_submissions(zygote, loaded, specs, [subjects[i].path for i in again], Path(out) / "again", settings, jobs=jobs)
+                for i, g in zip(again, regraded):
+                    reports[i] = g.report
     n = len(mutants)
-    return evaluate(specs, reports[0], reports[1 : 1 + n], reports[1 + n :], mutants, baselines, time.monotonic() - started, str(specs_dir))
+    result = evaluate(specs, reports[0], reports[1 : 1 + n], reports[1 + n :], mutants, baselines, time.monotonic() - started, str(specs_dir))
+    return replace(result, regraded=tuple(subjects[i].name for i in again))
+
+
+def _unsettled(report) -> bool:
+    return bool(report.problem) or any(c.status in ("crashed", "timeout") for c in report.cases)
 
 
 # ------------------------------------------------------------------ text output
@@ -333,6 +350,8 @@ def format_text(result: AuditResult) -> str:
         lines.append(_wrap(f"{len(idle)} of {n_cases} cases kill no mutant: " + ", ".join(idle), ""))
     else:
         lines.append("Every case kills at least one mutant.")
+    if result.regraded:
+        lines.append(_wrap("Graded twice after a crash, timeout or import problem in the first run: " + ", ".join(result.regraded), ""))
     lines.append("")
     killed = sum(1 for m in result.mutants if m.killed)
     parts = [f"{killed} of {len(result.mutants)} mutants killed"]
@@ -352,7 +371,7 @@ def format_text(result: AuditResult) -> str:
 
 # ------------------------------------------------------------------ command line
 def cmd_audit(args: argparse.Namespace) -> int:
-    from grader.cli import EXIT_FINDINGS, EXIT_OK, UsageError, _load
+    from grader.cli import EXIT_FINDINGS, EXIT_OK, _load
 
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
@@ -370,7 +389,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         try:
             write_audit_html(result, args.html)
         except OSError as exc:
-            raise UsageError(f"--html {args.html}: cannot write ({exc.strerror})") from None
+            raise UsageError(f"--html {args.html}: cannot write ({exc.strerror or exc})") from None
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:

@@ -17,8 +17,7 @@ import grader
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
-class UsageError(Exception):
-    """A problem with what the user asked for; printed as one line."""
+from grader.errors import UsageError  # noqa: E402 - re-exported for the subcommands
 
 
 def default_specs_dir() -> Path:
@@ -46,6 +45,8 @@ def _load(specs_dir: Path):
 
 # ------------------------------------------------------------------ grade
 def cmd_grade(args: argparse.Namespace) -> int:
+    import math
+
     from grader.grade import Progress, grade_submissions
     from grader.runner import RunSettings, Zygote
 
@@ -53,8 +54,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     for path in submissions:
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
-    if args.timeout <= 0 or args.budget <= 0 or args.jobs < 1:
-        raise UsageError("--timeout and --budget must be positive and --jobs at least 1")
+    if not (0 < args.timeout < math.inf and 0 < args.budget < math.inf) or args.jobs < 1:  # NaN fails too
+        raise UsageError("--timeout and --budget must be positive numbers and --jobs at least 1")
+    if args.fail_under is not None and not 0 <= args.fail_under <= 100:
+        raise UsageError(f"--fail-under is a percentage from 0 to 100, not {args.fail_under:g}")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot make the output directory ({exc.strerror})") from None
     settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(10.0, args.budget))
     started = time.monotonic()
     with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases

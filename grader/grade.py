@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 import grader
 from grader.loader import LoadedSuite
 from grader.results import Report, write_report
-from grader.runner import RunSettings, ScratchArea, Zygote, run_submission, running_as_root
+from grader.runner import RunSettings, ScratchArea, Zygote, case_messages, run_submission, running_as_root
 from grader.scoring import build_report
 from grader.spec_model import Spec
 
@@ -71,13 +71,15 @@ def grade_submissions(
 ) -> list[GradedSubmission]:
     """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order."""
     cases = tuple(c for s in specs for c in s.cases)
+    messages = case_messages(cases)  # encoded once, shared by every submission
+    jobs = max(1, min(jobs, len(submissions)))
     names = unique_names(submissions)
     out_dir.mkdir(parents=True, exist_ok=True)
     if running_as_root():
         os.chmod(out_dir, 0o700)  # workers (other uids) can neither read nor write reports
     area = ScratchArea()
     slots: queue.Queue[int] = queue.Queue()
-    for slot in range(max(1, jobs)):
+    for slot in range(jobs):
         slots.put(slot)
     results: list[GradedSubmission | None] = [None] * len(submissions)
     done = 0
@@ -87,7 +89,7 @@ def grade_submissions(
         nonlocal done
         slot = slots.get()
         try:
-            run = run_submission(zygote, area, slot, submissions[index], cases, settings)
+            run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages)
         finally:
             slots.put(slot)
         report = build_report(names[index], specs, run, loaded, grader.__version__)
@@ -101,7 +103,9 @@ def grade_submissions(
                 on_done(graded, done, len(submissions))
 
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        # Twice as many threads as slots: a slot is handed on as soon as its cases have run, so
+        # the next submission's cases run while this one is judged and its reports written.
+        with ThreadPoolExecutor(max_workers=min(2 * jobs, len(submissions))) as pool:
             for future in [pool.submit(grade_one, i) for i in range(len(submissions))]:
                 future.result()
     finally:

@@ -13,7 +13,10 @@ Layers, each applied where the platform allows it (see SECURITY.md):
    libraries and its own submission, write only its working directory, open no
    TCP connection (ABI 4), and signal or reach through an abstract Unix socket no
    process outside its own sandbox (ABI 6). Specs, reports, the reference
-   solution and other submissions are simply not there for it.
+   solution and other submissions are simply not there for it;
+5. a seccomp filter: no socket but a Unix one (so no UDP, no raw or netlink
+   socket either, which Landlock does not cover) and no io_uring (which could
+   open them behind the filter's back).
 """
 
 from __future__ import annotations
@@ -166,6 +169,59 @@ def _stdlib_entries() -> set[str]:
             continue
         entries.update(os.path.join(root, n) for n in names if n not in ("site-packages", "dist-packages"))
     return entries
+
+
+# ------------------------------------------------------------------ seccomp: Unix sockets only
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+_SECCOMP_ARCH = {  # machine: (AUDIT_ARCH_*, __NR_socket, __NR_io_uring_setup)
+    "x86_64": (0xC000003E, 41, 425),
+    "aarch64": (0xC00000B7, 198, 425),
+}
+_RET_ALLOW = 0x7FFF0000
+_RET_ERRNO = 0x00050000
+_LD_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+_X32_SYSCALL_BIT = 0x40000000
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def apply_socket_filter() -> bool:
+    """Forbid every socket family but AF_UNIX, io_uring, and every syscall of a foreign ABI
+    (x32, 32-bit compat), for this process and its children. False where unsupported."""
+    import errno
+
+    known = _SECCOMP_ARCH.get(os.uname().machine)
+    if known is None:
+        return False
+    arch, nr_socket, nr_io_uring_setup = known
+    program = [
+        (_LD_ABS, 0, 0, 4),  # 0: arch
+        (_JEQ, 0, 9, arch),  # 1: foreign ABI -> 11
+        (_LD_ABS, 0, 0, 0),  # 2: syscall number
+        (_JGE, 7, 0, _X32_SYSCALL_BIT),  # 3: x32 -> 11
+        (_JEQ, 2, 0, nr_socket),  # 4: socket() -> 7
+        (_JEQ, 5, 0, nr_io_uring_setup),  # 5: io_uring_setup -> 11
+        (_RET, 0, 0, _RET_ALLOW),  # 6
+        (_LD_ABS, 0, 0, 16),  # 7: socket's family (args[0], low half)
+        (_JEQ, 0, 1, 1),  # 8: AF_UNIX -> 9, else 10
+        (_RET, 0, 0, _RET_ALLOW),  # 9
+        (_RET, 0, 0, _RET_ERRNO | errno.EACCES),  # 10
+        (_RET, 0, 0, _RET_ERRNO | errno.EPERM),  # 11
+    ]
+    filters = (_SockFilter * len(program))(*[_SockFilter(*ins) for ins in program])
+    prog = _SockFprog(len(program), ctypes.cast(filters, ctypes.POINTER(_SockFilter)))
+    try:
+        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    except OSError:
+        return False
+    return _libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog), 0, 0) == 0
 
 
 def _is_package_dir(path: str) -> bool:
@@ -365,5 +421,6 @@ def enter(plan: SandboxPlan, keep_fds: tuple[int, ...]) -> dict[str, object]:
         applied["signal_scope"] = abi >= 6  # kill(-1) now reaches this sandbox's own processes only
         if not abi and applied.get("read_search"):
             raise OSError("Landlock failed after keeping CAP_DAC_READ_SEARCH; refusing to run unconfined")
+    applied["socket_filter"] = apply_socket_filter()
     sys.dont_write_bytecode = True
     return applied

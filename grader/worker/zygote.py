@@ -93,22 +93,44 @@ def _wait_dead(pid: int, until: float) -> None:
         time.sleep(0.001)
 
 
-def _kill_uid(uid: int) -> None:
-    """Kill every process running as ``uid`` (a sandbox uid this grading run holds alone).
-    Repeated until none is left: a process that was forking when killed may leave a child."""
-    pid = os.fork()
-    if pid == 0:
+def _uid_running(uid: int) -> bool:
+    """Whether a live (not zombie) process of ``uid`` exists anywhere."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
         try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            until = time.monotonic() + KILL_SECONDS
-            while time.monotonic() < until:
-                os.kill(-1, signal.SIGKILL)  # ProcessLookupError once nothing is left
-                time.sleep(0.001)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+            with open(f"/proc/{entry.name}/status", "rb") as f:
+                status = f.read(2048)
+        except OSError:
+            continue
+        state = uid_line = None
+        for line in status.split(b"\n"):
+            if line.startswith(b"State:"):
+                state = line.split()[1:2]
+            elif line.startswith(b"Uid:"):
+                uid_line = line.split()[1:2]
+                break
+        if uid_line == [str(uid).encode()] and state not in ([b"Z"], [b"X"]):
+            return True
+    return False
+
+
+def _kill_uid(uid: int) -> None:
+    """Kill every process running as ``uid`` (a sandbox uid this grading run holds alone),
+    until none is left alive: one that was forking when killed may leave a child behind."""
+    until = time.monotonic() + KILL_SECONDS
+    while _uid_running(uid) and time.monotonic() < until:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        _reap()  # those that re-parented here
 
 
 def _kill_strays(workers: set[int]) -> None:

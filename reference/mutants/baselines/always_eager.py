@@ -2,12 +2,14 @@
 
 from reference.mutants._base import export, fresh_reference
 
-# Everything that is not about graphs is the reference's and earns its points:
-# launch-counter, eager and state-machine (26 of the 100 points), fusion
-# apart from the one case that replays fused ops (5), and the piecewise and
-# padding cases that are eager by design (about 3). That is 34 points; 40
-# leaves room for a few incidental passes while still failing the suite hard
-# on every core graph behaviour (shape cache, static buffer, one-launch replay).
+# Everything that is not about graphs is the reference's and rightly earns
+# its points: launch-counter, eager and state-machine (27 of the 100), and
+# fusion apart from the one case that replays fused ops (5). A few graph
+# cases are eager by design and pass too: a batch above every capture size,
+# a model with nothing capturable, and one-op graphs, where a replay and an
+# eager run both cost one launch (about 5 more; 37.5% in all on the shipped
+# suite). 40 leaves a little room, and anything above it means the graph
+# cases do not check that graphs are used.
 MAX_PERCENT = 40.0
 
 ref = fresh_reference(__name__)

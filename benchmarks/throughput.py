@@ -1,0 +1,261 @@
+"""Throughput of ``graphgrade grade`` on a synthetic class, against the hand-written baseline.
+
+    python benchmarks/throughput.py                # 1,000 submissions, --jobs 2, full suite
+    python benchmarks/throughput.py --n 200 --profile
+
+In one run it
+
+1. builds a class of N submissions in a temporary folder: copies of the reference and of a
+   few buggy variants of it (each copy made byte-distinct by a comment holding its index, so
+   no content cache could help);
+2. grades the whole class with ``graphgrade grade --jobs J`` and the full suite (every case
+   in a process of its own);
+3. times the baseline a course would write by hand: ``baseline_test_template.py``, one plain
+   pytest file run once per submission (``python -m pytest -q -p no:cacheprovider``), two at a
+   time, on an evenly spread sample of the class, extrapolated to N;
+4. prints both rates, their ratio, the time for N, and whether the targets are met.
+
+It prints figures; it asserts nothing. ``--profile`` adds a second, in-process grading of a
+slice of the class that splits the CPU between the grader's own process and the worker
+processes (per case).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "reference" / "cudagraph.py"
+BASELINE = Path(__file__).resolve().with_name("baseline_test_template.py")
+TARGET_SECONDS_FOR_1000 = 60.0
+TARGET_RATIO = 10.0
+
+# Buggy variants: (name, text to find in the reference, replacement). Each must apply exactly once.
+BUGS = {
+    "no_replay": ("        entry = self.graphs.get(key)  # Constraint 1: one graph per shape\n", "        entry = None  # bug: every call captures again\n"),
+    "fresh_buffer": (
+        "        self._load(entry.static_input, x)\n        y = entry.static_input\n",
+        "        entry.static_input = entry.static_input.copy()  # bug: a new buffer on every replay\n        self._load(entry.static_input, x)\n        y = entry.static_input\n",
+    ),
+    "no_padding_slice": ("        return np.array(output[: x.shape[0]], copy=True)\n", "        return np.array(output, copy=True)  # bug: the padded rows are returned too\n"),
+    "no_stretch": ("class _FusedElementwise:", None),  # the core lab only: everything from fusion on is cut
+}
+# Of every 8 submissions: 4 correct, one of each bug.
+MIX = ("reference", "no_replay", "reference", "fresh_buffer", "reference", "no_padding_slice", "reference", "no_stretch")
+
+
+def variant_sources() -> dict[str, str]:
+    reference = REFERENCE.read_text()
+    sources = {"reference": reference}
+    for name, (find, replace) in BUGS.items():
+        if reference.count(find) != 1:
+            raise SystemExit(f"benchmark: the {name} variant no longer applies to {REFERENCE} (text not found once)")
+        sources[name] = reference[: reference.index(find)] if replace is None else reference.replace(find, replace)
+    return sources
+
+
+def build_class(root: Path, n: int) -> tuple[list[Path], list[str]]:
+    sources = variant_sources()
+    paths, kinds = [], []
+    for i in range(n):
+        kind = MIX[i % len(MIX)]
+        sub = root / f"student{i:05d}"
+        sub.mkdir()
+        (sub / "cudagraph.py").write_text(sources[kind] + f"\n# submission {i} ({kind})\n")
+        paths.append(sub)
+        kinds.append(kind)
+    return paths, kinds
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def grade_class(paths: list[Path], out: Path, jobs: int, extra: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
+    cmd = [sys.executable, "-m", "grader.cli", "grade", *map(str, paths), "--out", str(out), "--jobs", str(jobs), *extra]
+    cpu0, t0 = children_cpu(), time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    return time.monotonic() - t0, children_cpu() - cpu0, proc
+
+
+def run_baseline(paths: list[Path], work: Path, parallel: int) -> tuple[float, float, list[int]]:
+    """Run the pytest baseline once per submission, ``parallel`` at a time; (wall, cpu, exit codes)."""
+    dirs = []
+    for path in paths:
+        d = work / path.name
+        shutil.copytree(path, d)
+        shutil.copyfile(BASELINE, d / "test_cudagraph.py")
+        dirs.append(d)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+
+    def one(d: Path) -> int:
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_cudagraph.py"]
+        return subprocess.run(cmd, cwd=d, env=env, capture_output=True, timeout=600).returncode
+
+    cpu0, t0 = children_cpu(), time.monotonic()
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        codes = list(pool.map(one, dirs))
+    return time.monotonic() - t0, children_cpu() - cpu0, codes
+
+
+class _Meter:
+    """Thread CPU time spent inside wrapped functions (the profiler's own bookkeeping, nothing more)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}  # in the order the wrappers were made
+        self.depth = threading.local()
+        self.lock = threading.Lock()
+
+    def wrap(self, owner, attr: str, label: str) -> None:
+        inner = getattr(owner, attr)
+        self.seconds[label] = 0.0
+
+        def timed(*args, **kwargs):
+            depth = getattr(self.depth, label, 0)
+            setattr(self.depth, label, depth + 1)
+            t0 = time.thread_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                setattr(self.depth, label, depth)
+                if depth == 0:
+                    spent = time.thread_time() - t0
+                    with self.lock:
+                        self.seconds[label] += spent
+
+        setattr(owner, attr, timed)
+
+
+def profile(paths: list[Path], jobs: int) -> None:
+    """Grade a slice of the class in this process and split the CPU: grader process vs workers."""
+    import grader
+    import grader.grade
+    import grader.protocol
+    import grader.scoring
+    from grader.grade import grade_submissions
+    from grader.loader import load_suite
+    from grader.runner import RunSettings, Zygote
+
+    meter = _Meter()
+    meter.wrap(grader.grade, "run_submission", "run cases (pipes, frames, decoding)")
+    meter.wrap(grader.protocol, "decode_observations", "  of which decoding observations")
+    meter.wrap(grader.grade, "build_report", "judge and score")
+    meter.wrap(grader.scoring, "judge_case", "  of which judge_case")
+    meter.wrap(grader.grade, "_write_outputs", "write report.json, report.html, results.json, junit.xml")
+    with tempfile.TemporaryDirectory(prefix="graphgrade-profile-") as tmp:
+        kids0 = children_cpu()
+        with Zygote():  # a zygote alone: what starting one costs (once per grading run)
+            pass
+        zygote_start = children_cpu() - kids0
+        kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        with Zygote() as zygote:  # closing it waits for it, so its workers' and cases' CPU is counted
+            loaded = load_suite(ROOT / "specs")
+            cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+            t0 = time.monotonic()
+            graded = grade_submissions(zygote, loaded, loaded.suite.specs, paths, Path(tmp) / "out", RunSettings(), jobs=jobs)
+            wall = time.monotonic() - t0
+            cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cases = sum(len(g.report.cases) for g in graded)
+    per = 1000.0 / cases
+    grader_u, grader_s = cpu1.ru_utime - cpu0.ru_utime, cpu1.ru_stime - cpu0.ru_stime
+    work_u, work_s = kids1.ru_utime - kids0.ru_utime, kids1.ru_stime - kids0.ru_stime
+    work = work_u + work_s - zygote_start
+    total = (grader_u + grader_s) * per + work * per
+    cores = os.cpu_count() or 1
+    print(f"\n--profile: {len(paths)} submissions, {cases} cases, --jobs {jobs}, graded in this process (graphgrade {grader.__version__})")
+    print(f"  wall                     {wall * per:6.2f} ms per case ({wall:.2f} s)")
+    print(f"  grader process CPU       {(grader_u + grader_s) * per:6.2f} ms per case (user {grader_u * per:.2f}, sys {grader_s * per:.2f}), in its threads:")
+    for label, seconds in meter.seconds.items():
+        print(f"    {label:<56} {seconds * per:6.3f} ms")
+    print(f"  worker processes CPU     {work * per:6.2f} ms per case (user+sys of the zygote's workers and the case processes;")
+    print(f"                           the zygote's own start, {zygote_start:.2f} s once per run, taken out;")
+    print(f"                           {(kids1.ru_minflt - kids0.ru_minflt) / cases:.0f} minor page faults per case, mostly copy-on-write after fork)")
+    print(f"  total                    {total:6.2f} ms CPU per case -> on {cores} cores at best {total * cases / len(paths) / cores:.0f} ms per submission,")
+    print(f"                           {total * 97 / cores:.0f} s for 1,000 submissions of 97 cases")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=1000, help="submissions in the synthetic class (default 1000)")
+    parser.add_argument("--jobs", type=int, default=2, help="graphgrade grade --jobs (default 2)")
+    parser.add_argument("--sample", type=int, default=40, help="submissions the baseline runs, extrapolated to N (default 40)")
+    parser.add_argument("--baseline-parallel", type=int, default=2, help="baseline pytest runs at a time (default 2)")
+    parser.add_argument("--profile", action="store_true", help="also split the CPU between the grader and the workers, per case")
+    parser.add_argument("--profile-n", type=int, default=40, help="submissions graded for --profile (default 40)")
+    parser.add_argument("--keep", type=Path, default=None, help="build the class and outputs here and keep them")
+    args = parser.parse_args(argv)
+    if args.n < 1 or args.jobs < 1 or args.sample < 1:
+        parser.error("--n, --jobs and --sample must be at least 1")
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="graphgrade-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        cls = work / "class"
+        cls.mkdir()
+        paths, kinds = build_class(cls, args.n)
+        cores = os.cpu_count() or 1
+        print(f"class: {args.n} submissions in {cls} ({', '.join(f'{kinds.count(k)} {k}' for k in dict.fromkeys(MIX))})")
+        print(f"machine: {cores} CPU cores, load average {os.getloadavg()[0]:.2f} (other work on the machine slows both sides)")
+
+        # 1. graphgrade, the whole class
+        wall, cpu, proc = grade_class(paths, work / "out", args.jobs, [])
+        summary = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+        print(f"\ngraphgrade grade --jobs {args.jobs} (full suite, every case in its own process): exit {proc.returncode}")
+        print(f"  {summary}")
+        if proc.returncode != 0:
+            print(proc.stderr[-2000:])
+        means: dict[str, list[float]] = {}
+        for path, kind in zip(paths, kinds):
+            try:
+                report = json.loads((work / "out" / path.name / "report.json").read_text())
+                means.setdefault(kind, []).append(100.0 * report["score"] / report["max_score"])
+            except (OSError, ValueError, KeyError):
+                means.setdefault(kind, []).append(float("nan"))
+        print("  mean score by variant: " + ", ".join(f"{k} {sum(v) / len(v):.1f}%" for k, v in means.items()))
+        rate = args.n / wall
+        print(f"  {args.n} submissions in {wall:.1f} s wall, {cpu:.1f} s CPU -> {rate:.2f} submissions/s ({cpu / args.n * 1000:.0f} ms CPU each)")
+
+        # 2. the baseline, on a sample spread over the class
+        step = max(1, args.n // args.sample)
+        sample = paths[::step][: args.sample]
+        b_wall, b_cpu, codes = run_baseline(sample, work / "baseline", args.baseline_parallel)
+        b_rate = len(sample) / b_wall
+        failing = sum(1 for c in codes if c != 0)
+        print(f"\nbaseline: pytest once per submission, {args.baseline_parallel} at a time, on {len(sample)} of the class ({failing} runs with failures)")
+        print(f"  {len(sample)} submissions in {b_wall:.1f} s wall, {b_cpu:.1f} s CPU -> {b_rate:.2f} submissions/s ({b_cpu / len(sample) * 1000:.0f} ms CPU each)")
+        print(f"  extrapolated: {args.n} submissions in {args.n / b_rate:.0f} s")
+
+        # 3. the comparison
+        ratio = rate / b_rate
+        per_1000 = 1000.0 / rate
+        print("\nresult")
+        print(f"  graphgrade {rate:.2f}/s, baseline {b_rate:.2f}/s: graphgrade is {ratio:.2f}x the baseline's throughput")
+        print(f"  time for {args.n}: graphgrade {wall:.1f} s (measured), baseline {args.n / b_rate:.0f} s (extrapolated)")
+        print(f"  target 1,000 submissions in <= {TARGET_SECONDS_FOR_1000:.0f} s: {'met' if per_1000 <= TARGET_SECONDS_FOR_1000 else 'NOT met'} ({per_1000:.0f} s per 1,000{'' if args.n == 1000 else ', extrapolated'})")
+        print(f"  target >= {TARGET_RATIO:.0f}x the baseline: {'met' if ratio >= TARGET_RATIO else 'NOT met'} ({ratio:.2f}x)")
+        print(f"  load average at the end: {os.getloadavg()[0]:.2f}")
+
+        if args.profile:
+            profile(paths[: args.profile_n], args.jobs)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

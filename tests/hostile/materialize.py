@@ -1,0 +1,55 @@
+"""Turn the hostile modules into gradable submissions.
+
+A submission only sees its own directory, so each ``hNN_*.py`` becomes
+``DEST/hNN_*/cudagraph.py`` with ``_honest_core.py`` and ``_hostile_kit.py``
+copied beside it. Two baselines come with them: ``honest`` (the core as it is)
+and ``buggy`` (the core with ``BUGGY = True``, what the cheaters start from).
+
+By hand::
+
+    python tests/hostile/materialize.py /tmp/hostile
+    sudo graphgrade grade /tmp/hostile/* --out /tmp/hostile-out --timeout 2 --budget 20
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+HELPERS = ("_honest_core.py", "_hostile_kit.py")
+BASELINES = {
+    "honest": "from _honest_core import *  # noqa: F401,F403\n",
+    "buggy": "import _honest_core\n\n_honest_core.BUGGY = True\nfrom _honest_core import *  # noqa: F401,F403,E402\n",
+}
+
+
+def hostile_names() -> list[str]:
+    return sorted(p.stem for p in HERE.glob("h[0-9][0-9]_*.py"))
+
+
+def materialize(dest: Path, names: list[str] | None = None) -> dict[str, Path]:
+    """Write the baselines and the hostile submissions ``names`` (default: all) under ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    made: dict[str, Path] = {}
+    for name, source in BASELINES.items():
+        made[name] = _submission(dest / name, source)
+    for name in names if names is not None else hostile_names():
+        made[name] = _submission(dest / name, (HERE / f"{name}.py").read_text())
+    return made
+
+
+def _submission(folder: Path, source: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cudagraph.py").write_text(source)
+    for helper in HELPERS:
+        shutil.copyfile(HERE / helper, folder / helper)
+    return folder
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python tests/hostile/materialize.py DEST")
+    for name, path in materialize(Path(sys.argv[1])).items():
+        print(path)

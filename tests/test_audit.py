@@ -1,0 +1,310 @@
+"""`graphgrade audit`: the mutants, the baselines, the kill matrix and its outputs.
+
+The slow tests run the real audit (every mutant and baseline through the
+isolated grader) on the shipped suite and on copies with one behaviour's
+spec file removed; the fast ones check the mutant modules and the audit's
+verdict logic on synthetic reports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import html5lib
+import pytest
+
+import reference
+from grader.audit import (
+    BASELINES_DIR,
+    MUTANTS_DIR,
+    AuditResult,
+    MutantResult,
+    Subject,
+    discover_baselines,
+    discover_mutants,
+    evaluate,
+    format_text,
+)
+from grader.results import CaseResult, Report
+from reports.audit_html import render_audit
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "specs"
+BASELINE_NAMES = {"untouched_template", "always_eager", "identity"}
+
+
+def audit(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", "audit", *args], check=False, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
+
+
+def parse_html(text: str):
+    return html5lib.HTMLParser(strict=True, namespaceHTMLElements=True).parse(text)
+
+
+# ------------------------------------------------------------------ the mutant modules
+MUTANT_FILES = sorted(p for p in MUTANTS_DIR.glob("*.py") if not p.name.startswith("_"))
+BASELINE_FILES = sorted(p for p in BASELINES_DIR.glob("*.py") if not p.name.startswith("_"))
+
+
+def test_there_are_enough_mutants_and_the_baselines():
+    assert len(MUTANT_FILES) >= 25
+    assert {p.stem for p in BASELINE_FILES} == BASELINE_NAMES
+    assert not {p.stem for p in MUTANT_FILES} & BASELINE_NAMES
+
+
+@pytest.mark.parametrize("path", MUTANT_FILES + BASELINE_FILES, ids=lambda p: p.stem)
+def test_module_imports_and_exposes_the_contract(path: Path):
+    package = "reference.mutants" if path.parent == MUTANTS_DIR else "reference.mutants.baselines"
+    module = importlib.import_module(f"{package}.{path.stem}")
+    for name in reference.CONTRACT_NAMES:
+        assert hasattr(module, name), f"{path.name} does not expose {name}"
+    doc = (module.__doc__ or "").strip()
+    assert doc and "\n" not in doc, f"{path.name} needs a one-line docstring describing the mistake"
+    # a mutant patches its own copy of the reference, never the reference itself
+    assert module.GraphRunner is not reference.GraphRunner
+    assert module.LaunchCounter is not reference.LaunchCounter
+
+
+def test_mutants_leave_the_reference_alone():
+    for path in MUTANT_FILES + BASELINE_FILES:
+        package = "reference.mutants" if path.parent == MUTANTS_DIR else "reference.mutants.baselines"
+        importlib.import_module(f"{package}.{path.stem}")
+    import reference.cudagraph as ref
+
+    def function_of(value):
+        for attr in ("__func__", "fget"):
+            value = getattr(value, attr, None) or value
+        return value if hasattr(value, "__globals__") else None
+
+    # a function patched in by a mutant would carry the mutant's (or its copy's) globals
+    for cls in ("LaunchCounter", "GraphRunner", "PiecewiseGraphRunner", "InferenceGraphCapture"):
+        for attr, value in vars(getattr(ref, cls)).items():
+            func = function_of(value)
+            if func is not None:
+                assert func.__globals__ is vars(ref), f"reference.cudagraph.{cls}.{attr} was replaced"
+    for name in ("run_eager", "fuse_elementwise"):
+        assert getattr(ref, name).__globals__ is vars(ref)
+    assert ref._FusedElementwise.__module__ == "reference.cudagraph"
+
+
+def test_discovery_reads_docstrings_and_limits_without_importing():
+    mutants = discover_mutants()
+    assert [m.name for m in mutants] == [p.stem for p in MUTANT_FILES]
+    assert all(m.description and m.max_percent is None for m in mutants)
+    limits = {b.name: b.max_percent for b in discover_baselines()}
+    assert limits == {"untouched_template": 0.0, "always_eager": 40.0, "identity": 10.0}
+
+
+# ------------------------------------------------------------------ the verdict logic, on synthetic reports
+def _spec(sid: str, *cases: str):
+    return SimpleNamespace(id=sid, title=f"title {sid}", tag="eager", visibility="visible", cases=tuple(SimpleNamespace(id=c) for c in cases))
+
+
+def _report(name: str, failing: set[str], problem: str = "") -> Report:
+    cases = []
+    for uid in ("a/one", "a/two", "b/three", "c/four"):
+        spec, case = uid.split("/")
+        bad = uid in failing
+        cases.append(CaseResult(spec=spec, case=case, tag="eager", status="failed" if bad else "passed", score=0.0 if bad else 1.0, max_score=1.0, message=""))
+    score = sum(c.score for c in cases)
+    return Report(submission=name, score=score, max_score=4.0, cases=tuple(cases), specs=(), problem=problem)
+
+
+SPECS_ABC = (_spec("a", "one", "two"), _spec("b", "three"), _spec("c", "four"))
+
+
+def _evaluate(control_failing=frozenset(), mutants=None, baselines=None) -> AuditResult:
+    mutants = mutants if mutants is not None else {"m1": ({"a/one"}, ""), "m2": ({"b/three", "c/four"}, "")}
+    baselines = baselines if baselines is not None else {"base": ({"a/one", "a/two", "b/three"}, 25.0)}
+    m_subjects = [Subject(n, Path(f"{n}.py"), f"mistake {n}") for n in mutants]
+    b_subjects = [Subject(n, Path(f"{n}.py"), f"baseline {n}", limit) for n, (_, limit) in baselines.items()]
+    return evaluate(
+        SPECS_ABC,
+        _report("reference", set(control_failing)),
+        [_report(n, failing, problem) for n, (failing, problem) in mutants.items()],
+        [_report(n, failing) for n, (failing, _) in baselines.items()],
+        m_subjects,
+        b_subjects,
+        1.5,
+        "specs/",
+    )
+
+
+def test_kills_and_a_clean_audit():
+    result = _evaluate()
+    assert result.ok
+    assert [m.killed_by for m in result.mutants] == [("a/one",), ("b/three", "c/four")]
+    assert result.specs_killing_nothing == ()
+    assert result.cases_killing_nothing == ("a/two",)
+    data = result.to_json()
+    assert data["ok"] is True
+    assert data["mutants"][0] == {"name": "m1", "description": "mistake m1", "killed_by": ["a/one"]}
+    assert data["baselines"][0]["percent"] == 25.0 and data["baselines"][0]["ok"] is True
+    assert "OK: 2 of 2 mutants killed" in format_text(result)
+
+
+def test_a_survivor_fails_the_audit_and_is_named():
+    result = _evaluate(mutants={"m1": ({"a/one"}, ""), "lucky": (set(), "")})
+    assert not result.ok
+    assert [m.name for m in result.survivors] == ["lucky"]
+    assert set(result.specs_killing_nothing) == {"b", "c"}
+    text = format_text(result)
+    assert "SURVIVED lucky: mistake lucky" in text
+    assert text.rstrip().splitlines()[-1].startswith("FAILED") and "lucky" in text.rstrip().splitlines()[-1]
+    assert result.to_json()["survivors"] == ["lucky"]
+
+
+def test_a_case_the_reference_fails_kills_nothing_and_fails_the_audit():
+    result = _evaluate(control_failing={"a/one"})
+    assert result.mutants[0].killed_by == ()  # m1 was "killed" only by a wrong case
+    assert result.control_failures == ("a/one",)
+    assert not result.ok
+
+
+def test_a_baseline_above_its_limit_fails_the_audit():
+    result = _evaluate(baselines={"generous": (set(), 50.0)})  # passes everything: 100% > 50%
+    assert [b.name for b in result.baselines_too_high] == ["generous"]
+    assert not result.ok
+    assert "TOO HIGH generous: 100.0%" in format_text(result)
+
+
+def test_a_mutant_that_cannot_be_imported_is_broken_not_killed():
+    result = _evaluate(mutants={"m1": ({"a/one"}, ""), "typo": ({"a/one", "a/two", "b/three", "c/four"}, "cudagraph.py:3: SyntaxError")})
+    assert [m.name for m in result.broken] == ["typo"]
+    assert not result.mutants[1].killed
+    assert not result.ok
+
+
+def test_html_page_is_valid_and_escapes_everything():
+    result = _evaluate(mutants={"m1": ({"a/one"}, ""), "evil": (set(), "")})
+    evil = MutantResult("evil", "<script>alert(1)</script> & friends", ())
+    result = replace(result, mutants=(result.mutants[0], evil))
+    page = render_audit(result)
+    parse_html(page)
+    assert "<script" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; friends" in page
+    assert 'id="m-evil"' in page and "the suite has gaps" in page
+
+
+# ------------------------------------------------------------------ the real audit
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    html = tmp_path_factory.mktemp("audit") / "audit.html"
+    proc = audit("--json", "--html", str(html), "--jobs", "2")
+    assert proc.stdout, proc.stderr
+    return proc, json.loads(proc.stdout), html
+
+
+@pytest.mark.slow
+def test_shipped_suite_kills_every_mutant(shipped):
+    proc, data, _ = shipped
+    survivors = [m["name"] for m in data["mutants"] if not m["killed_by"]]
+    assert survivors == [], f"mutants no case catches: {survivors}"
+    assert proc.returncode == 0, proc.stderr
+    assert data["ok"] is True
+    assert len(data["mutants"]) >= 25
+    assert {m["name"] for m in data["mutants"]} == {p.stem for p in MUTANT_FILES}
+    assert all(m["description"] for m in data["mutants"])
+    case_ids = {c for s in data["specs"] for c in s["cases"]}
+    assert all(set(m["killed_by"]) <= case_ids for m in data["mutants"])
+    assert data["specs_killing_nothing"] == []
+    assert data["reference_failures"] == []
+
+
+@pytest.mark.slow
+def test_shipped_suite_keeps_baselines_low(shipped):
+    _, data, _ = shipped
+    scores = {b["name"]: b for b in data["baselines"]}
+    assert set(scores) == BASELINE_NAMES
+    for b in scores.values():
+        assert 0.0 <= b["percent"] <= b["max_percent"], b
+        assert b["ok"] is True
+        assert b["max_score"] > 0
+    assert scores["untouched_template"]["percent"] == 0.0
+    assert scores["identity"]["percent"] <= 10.0
+    assert scores["always_eager"]["percent"] <= 40.0
+
+
+@pytest.mark.slow
+def test_shipped_suite_html_page(shipped):
+    _, data, html = shipped
+    text = html.read_text(encoding="utf-8")
+    parse_html(text)
+    assert "<script" not in text.lower() and "http://" not in text and "https://" not in text
+    for m in data["mutants"]:
+        assert f'id="m-{m["name"]}"' in text
+    for s in data["specs"]:
+        assert s["id"] in text
+    assert "every mutant killed" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("removed", "expected", "as_json"),
+    [
+        (
+            ["10_state_machine.yaml"],
+            {
+                "state_capture_at_or_after_threshold",
+                "state_capture_one_step_late",
+                "state_capture_repeats",
+                "state_no_warmup_clamp",
+                "state_capture_while_disabled",
+                "state_disable_not_permanent",
+                "state_is_captured_after_attempt",
+                "state_is_captured_truthy_id",
+                "shape_check_ignores_batch",
+                "shape_check_ignores_seq_step",
+                "shape_check_true_before_capture",
+            },
+            False,
+        ),
+        (["07_padding.yaml"], {"padding_unsorted_sizes"}, True),
+    ],
+    ids=["state-machine", "padding"],
+)
+def test_removing_a_behaviour_makes_the_audit_fail_and_name_survivors(tmp_path, removed, expected, as_json):
+    specs = tmp_path / "specs"
+    shutil.copytree(SPECS, specs)
+    for name in removed:
+        (specs / name).unlink()
+    proc = audit("--specs", str(specs), *(["--json"] if as_json else []))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    if as_json:
+        data = json.loads(proc.stdout)
+        assert data["ok"] is False
+        survivors = {m["name"] for m in data["mutants"] if not m["killed_by"]}
+        assert expected <= survivors
+        assert set(data["survivors"]) == survivors
+    else:
+        last = proc.stdout.rstrip().splitlines()[-1]
+        assert last.startswith("FAILED")
+        for name in expected:
+            assert f"SURVIVED {name}:" in proc.stdout
+            assert name in last
+
+
+# ------------------------------------------------------------------ usage errors
+def test_bad_arguments_exit_2_with_one_line(tmp_path):
+    proc = audit("--jobs", "0")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "--jobs" in proc.stderr
+    proc = audit("--specs", str(tmp_path / "nowhere"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "nowhere" in proc.stderr
+
+
+def test_bad_specs_exit_2(tmp_path):
+    (tmp_path / "broken.yaml").write_text("format: 1\nspecs:\n  - id: x\n    title: 3\n")
+    proc = audit("--specs", str(tmp_path))
+    assert proc.returncode == 2
+    assert "broken.yaml" in proc.stderr
+    assert "Traceback" not in proc.stderr

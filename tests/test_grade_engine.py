@@ -1,0 +1,539 @@
+"""End-to-end tests of the grading engine: ``graphgrade grade`` and the runner behind it.
+
+Submissions are written into ``tmp_path`` by the fixtures below. Most checks read the
+``report.json`` files of one ``graphgrade grade`` run over a small class (one module-scoped
+run keeps the file fast); a few finer checks call the Python API.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import grader
+from grader.grade import grade_submissions
+from grader.loader import load_suite
+from grader.results import REPORT_FORMAT, STATUSES, read_report, report_to_json
+from grader.runner import RunSettings, Zygote
+
+ROOT = Path(grader.__file__).resolve().parents[1]
+SPECS = ROOT / "specs"
+REFERENCE = ROOT / "reference" / "cudagraph.py"
+TEMPLATE = ROOT / "student_template"
+
+# ---------------------------------------------------------------- submissions
+# A correct solution written apart from the reference: graphs keyed on (shape, dtype), the
+# static *output* buffer returned (aliased, as real engines do), padding done by a helper
+# imported from the submission's own directory.
+HELPERS = '''\
+"""Padding helpers, kept apart from the runner."""
+import bisect
+
+
+def bucket_for(sizes, n):
+    """Smallest bucket holding n rows, or None when n is above every bucket."""
+    i = bisect.bisect_left(sizes, n)
+    return sizes[i] if i < len(sizes) else None
+
+
+def pad_rows(buf, x):
+    """Write x into the first rows of buf and zero the rest, in place."""
+    n = x.shape[0]
+    buf[:n] = x
+    buf[n:] = 0
+    return buf
+'''
+
+ALT_CORE = '''\
+"""CUDA graphs on the CPU: graphs keyed on (shape, dtype), replays return the static output buffer."""
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from _helpers import bucket_for, pad_rows
+
+
+class LaunchCounter:
+    n = 0
+
+    @classmethod
+    def reset(cls):
+        cls.n = 0
+
+    @classmethod
+    def bump(cls, k=1):
+        cls.n = cls.n + k
+
+
+def run_eager(ops, x):
+    y = x
+    for op in list(ops):
+        LaunchCounter.bump()
+        y = op(y)
+    return y
+
+
+@dataclass(eq=False)
+class GraphEntry:
+    shape: tuple
+    static_input: Any
+    output: Any
+    num_ops: int
+    static_output: Any = field(default=None, repr=False)
+
+
+class GraphRunner:
+    def __init__(self, ops, capture_sizes=None, warmup_steps=0):
+        self._ops = tuple(ops)
+        self._sizes = sorted(set(capture_sizes)) if capture_sizes else None
+        self._warmup = int(warmup_steps)
+        self._seen = {}
+        self.graphs = {}
+
+    @property
+    def num_captured(self):
+        return len(self.graphs)
+
+    def _key(self, x):
+        if x.ndim == 0 or self._sizes is None:
+            return (tuple(x.shape), x.dtype.str)
+        rows = bucket_for(self._sizes, x.shape[0])
+        if rows is None:
+            return None
+        return ((rows,) + tuple(x.shape[1:]), x.dtype.str)
+
+    def _fill(self, buf, x):
+        if buf.shape == x.shape:
+            buf[...] = x
+        else:
+            pad_rows(buf, x)
+
+    def _compute(self, entry):
+        y = entry.static_input
+        for op in self._ops:
+            y = op(y)
+        y = np.asarray(y)
+        out = entry.static_output
+        if out is None or out.shape != y.shape or out.dtype != y.dtype:
+            out = entry.static_output = np.empty_like(y)
+        out[...] = y
+        entry.output = out
+        return out
+
+    def _view(self, out, x):
+        if self._sizes is None or x.ndim == 0:
+            return out
+        return out[: x.shape[0]]
+
+    def __call__(self, x):
+        x = np.asarray(x)
+        key = self._key(x)
+        if key is None:
+            return run_eager(self._ops, x)
+        entry = self.graphs.get(key)
+        if entry is None:
+            count = self._seen.get(key, 0)
+            if count < self._warmup:
+                self._seen[key] = count + 1
+                return run_eager(self._ops, x)
+            shape, dtype = key
+            entry = GraphEntry(shape, np.zeros(shape, dtype=dtype), None, len(self._ops))
+            self._fill(entry.static_input, x)
+            LaunchCounter.bump(len(self._ops))
+            self.graphs[key] = entry
+            return self._view(self._compute(entry), x)
+        self._fill(entry.static_input, x)
+        LaunchCounter.bump()
+        return self._view(self._compute(entry), x)
+
+
+class PiecewiseGraphRunner:
+    def __init__(self, ops, is_capturable, capture_sizes=None):
+        ops = list(ops)
+        self._pieces = []
+        start = 0
+        while start < len(ops):
+            flag = bool(is_capturable(start))
+            end = start + 1
+            while end < len(ops) and bool(is_capturable(end)) == flag:
+                end += 1
+            chunk = ops[start:end]
+            self._pieces.append(GraphRunner(chunk, capture_sizes) if flag else chunk)
+            start = end
+
+    @property
+    def num_graphs(self):
+        return sum(isinstance(p, GraphRunner) for p in self._pieces)
+
+    def __call__(self, x):
+        for piece in self._pieces:
+            x = piece(x) if isinstance(piece, GraphRunner) else run_eager(piece, x)
+        return x
+'''
+
+ALT_STRETCH = '''
+
+def _chain(parts):
+    def fused(x):
+        for p in parts:
+            x = p(x)
+        return x
+
+    fused.elementwise = True
+    fused.parts = parts
+    return fused
+
+
+def fuse_elementwise(ops):
+    out, pending = [], []
+    for op in list(ops) + [None]:
+        if op is not None and getattr(op, "elementwise", False):
+            pending.append(op)
+            continue
+        if len(pending) > 1:
+            out.append(_chain(tuple(pending)))
+        else:
+            out.extend(pending)
+        pending = []
+        if op is not None:
+            out.append(op)
+    return out
+
+
+class StepMode(enum.Enum):
+    WARMUP = enum.auto()
+    CAPTURE = enum.auto()
+    REPLAY = enum.auto()
+
+
+class InferenceGraphCapture:
+    def __init__(self, warmup_steps, enabled=False):
+        self.warmup_steps = warmup_steps if warmup_steps >= 1 else 1
+        self._on = bool(enabled)
+        self._steps = 0
+        self._shape = None
+        self.graph_id = None
+        self.capture_attempted = False
+
+    @property
+    def step_count(self):
+        return self._steps
+
+    @property
+    def is_captured(self):
+        return self._shape is not None
+
+    def step_mode(self):
+        if not self._on or self._steps < self.warmup_steps:
+            return StepMode.WARMUP
+        if self._steps == self.warmup_steps and not self.capture_attempted:
+            return StepMode.CAPTURE
+        return StepMode.REPLAY
+
+    def advance(self):
+        self._steps += 1
+
+    def record_capture(self, graph_id, batch_size, seq_step):
+        self.graph_id = graph_id
+        self._shape = (batch_size, seq_step)
+        self.capture_attempted = True
+
+    def check_static_shape(self, batch_size, seq_step):
+        return self._shape is not None and self._shape == (batch_size, seq_step)
+
+    def disable(self):
+        self._on = False
+'''
+
+ALT = ALT_CORE + ALT_STRETCH
+STRETCH_NAMES = ("fuse_elementwise", "StepMode", "InferenceGraphCapture")
+
+
+def inject(source: str, anchor: str, code: str) -> str:
+    """The source with ``code`` inserted right after the line ``anchor`` (which must exist once)."""
+    assert source.count(anchor) == 1, anchor
+    return source.replace(anchor, anchor + code)
+
+
+FUSE = "def fuse_elementwise(ops):\n"
+# Each fault fires inside some cases only; the clean ALT is the same code without it.
+FAULTS = {
+    "crash_segv": (FUSE, "    import ctypes\n    ctypes.string_at(0)\n"),
+    "sys_exit": (FUSE, "    import sys\n    sys.exit(0)\n"),
+    "os_exit_batch3": ("        x = np.asarray(x)\n", "        if x.ndim and x.shape[0] == 3:\n            import os\n            os._exit(0)\n"),
+    "hang": ("    def disable(self):\n", "        while True:\n            pass\n"),
+}
+HANG_TIMEOUT_S = 0.7
+
+
+def write_dir(root: Path, name: str, files: dict[str, str]) -> Path:
+    path = root / name
+    path.mkdir()
+    for filename, text in files.items():
+        (path / filename).write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return load_suite(SPECS)
+
+
+@pytest.fixture(scope="module")
+def all_cases(suite):
+    return {c.uid: c for s in suite.suite.specs for c in s.cases}
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory):
+    """A small class: every kind of submission the engine must cope with."""
+    root = tmp_path_factory.mktemp("class")
+    subs = {
+        "alt": write_dir(root, "alt", {"cudagraph.py": ALT, "_helpers.py": HELPERS}),
+        "core_only": write_dir(root, "core_only", {"cudagraph.py": ALT_CORE, "_helpers.py": HELPERS}),
+        "syntax": write_dir(root, "syntax", {"cudagraph.py": "import numpy as np\n\ndef run_eager(ops, x:\n    return x\n"}),
+        "import_error": write_dir(root, "import_error", {"cudagraph.py": "import numpy as np\nfrom _nowhere import something\n"}),
+        "no_module": write_dir(root, "no_module", {"solution.py": ALT}),
+    }
+    template = root / "template"
+    shutil.copytree(TEMPLATE, template, ignore=shutil.ignore_patterns("__pycache__"))
+    subs["template"] = template
+    (root / "foo.py").write_text(REFERENCE.read_text())
+    subs["foo"] = root / "foo.py"
+    for name, (anchor, code) in FAULTS.items():
+        subs[name] = write_dir(root, name, {"cudagraph.py": inject(ALT, anchor, code), "_helpers.py": HELPERS})
+    return subs
+
+
+def graphgrade(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", "grade", *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def load_reports(out: Path) -> dict[str, dict]:
+    return {p.parent.name: json.loads(p.read_text()) for p in out.glob("*/report.json")}
+
+
+def by_uid(report: dict) -> dict[str, dict]:
+    return {f"{c['spec']}/{c['case']}": c for c in report["cases"]}
+
+
+@pytest.fixture(scope="module")
+def class_run(klass, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    proc = graphgrade(*klass.values(), "--out", out, "--timeout", HANG_TIMEOUT_S, "--fail-under", 50)
+    return proc, load_reports(out), out
+
+
+# ---------------------------------------------------------------- the command
+def test_class_run_completes_and_fail_under_trips(class_run, klass):
+    proc, reports, out = class_run
+    assert proc.returncode == 1, proc.stderr  # graded, but some scores are under --fail-under 50
+    assert "below --fail-under 50" in proc.stderr
+    assert sorted(reports) == sorted(klass)
+    for name in klass:  # one line per submission, and a summary
+        assert any(line.startswith(f"{name}: ") for line in proc.stdout.splitlines()), (name, proc.stdout)
+    assert f"graded {len(klass)} submissions against" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    for name in klass:
+        read_report(out / name / "report.json")  # valid by the report schema
+
+
+def test_report_json_is_versioned_with_documented_keys(class_run, suite):
+    _, reports, _ = class_run
+    report = reports["alt"]
+    assert report["format"] == REPORT_FORMAT
+    assert {"score", "max_score", "submission", "cases"} <= set(report)
+    assert report["submission"] == "alt"
+    assert len(report["cases"]) == sum(len(s.cases) for s in suite.suite.specs)
+    for case in report["cases"]:
+        assert {"spec", "case", "tag", "status", "score", "max_score", "message"} <= set(case)
+        assert case["status"] in STATUSES
+        assert 0 <= case["score"] <= case["max_score"]
+    assert report["max_score"] == pytest.approx(sum(s.points for s in suite.suite.specs))
+    assert report["score"] == pytest.approx(sum(c["score"] for c in report["cases"]))
+
+
+def test_correct_submission_written_differently_gets_full_marks(class_run):
+    _, reports, _ = class_run
+    report = reports["alt"]
+    failed = [(c["case"], c["message"]) for c in report["cases"] if c["status"] != "passed"]
+    assert failed == []
+    assert report["score"] == report["max_score"] == 100
+
+
+def test_untouched_template_gets_a_clean_zero_with_a_message_per_case(class_run):
+    _, reports, _ = class_run
+    report = reports["template"]
+    assert report["score"] == 0 and report["problem"] == ""
+    for case in report["cases"]:
+        assert case["status"] == "failed", case
+        assert "NotImplementedError" in case["message"], case
+
+
+def test_missing_stretch_names_fail_only_the_cases_that_need_them(class_run, all_cases):
+    _, reports, _ = class_run
+    cases = by_uid(reports["core_only"])
+    needing = {uid for uid, case in all_cases.items() if set(case.needs) & set(STRETCH_NAMES)}
+    assert needing and len(needing) < len(all_cases)
+    for uid, case in cases.items():
+        if uid in needing:
+            assert case["status"] == "failed", case
+            assert any(name in case["message"] for name in STRETCH_NAMES), case
+            assert "does not define" in case["message"], case
+        else:
+            assert case["status"] == "passed", case
+
+
+@pytest.mark.parametrize(
+    "name, where",
+    [("syntax", "cudagraph.py:3: SyntaxError"), ("import_error", "cudagraph.py:2: ModuleNotFoundError")],
+)
+def test_an_unimportable_submission_fails_every_case_with_file_and_line(class_run, name, where):
+    _, reports, _ = class_run
+    report = reports[name]
+    assert report["score"] == 0
+    assert report["problem"].startswith(where), report["problem"]
+    for case in report["cases"]:  # hidden cases too: the problem is the submission's, not the case's
+        assert case["status"] == "error" and case["message"].startswith(where), case
+
+
+def test_a_directory_without_cudagraph_py_says_so(class_run):
+    _, reports, _ = class_run
+    report = reports["no_module"]
+    assert "no cudagraph.py" in report["problem"]
+    assert all(c["status"] == "error" and "no cudagraph.py" in c["message"] for c in report["cases"])
+
+
+def test_a_file_submission_is_graded_under_its_stem(class_run):
+    _, reports, _ = class_run
+    assert reports["foo"]["submission"] == "foo"
+    assert reports["foo"]["score"] == 100
+
+
+# ---------------------------------------------------------------- faults in single cases
+def _compare_with_clean(reports, name):
+    """(cases that differ from the clean run, cases that do not)."""
+    clean, faulty = by_uid(reports["alt"]), by_uid(reports[name])
+    assert clean.keys() == faulty.keys()
+    differ = {uid for uid in clean if (clean[uid]["status"], clean[uid]["score"]) != (faulty[uid]["status"], faulty[uid]["score"])}
+    for uid in set(clean) - differ:
+        assert faulty[uid]["status"] == "passed" and faulty[uid]["score"] == clean[uid]["score"]
+    return differ, faulty
+
+
+@pytest.mark.parametrize(
+    "name, status, words",
+    [
+        ("crash_segv", "crashed", "SIGSEGV"),
+        ("sys_exit", "failed", "SystemExit"),
+        ("os_exit_batch3", "crashed", "before reporting a result"),
+        ("hang", "timeout", f"did not finish within {HANG_TIMEOUT_S:g} s"),
+    ],
+)
+def test_a_fault_in_some_cases_costs_those_cases_only(class_run, all_cases, name, status, words):
+    _, reports, _ = class_run
+    differ, faulty = _compare_with_clean(reports, name)
+    assert differ, "the fault never fired"
+    assert len(differ) <= len(all_cases) // 4
+    if FAULTS[name][0] == FUSE:  # exactly the cases that call fuse_elementwise
+        assert differ == {uid for uid, c in all_cases.items() if "fuse_elementwise" in c.needs}
+    for uid in differ:
+        case = faulty[uid]
+        assert case["status"] == status and case["score"] == 0, case
+        if all_cases[uid].spec in VISIBLE_SPECS:
+            assert words in case["message"], case
+    assert reports[name]["score"] == pytest.approx(100 - sum(by_uid(reports["alt"])[u]["max_score"] for u in differ))
+
+
+VISIBLE_SPECS = {s.id for s in load_suite(SPECS).suite.specs if s.visibility == "visible"}
+
+
+# ---------------------------------------------------------------- other invocations
+def test_no_submission_grades_the_reference_to_full_marks(tmp_path):
+    proc = graphgrade("--out", tmp_path, "--fail-under", 100)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "reference" / "report.json").read_text())
+    assert report["score"] == report["max_score"] == 100
+    assert "reference: 100/100" in proc.stdout
+
+
+def test_visibility_visible_runs_and_lists_only_visible_specs(tmp_path, klass, suite):
+    proc = graphgrade(klass["alt"], klass["template"], "--visibility", "visible", "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    reports = load_reports(tmp_path)
+    visible = {s.id: s for s in suite.suite.specs if s.visibility == "visible"}
+    hidden_cases = {c.id for s in suite.suite.specs if s.visibility != "visible" for c in s.cases}
+    assert visible and hidden_cases
+    for report in reports.values():
+        assert {c["spec"] for c in report["cases"]} == set(visible)
+        assert {s["id"] for s in report["specs"]} == set(visible)
+        assert all(c["visibility"] == "visible" and not c["redacted"] for c in report["cases"])
+        text = json.dumps(report)
+        hidden_specs = {s.id for s in suite.suite.specs if s.visibility != "visible"}
+        assert not any(f'"{spec_id}"' in text for spec_id in hidden_specs)
+        assert not any(f'"{case_id}"' in text for case_id in hidden_cases - {c["case"] for c in report["cases"]})
+        assert report["max_score"] == pytest.approx(sum(s.points for s in visible.values()))
+    assert reports["alt"]["score"] == reports["alt"]["max_score"]
+    assert all("NotImplementedError" in c["message"] for c in reports["template"]["cases"])
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--jobs", "0"], "--jobs"),
+        (["--timeout", "0"], "--timeout"),
+        (["--timeout", "nan"], "--timeout"),
+        (["--fail-under", "120"], "--fail-under"),
+        (["/no/such/submission"], "no such file"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(tmp_path, args, words):
+    proc = graphgrade(*args, "--out", tmp_path / "out")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("graphgrade: ") and words in lines[0], proc.stderr
+    assert proc.stdout == ""
+
+
+def test_an_unusable_out_directory_is_a_usage_error(tmp_path):
+    (tmp_path / "file").write_text("")
+    proc = graphgrade("--out", tmp_path / "file")
+    assert proc.returncode == 2 and "--out" in proc.stderr and "internal error" not in proc.stderr
+
+
+# ---------------------------------------------------------------- the Python API
+def test_grading_twice_gives_the_same_reports(klass, tmp_path, suite):
+    names = ["alt", "template", "core_only", "crash_segv", "os_exit_batch3", "syntax"]
+    settings = RunSettings(case_timeout_s=5.0)
+    with Zygote() as zygote:
+        loaded = load_suite(SPECS)
+        first = grade_submissions(zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "a", settings, jobs=2)
+        second = grade_submissions(zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "b", settings, jobs=1)
+    assert [g.name for g in first] == [g.name for g in second] == names
+    for a, b in zip(first, second):
+        assert report_to_json(a.report, timing=False) == report_to_json(b.report, timing=False), a.name
+        on_disk = json.loads((tmp_path / "a" / a.name / "report.json").read_text())
+        on_disk.pop("duration_s")
+        for case in on_disk["cases"]:
+            case.pop("duration_s")
+        assert on_disk == json.loads(json.dumps(report_to_json(a.report, timing=False)))
+
+
+def test_output_is_captured_per_case_and_cut_to_a_tail(tmp_path):
+    noisy = inject(ALT, "def run_eager(ops, x):\n", "    print('x' * 10000)\n    print('run_eager called')\n")
+    sub = write_dir(tmp_path, "noisy", {"cudagraph.py": noisy, "_helpers.py": HELPERS})
+    loaded = None
+    with Zygote() as zygote:
+        loaded = load_suite(SPECS)
+        specs = tuple(s for s in loaded.suite.specs if s.tag == "eager" and s.visibility == "visible")
+        [graded] = grade_submissions(zygote, loaded, specs, [sub], tmp_path / "out", RunSettings(tail_bytes=1000), jobs=1)
+    assert graded.report.score == graded.report.max_score
+    tails = [c.output_tail for c in graded.report.cases]
+    assert all(t.endswith("run_eager called\n") and len(t) < 1100 and "earlier bytes cut" in t for t in tails), tails[0][:200]

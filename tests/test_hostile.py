@@ -1,0 +1,540 @@
+"""The hostile suite: grade every submission of ``tests/hostile/`` in ONE ``graphgrade grade``
+run, beside an honest and a buggy baseline, exactly as CI and a Gradescope container
+do (as root), and check, for each hostile submission:
+
+* the batch finishes, within its time budget, exit code 0 (the grader survived);
+* the honest submission's report is identical to its report graded alone;
+* the hostile submission gets no point it did not earn (see ``EXPECT``);
+* nothing is written outside the sandbox (OUT's other entries, the specs, the
+  submissions' sources, the repository and package folders, the working directory,
+  /tmp and $HOME keep what they had; no fake results file appears anywhere);
+* no process is left behind (this test process is a child subreaper, so anything that
+  escaped the grader would land here), and nothing reached the network listeners;
+* nothing of the specs, the reference solution or the grader's environment appears in
+  any output.
+
+``SECURITY.md`` names the test functions below for each claim it makes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "hostile"))
+from materialize import hostile_names, materialize  # noqa: E402
+
+from grader.worker import sandbox  # noqa: E402
+from grader.worker.sandbox import Limits  # noqa: E402
+
+TIMEOUT, BUDGET, JOBS = 2, 20, 4
+BATCH_WALL_LIMIT_S = 90
+SLACK_S = 3.0
+UID_RANGE = range(61000, 62000)
+PORT = 47391  # h22_network aims here
+ABSTRACT = "\0graphgrade-hostile-test"
+MARKER = "HOSTILE-MARKER-3b9d"
+FAKE_NAMES = ("results.json", "report.json", "HOSTILE_WAS_HERE.txt")
+TAIL_LIMIT = 4000 + 200
+REFERENCE_LINE = "Global tally of kernel launches, standing in for CPU launch overhead."
+TIMING_KEYS = ("duration_s",)
+IS_ROOT = os.geteuid() == 0
+
+
+def fusion(case: dict) -> bool:
+    return case["tag"] == "fusion"
+
+
+def empty_list_case(case: dict) -> bool:
+    return case["spec"] == "fusion-edge" and case["case"] == "empty-list"
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a hostile submission may score.
+
+    zero:   nothing at all;
+    broken: the ``affected`` cases must not pass, every other case must pass (as the honest core's);
+    same:   every case passes, as the honest core's (its attack must change nothing);
+    earned: it does the lab; no more than the honest score (its attack may cost its own cases);
+    cheat:  it starts from the buggy core; no more than the buggy baseline, never full marks.
+    """
+
+    kind: str
+    affected: Callable[[dict], bool] | None = None
+
+
+EXPECT: dict[str, Expect] = {
+    "h01_exit_at_import": Expect("zero"),
+    "h02_exit_in_case": Expect("broken", fusion),
+    "h03_os_exit": Expect("broken", fusion),
+    "h04_infinite_loop": Expect("broken", empty_list_case),
+    "h05_sleep_at_import": Expect("zero"),
+    "h06_memory_hog": Expect("broken", fusion),
+    "h07_output_flood": Expect("same"),
+    "h08_segfault": Expect("broken", fusion),
+    "h09_recursion": Expect("broken", fusion),
+    "h10_background_case": Expect("same"),
+    "h11_background_import": Expect("earned"),
+    "h12_kill_parent": Expect("broken", fusion),
+    "h13_fake_results": Expect("same"),
+    "h14_sabotage_others": Expect("same"),
+    "h15_fake_frames_case": Expect("broken", fusion),
+    "h16_fake_frames_import": Expect("zero"),
+    "h17_monkeypatch": Expect("cheat"),
+    "h18_lying_ndarray": Expect("cheat"),
+    "h19_read_specs": Expect("cheat"),
+    "h20_open_by_handle": Expect("cheat"),
+    "h21_import_reference": Expect("cheat"),
+    "h22_network": Expect("same"),
+    "h23_env_and_stdin": Expect("same"),
+    "h24_fork_bomb": Expect("earned"),
+    "h25_disk_fill": Expect("earned"),
+}
+
+# Safe to run without root (no uid of its own, so nothing here may rely on one) and without
+# Landlock's signal scope (kill(-1) or killing "grader-like" pids would then reach this test).
+NON_ROOT_SUBSET = (
+    "h01_exit_at_import",
+    "h02_exit_in_case",
+    "h03_os_exit",
+    "h07_output_flood",
+    "h08_segfault",
+    "h15_fake_frames_case",
+    "h16_fake_frames_import",
+    "h17_monkeypatch",
+    "h18_lying_ndarray",
+    "h21_import_reference",
+    "h23_env_and_stdin",
+)
+
+
+def test_every_hostile_submission_has_an_expectation():
+    assert sorted(EXPECT) == hostile_names()
+    assert len(EXPECT) >= 15
+    assert set(NON_ROOT_SUBSET) <= set(EXPECT)
+
+
+# ------------------------------------------------------------------ the watch kept around a run
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _children() -> set[int]:
+    me = os.getpid()
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{me}/task"):
+        try:
+            found.update(int(p) for p in Path(f"/proc/{me}/task/{task}/children").read_text().split())
+        except OSError:
+            pass
+    return found
+
+
+def _reap_zombies() -> None:
+    for pid in _children():
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                os.waitpid(pid, os.WNOHANG)
+        except (OSError, ChildProcessError):
+            pass
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    for _ in range(64):
+        if pid == ancestor:
+            return True
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid <= 1:
+            return False
+    return False
+
+
+def _sandbox_processes_of_ours() -> list[str]:
+    """Live processes of a sandbox uid that descend from this test process."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry.name}/status").read_text()
+        except OSError:
+            continue
+        uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
+        state = re.search(r"^State:\s+(\S)", status, re.M).group(1)
+        if uid in UID_RANGE and state not in "ZX" and _descends_from(int(entry.name), os.getpid()):
+            found.append(f"pid {entry.name} uid {uid}")
+    return found
+
+
+def _tree(path: Path) -> dict[str, tuple[int, str]]:
+    """Every file beneath ``path``: relative name -> (mtime_ns, sha256)."""
+    found = {}
+    for p in sorted(path.rglob("*")) if path.exists() else []:
+        if p.is_file() and not p.is_symlink():
+            found[str(p.relative_to(path))] = (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+    return found
+
+
+def _fake_named(dirs: list[Path]) -> set[str]:
+    """Files with a fake-results name, or holding the marker, directly in these folders."""
+    found = set()
+    for d in dirs:
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            if e.name in FAKE_NAMES:
+                found.add(os.path.join(d, e.name))
+            elif e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_size < 1 << 20:
+                try:
+                    if MARKER.encode() in Path(e.path).read_bytes():
+                        found.add(e.path)
+                except OSError:
+                    pass
+    return found
+
+
+def _watched_dirs() -> list[Path]:
+    import numpy
+
+    import grader
+    import reference
+    import specs
+
+    site = Path(numpy.__file__).resolve().parents[1]
+    return [
+        REPO,
+        REPO / "grader",
+        REPO / "grader" / "worker",
+        Path(specs.__file__).resolve().parent,
+        Path(reference.__file__).resolve().parent,
+        Path(grader.__file__).resolve().parent,
+        site,
+        site / "grader",
+        Path("/tmp"),
+        Path.home(),
+    ]
+
+
+class Listeners:
+    """A TCP and a UDP socket on 127.0.0.1:PORT and an abstract Unix socket, for h22_network."""
+
+    def __init__(self) -> None:
+        self.sockets: list[socket.socket] = []
+        for family, kind, address in (
+            (socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", PORT)),
+            (socket.AF_INET, socket.SOCK_DGRAM, ("127.0.0.1", PORT)),
+            (socket.AF_UNIX, socket.SOCK_STREAM, ABSTRACT),
+        ):
+            s = socket.socket(family, kind)
+            try:
+                s.bind(address)
+            except OSError:
+                s.close()
+                continue
+            if kind == socket.SOCK_STREAM:
+                s.listen(16)
+            s.setblocking(False)
+            self.sockets.append(s)
+
+    def what_arrived(self) -> list[str]:
+        arrived = []
+        for s in self.sockets:
+            try:
+                if s.type == socket.SOCK_STREAM:
+                    conn, peer = s.accept()
+                    conn.close()
+                    arrived.append(f"a connection to {s.getsockname()!r}")
+                else:
+                    data = s.recv(1024)
+                    arrived.append(f"a datagram {data[:40]!r}")
+            except (BlockingIOError, OSError):
+                pass
+        return arrived
+
+    def close(self) -> None:
+        for s in self.sockets:
+            s.close()
+
+
+@dataclass
+class Batch:
+    out: Path
+    subs: dict[str, Path]
+    specs: Path
+    rc: int
+    wall_s: float
+    stderr: str
+    reports: dict[str, dict]
+    alone: dict
+    leftover_children: set[int]
+    leftover_sandbox: list[str]
+    arrived: list[str]
+    trees_before: dict[str, dict]
+    trees_after: dict[str, dict]
+    fakes_before: set[str]
+    fakes_after: set[str]
+    cwd: Path
+    spec_canary: str
+    env_canary: str
+
+
+def _grade(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", "grade", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,  # kept open and silent: a worker that inherited it would block on it
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=BATCH_WALL_LIMIT_S + 60,
+    )
+
+
+def run_batch(tmp: Path, names: list[str]) -> Batch:
+    import specs as specs_package
+
+    subs = materialize(tmp / "subs", names)
+    spec_canary = f"SPEC-CANARY-{uuid.uuid4().hex}"
+    env_canary = f"ENV-CANARY-{uuid.uuid4().hex}"
+    specs = tmp / "specs"
+    shutil.copytree(Path(specs_package.__file__).resolve().parent, specs, ignore=shutil.ignore_patterns("__pycache__"))
+    for yaml_file in specs.glob("*.yaml"):
+        yaml_file.write_text(yaml_file.read_text() + f"\n# {spec_canary} (hidden-case canary: must never leave the grader)\n")
+    out = tmp / "out"
+    (out / "previous").mkdir(parents=True)
+    (out / "previous" / "report.json").write_text('{"an earlier run": true}')
+    cwd = tmp / "cwd"
+    cwd.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env["GRAPHGRADE_HOSTILE_CANARY"] = env_canary
+    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    watched = {"subs": tmp / "subs", "specs": specs, "out": out, "cwd": cwd}
+    trees_before = {k: _tree(v) for k, v in watched.items()}
+    fakes_before = _fake_named(_watched_dirs())
+
+    listeners = Listeners()
+    children_before = _children()
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # whatever escapes the grader re-parents here
+    try:
+        started = time.monotonic()
+        args = [str(subs[n]) for n in ["honest", "buggy", *names]]
+        done = _grade([*args, "--out", str(out), "--specs", str(specs), "--timeout", str(TIMEOUT), "--budget", str(BUDGET), "--jobs", str(JOBS)], cwd, env)
+        wall = time.monotonic() - started
+        time.sleep(0.3)  # let anything that escaped show itself
+        _reap_zombies()
+        leftover_children = _children() - children_before
+        leftover_sandbox = _sandbox_processes_of_ours()
+        for pid in leftover_children:  # do not leave them running past this test
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+            except (OSError, ChildProcessError):
+                pass
+    finally:
+        _libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+    arrived = listeners.what_arrived()
+    listeners.close()
+    trees_after = {k: _tree(v) for k, v in watched.items()}
+    fakes_after = _fake_named(_watched_dirs())
+
+    reports = {}
+    for name in ["honest", "buggy", *names]:
+        path = out / name / "report.json"
+        reports[name] = json.loads(path.read_text()) if path.exists() else {}
+    alone_out = tmp / "alone"
+    alone_done = _grade([str(subs["honest"]), "--out", str(alone_out), "--specs", str(specs), "--timeout", str(TIMEOUT), "--budget", str(BUDGET)], cwd, env)
+    assert alone_done.returncode == 0, alone_done.stderr
+    alone = json.loads((alone_out / "honest" / "report.json").read_text())
+    return Batch(
+        out, subs, specs, done.returncode, wall, done.stderr, reports, alone, leftover_children, leftover_sandbox, arrived,
+        trees_before, trees_after, fakes_before, fakes_after, cwd, spec_canary, env_canary,
+    )
+
+
+# ------------------------------------------------------------------ checks shared by both variants
+def _without_timing(value):
+    if isinstance(value, dict):
+        return {k: _without_timing(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [_without_timing(v) for v in value]
+    return value
+
+
+def check_batch_finished(batch: Batch, count: int) -> None:
+    assert batch.rc == 0, f"the grader exited {batch.rc} (killed?):\n{batch.stderr[-3000:]}"
+    assert f"graded {count} submissions" in batch.stderr, batch.stderr[-3000:]
+    assert batch.wall_s < BATCH_WALL_LIMIT_S
+    for name, report in batch.reports.items():
+        assert report, f"no report for {name}"
+        assert report["duration_s"] <= BUDGET + SLACK_S, f"{name} ran {report['duration_s']:.1f} s, past its {BUDGET} s budget"
+
+
+def check_honest_unchanged(batch: Batch) -> None:
+    assert batch.reports["honest"]["score"] == batch.reports["honest"]["max_score"]
+    assert _without_timing(batch.reports["honest"]) == _without_timing(batch.alone)
+
+
+def check_points(batch: Batch, name: str) -> None:
+    report, honest, buggy = batch.reports[name], batch.reports["honest"], batch.reports["buggy"]
+    expect = EXPECT[name]
+    passed = {(c["spec"], c["case"]) for c in report["cases"] if c["status"] == "passed"}
+    assert passed <= {(c["spec"], c["case"]) for c in honest["cases"] if c["status"] == "passed"}
+    if expect.kind == "zero":
+        assert report["score"] == 0 and not passed, f"{name}: {report['score']} points"
+    elif expect.kind in ("broken", "same"):
+        affected = expect.affected or (lambda case: False)
+        wrong = [
+            f"{c['spec']}/{c['case']}: {c['status']}"
+            for c in report["cases"]
+            if (c["status"] == "passed") == affected(c)
+        ]
+        assert not wrong, f"{name}: cases graded other than expected: {wrong[:8]}"
+    elif expect.kind == "earned":
+        assert report["score"] <= honest["score"]
+    elif expect.kind == "cheat":
+        assert report["score"] <= buggy["score"] < report["max_score"], f"{name} scored {report['score']} > buggy {buggy['score']}"
+        assert passed <= {(c["spec"], c["case"]) for c in buggy["cases"] if c["status"] == "passed"}
+    else:  # pragma: no cover
+        raise AssertionError(expect.kind)
+
+
+def check_nothing_written_outside(batch: Batch) -> None:
+    for key in ("subs", "specs", "cwd"):
+        assert batch.trees_after[key] == batch.trees_before[key], f"{key} changed"
+    before, after = batch.trees_before["out"], batch.trees_after["out"]
+    assert after["previous/report.json"] == before["previous/report.json"]
+    for rel in after:
+        top = rel.split("/", 1)[0]
+        assert top in batch.reports or top in ("previous", "summary.html", "grades.csv"), f"unexpected file OUT/{rel}"
+    for path in batch.out.rglob("*"):
+        if path.is_file():
+            assert MARKER not in path.read_text(errors="replace"), f"a hostile submission's fake landed in {path}"
+    new_fakes = batch.fakes_after - batch.fakes_before
+    assert not new_fakes, f"fake results files appeared: {sorted(new_fakes)}"
+
+
+def check_no_process_left(batch: Batch) -> None:
+    assert not batch.leftover_children, f"processes left behind (re-parented to the test): {sorted(batch.leftover_children)}"
+    assert not batch.leftover_sandbox, f"sandbox processes still running: {batch.leftover_sandbox}"
+
+
+def check_nothing_leaked(batch: Batch, name: str) -> None:
+    forbidden = [batch.spec_canary, batch.env_canary, "yaml-language-server", "visibility: hidden", REFERENCE_LINE, "STOLE the reference"]
+    for path in (batch.out / name).rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            for secret in forbidden:
+                assert secret not in text, f"{name}: {secret[:40]!r} appears in {path.name}"
+
+
+def check_output_capped(batch: Batch, name: str) -> None:
+    report = batch.reports[name]
+    assert len(report["output_tail"]) <= TAIL_LIMIT
+    for case in report["cases"]:
+        assert len(case["output_tail"]) <= TAIL_LIMIT
+    assert (batch.out / name / "report.json").stat().st_size < 4 << 20
+
+
+# ------------------------------------------------------------------ as root: the whole hostile batch
+@pytest.fixture(scope="module")
+def root_batch(tmp_path_factory) -> Batch:
+    if not IS_ROOT:
+        pytest.skip("the full hostile batch runs as root (as in CI and a Gradescope container); see test_hostile_subset_without_root")
+    return run_batch(tmp_path_factory.mktemp("hostile"), hostile_names())
+
+
+def test_batch_finishes_in_budget_and_grader_survives(root_batch):
+    check_batch_finished(root_batch, len(EXPECT) + 2)
+
+
+def test_honest_submission_unaffected(root_batch):
+    check_honest_unchanged(root_batch)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECT))
+def test_no_unearned_points(root_batch, name):
+    check_points(root_batch, name)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECT))
+def test_no_leak_and_capped_output(root_batch, name):
+    check_nothing_leaked(root_batch, name)
+    check_output_capped(root_batch, name)
+
+
+def test_nothing_written_outside_sandbox(root_batch):
+    check_nothing_written_outside(root_batch)
+
+
+def test_no_process_left_behind(root_batch):
+    check_no_process_left(root_batch)
+
+
+def test_network_unreachable(root_batch):
+    assert not root_batch.arrived, f"reached the test's listeners: {root_batch.arrived}"
+
+
+def test_disk_fill_capped_by_private_tmpfs(root_batch):
+    tails = [c["output_tail"] for c in root_batch.reports["h25_disk_fill"]["cases"]]
+    written = [int(m) for tail in tails for m in re.findall(r"\[hostile\] disk: wrote (\d+)", tail)]
+    assert written, "h25_disk_fill printed nothing (its fusion cases did not run?)"
+    assert max(written) <= Limits().scratch_bytes, f"wrote {max(written)} bytes: the scratch tmpfs did not cap it"
+
+
+def test_background_processes_die_with_their_case(root_batch):
+    tails = "".join(c["output_tail"] for c in root_batch.reports["h10_background_case"]["cases"])
+    assert "daemon via double fork: WORKED" in tails  # they were started...
+    assert "still alive after its case" not in tails  # ...and never got to act
+
+
+def test_fork_bomb_stopped_by_process_limit(root_batch):
+    tails = "".join(c["output_tail"] for c in root_batch.reports["h24_fork_bomb"]["cases"])
+    assert "fork refused" in tails and "forked all" not in tails
+
+
+def test_spec_readers_found_nothing(root_batch):
+    for name in ("h19_read_specs", "h20_open_by_handle"):
+        messages = " ".join(c["message"] for c in root_batch.reports[name]["cases"] if not c["redacted"])
+        assert "LEAK nothing found" in messages, f"{name} read something: {messages[:500]}"
+
+
+# ------------------------------------------------------------------ any user: a smaller batch
+def test_hostile_subset_without_root(tmp_path):
+    """The attacks that need no uid of their own to be survived, graded as whoever runs the tests.
+    (As root this duplicates the full batch, so it only runs for a normal user.)"""
+    if IS_ROOT:
+        pytest.skip("running as root: the full batch above covers these")
+    names = list(NON_ROOT_SUBSET)
+    batch = run_batch(tmp_path, names)
+    check_batch_finished(batch, len(names) + 2)
+    check_honest_unchanged(batch)
+    for name in names:
+        check_points(batch, name)
+        check_output_capped(batch, name)
+    check_no_process_left(batch)
+    if sandbox.landlock_abi() >= 1:  # without Landlock a normal user's sandbox reads what that user reads
+        for name in names:
+            check_nothing_leaked(batch, name)
+        check_nothing_written_outside(batch)
