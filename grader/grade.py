@@ -6,6 +6,7 @@ The zygote must be started before the specs are loaded (see ``grader.worker.zygo
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import re
@@ -43,6 +44,14 @@ def unique_names(paths: Iterable[Path]) -> list[str]:
     return names
 
 
+def look_ahead_for(specs: tuple[Spec, ...]) -> tuple[bool, ...]:
+    """Per case: may the next case's message wait in the worker's pipe while this one runs? Only
+    when both are shown alike (both visible, or both redacted), so that output a case prints
+    early can never land in the tail of a case shown in more detail (see run_submission)."""
+    shown = [spec.visibility == "visible" for spec in specs for _ in spec.cases]
+    return tuple(a == b for a, b in itertools.pairwise(shown)) + (False,)
+
+
 @dataclass(frozen=True)
 class GradedSubmission:
     path: Path
@@ -72,6 +81,7 @@ def grade_submissions(
     """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order."""
     cases = tuple(c for s in specs for c in s.cases)
     messages = case_messages(cases)  # encoded once, shared by every submission
+    look_ahead = look_ahead_for(specs)
     jobs = max(1, min(jobs, len(submissions)))
     names = unique_names(submissions)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -89,7 +99,7 @@ def grade_submissions(
         nonlocal done
         slot = slots.get()
         try:
-            run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages)
+            run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages, look_ahead)
         finally:
             slots.put(slot)
         report = build_report(names[index], specs, run, loaded, grader.__version__)

@@ -630,13 +630,23 @@ def _parse_spec(ctx: _Ctx, node: Node, where: str, oracles: dict[str, tuple[Orac
     )
 
 
-def _refuse_aliases(text: str, path: str) -> None:
-    """Anchors and aliases (``&a`` / ``*a``) are not part of the format: a nest of aliases
-    expands exponentially, and a spec reads best when every case says what it does."""
+MAX_NESTING = 40
+
+
+def _refuse_deep_nesting(text: str, path: str) -> None:
+    """Spec files nest a few levels deep; a pathological nest would make YAML's recursive parser
+    slow or overflow the stack, so it is refused up front, in one pass over the events."""
+    depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             line = event.start_mark.line + 1
             raise SpecError(f"{path}:{line}: YAML anchors and aliases (&name, *name) are not supported in spec files; write the value out")
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_NESTING:
+                raise SpecError(f"{path}:{event.start_mark.line + 1}: nested more than {MAX_NESTING} levels deep")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
 
 
 def load_spec_text(text: str, path: str, oracles: dict[str, tuple[OracleCall, ...]] | None = None) -> SpecFile:
@@ -644,7 +654,7 @@ def load_spec_text(text: str, path: str, oracles: dict[str, tuple[OracleCall, ..
     ctx = _Ctx(path)
     oracles = {} if oracles is None else oracles
     try:
-        _refuse_aliases(text, path)
+        _refuse_deep_nesting(text, path)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -655,6 +665,8 @@ def load_spec_text(text: str, path: str, oracles: dict[str, tuple[OracleCall, ..
         raise SpecError(f"{path}:{line}: YAML error: character {exc.character!r} is not allowed in YAML text") from None
     except yaml.YAMLError as exc:
         raise SpecError(f"{path}:1: YAML error: " + " ".join(str(exc).split())) from None
+    except RecursionError:
+        raise SpecError(f"{path}:1: nested too deeply") from None
     if root is None:
         raise SpecError(f"{path}:1: the file is empty (expected 'format: {SPEC_FORMAT}' and 'specs:')")
     _refuse_tags(ctx, root)

@@ -363,10 +363,16 @@ def run_submission(
     cases: tuple[Case, ...],
     settings: RunSettings,
     messages: tuple[bytes, ...] | None = None,
+    look_ahead: tuple[bool, ...] | None = None,
 ) -> SubmissionRun:
     """Run every case of a submission, each in its own process; never raises for the submission's faults.
 
-    ``messages`` are :func:`case_messages` of ``cases``, when the caller grades many submissions."""
+    ``messages`` are :func:`case_messages` of ``cases``, when the caller grades many submissions.
+    ``look_ahead[i]``: case ``i + 1``'s message may wait in the worker's pipe while case ``i``
+    runs, so the worker starts it without waiting for the grader. The worker's output is one
+    stream, so a case that starts early may print into the previous case's tail: the caller
+    allows it only between cases shown alike (both visible, or both redacted), and it stops
+    once a submission has printed anything. Default: never."""
     started = time.monotonic()
     budget_end = started + settings.submission_budget_s
     try:
@@ -393,8 +399,6 @@ def run_submission(
             if worker is None:
                 worker = _Worker(zygote, scratch, code, log, uid, settings)
                 worker.sent = index
-                if worker.send_ahead(messages[index]):  # the worker finds it as soon as its import is done
-                    worker.sent = index + 1
                 try:
                     frame = worker.reader.next(min(budget_end, time.monotonic() + settings.import_timeout_s))
                     ctl = protocol.decode_control(frame) if frame is not None and protocol.is_control(frame) else None
@@ -418,18 +422,19 @@ def run_submission(
             deadline = min(budget_end, time.monotonic() + settings.case_timeout_s)
             if worker.sent == index:
                 if not worker.send(messages[index], deadline):
-                    results.append(CaseRun(case.uid, "crashed", None, "the worker process was gone before the case could start", tail.take(), 0.0))
                     worker.stop()
                     worker = None
+                    results.append(CaseRun(case.uid, "crashed", None, "the worker process was gone before the case could start", tail.take(), 0.0))
                     continue
                 worker.sent = index + 1
-            if worker.sent == index + 1 and index + 1 < len(cases) and worker.send_ahead(messages[index + 1]):
+            ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases) and tail.pos == 0
+            if ahead and worker.send_ahead(messages[index + 1]):
                 worker.sent = index + 2
             run, healthy = _run_case(worker, case, deadline, settings, budget_end)
-            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(), run.duration_s))
-            if not healthy:
+            if not healthy:  # stopped before its tail is read: all it wrote is its own, none reaches the next
                 worker.stop()
                 worker = None
+            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(), run.duration_s))
     finally:
         if worker is not None:
             worker.stop()

@@ -142,6 +142,9 @@ OUT=/autograder/results/graphgrade
 chown -R root:root "$SRC/specs" 2>/dev/null || true
 chmod -R go-rwx "$SRC/specs"
 chmod 700 "$SRC/specs"
+# The installed reference solution too (Landlock hides both already, where the kernel has it).
+REF=$(python3 -c 'import os, reference; print(os.path.dirname(reference.__file__))' 2>/dev/null) \
+  && chmod -R go-rwx "$REF" && chmod 700 "$REF"
 
 mkdir -p /autograder/results
 rm -rf "$OUT"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grader import protocol
@@ -302,4 +302,16 @@ def test_protocol_deep_nesting(depth):
     header = ("[" * depth + "]" * depth).encode()
     body = b"GGv1" + struct.pack("<II", len(header), 0) + header
     _decode(struct.pack("<Q", len(body)) + body)
-    _load("a: " + "[" * depth + "]" * depth)
+    control = b"GGc1" + header
+    _decode(struct.pack("<Q", len(control)) + control)
+
+
+def test_spec_loader_shallow_nesting():
+    _load("a: " + "[" * 10 + "]" * 10)
+
+
+def test_spec_loader_deep_nesting():
+    """A pathological nest is one clear, fast error, not a stack overflow or minutes of parsing."""
+    for text in ("a: " + "[" * 600 + "]" * 600, "a:\n" + "".join("  " * i + "- \n" for i in range(200))):
+        with pytest.raises(SpecError, match="nested more than"):
+            load_spec_text(text, "fuzz.yaml")

@@ -313,7 +313,7 @@ def klass(tmp_path_factory):
 
 
 def graphgrade(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", "grade", *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    return subprocess.run([sys.executable, "-m", "grader.cli", "grade", *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False)
 
 
 def load_reports(out: Path) -> dict[str, dict]:
@@ -537,3 +537,37 @@ def test_output_is_captured_per_case_and_cut_to_a_tail(tmp_path):
     assert graded.report.score == graded.report.max_score
     tails = [c.output_tail for c in graded.report.cases]
     assert all(t.endswith("run_eager called\n") and len(t) < 1100 and "earlier bytes cut" in t for t in tails), tails[0][:200]
+
+
+def test_output_tails_stay_with_their_cases_when_cases_are_pipelined(tmp_path, suite):
+    """Every case prints its process id. Queuing the next case early (look-ahead) must never move
+    one case's output into a case shown differently, and stops once a submission has printed."""
+    from grader.grade import look_ahead_for
+    from grader.runner import ScratchArea, case_messages, run_submission
+
+    chatty = inject(ALT, "def run_eager(ops, x):\n", "    import os\n    print(f'pid={os.getpid()}')\n")
+    sub = write_dir(tmp_path, "chatty", {"cudagraph.py": chatty, "_helpers.py": HELPERS})
+    specs = suite.suite.specs
+    cases = tuple(c for s in specs for c in s.cases)
+    shown = [s.visibility == "visible" for s in specs for _ in s.cases]
+    ahead = look_ahead_for(specs)
+    assert any(ahead) and not all(ahead) and not ahead[-1]
+    assert all(ahead[i] == (shown[i] == shown[i + 1]) for i in range(len(cases) - 1))
+    with Zygote() as zygote:
+        area = ScratchArea()
+        try:
+            run = run_submission(zygote, area, 0, sub, cases, RunSettings(), case_messages(cases), ahead)
+        finally:
+            area.close()
+    assert all(c.status == "observed" for c in run.cases)
+    pids = [set(line for line in c.output_tail.splitlines() if line.startswith("pid=")) for c in run.cases]
+    assert sum(1 for p in pids if p) > 20
+    mixed = [i for i, p in enumerate(pids) if len(p) > 1]
+    assert len(mixed) <= 1, mixed  # at most the first case that printed, while the next was queued
+    for i in mixed:  # the early part of the next case's output: a case shown alike
+        assert shown[i] == shown[i + 1]
+        pids[i] -= pids[i + 1]
+    seen: set[str] = set()
+    for p in pids:  # otherwise no process printed into two tails
+        assert len(p) <= 1 and seen.isdisjoint(p)
+        seen |= p

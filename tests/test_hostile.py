@@ -54,6 +54,10 @@ TAIL_LIMIT = 4000 + 200
 REFERENCE_LINE = "Global tally of kernel launches, standing in for CPU launch overhead."
 TIMING_KEYS = ("duration_s",)
 IS_ROOT = os.geteuid() == 0
+LANDLOCK = sandbox.landlock_abi()
+# Defended only where Landlock confines reads and writes (see SECURITY.md, "What is NOT
+# defended", 3): without it these attacks succeed on world-readable or world-writable files.
+NEEDS_LANDLOCK = ("h19_read_specs", "h20_open_by_handle", "h21_import_reference")
 
 
 def fusion(case: dict) -> bool:
@@ -115,13 +119,15 @@ NON_ROOT_SUBSET = (
     "h03_os_exit",
     "h07_output_flood",
     "h08_segfault",
+    "h10_background_case",
+    "h11_background_import",
     "h15_fake_frames_case",
     "h16_fake_frames_import",
     "h17_monkeypatch",
     "h18_lying_ndarray",
     "h21_import_reference",
     "h23_env_and_stdin",
-)
+) + (("h12_kill_parent",) if sandbox.landlock_abi() >= 6 else ())
 
 
 def test_every_hostile_submission_has_an_expectation():
@@ -262,7 +268,7 @@ class Listeners:
         for s in self.sockets:
             try:
                 if s.type == socket.SOCK_STREAM:
-                    conn, peer = s.accept()
+                    conn, _ = s.accept()
                     conn.close()
                     arrived.append(f"a connection to {s.getsockname()!r}")
                 else:
@@ -384,7 +390,7 @@ def _without_timing(value):
 
 def check_batch_finished(batch: Batch, count: int) -> None:
     assert batch.rc == 0, f"the grader exited {batch.rc} (killed?):\n{batch.stderr[-3000:]}"
-    assert f"graded {count} submissions" in batch.stderr, batch.stderr[-3000:]
+    assert len(batch.reports) == count
     assert batch.wall_s < BATCH_WALL_LIMIT_S
     for name, report in batch.reports.items():
         assert report, f"no report for {name}"
@@ -396,7 +402,13 @@ def check_honest_unchanged(batch: Batch) -> None:
     assert _without_timing(batch.reports["honest"]) == _without_timing(batch.alone)
 
 
+def _needs_landlock(name: str) -> None:
+    if name in NEEDS_LANDLOCK and LANDLOCK < 1:
+        pytest.skip(f"{name}: defended only with Landlock, which this kernel lacks (SECURITY.md)")
+
+
 def check_points(batch: Batch, name: str) -> None:
+    _needs_landlock(name)
     report, honest, buggy = batch.reports[name], batch.reports["honest"], batch.reports["buggy"]
     expect = EXPECT[name]
     passed = {(c["spec"], c["case"]) for c in report["cases"] if c["status"] == "passed"}
@@ -432,6 +444,8 @@ def check_nothing_written_outside(batch: Batch) -> None:
         if path.is_file():
             assert MARKER not in path.read_text(errors="replace"), f"a hostile submission's fake landed in {path}"
     new_fakes = batch.fakes_after - batch.fakes_before
+    if LANDLOCK < 1:  # world-writable folders are open to any uid without Landlock (SECURITY.md)
+        new_fakes = {p for p in new_fakes if not p.startswith(("/tmp/", "/var/tmp/", "/dev/shm/"))}
     assert not new_fakes, f"fake results files appeared: {sorted(new_fakes)}"
 
 
@@ -441,6 +455,7 @@ def check_no_process_left(batch: Batch) -> None:
 
 
 def check_nothing_leaked(batch: Batch, name: str) -> None:
+    _needs_landlock(name)
     forbidden = [batch.spec_canary, batch.env_canary, "yaml-language-server", "visibility: hidden", REFERENCE_LINE, "STOLE the reference"]
     for path in (batch.out / name).rglob("*"):
         if path.is_file():
@@ -496,7 +511,16 @@ def test_network_unreachable(root_batch):
     assert not root_batch.arrived, f"reached the test's listeners: {root_batch.arrived}"
 
 
+def _private_tmpfs_possible() -> bool:
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - a throwaway probe
+        os._exit(0 if sandbox._libc.unshare(sandbox.CLONE_NEWNS) == 0 else 1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
 def test_disk_fill_capped_by_private_tmpfs(root_batch):
+    if not _private_tmpfs_possible():
+        pytest.skip("no CAP_SYS_ADMIN (a restricted container): no private tmpfs, the container's disk quota is the limit")
     tails = [c["output_tail"] for c in root_batch.reports["h25_disk_fill"]["cases"]]
     written = [int(m) for tail in tails for m in re.findall(r"\[hostile\] disk: wrote (\d+)", tail)]
     assert written, "h25_disk_fill printed nothing (its fusion cases did not run?)"
@@ -509,6 +533,12 @@ def test_background_processes_die_with_their_case(root_batch):
     assert "still alive after its case" not in tails  # ...and never got to act
 
 
+def test_case_cannot_reach_the_workers_pipes(root_batch):
+    tails = "".join(c["output_tail"] for c in root_batch.reports["h15_fake_frames_case"]["cases"])
+    assert "written to the worker's reopened fds []" in tails
+    assert re.search(r"reopened fds \[\d", tails) is None
+
+
 def test_fork_bomb_stopped_by_process_limit(root_batch):
     tails = "".join(c["output_tail"] for c in root_batch.reports["h24_fork_bomb"]["cases"])
     assert "fork refused" in tails and "forked all" not in tails
@@ -516,6 +546,7 @@ def test_fork_bomb_stopped_by_process_limit(root_batch):
 
 def test_spec_readers_found_nothing(root_batch):
     for name in ("h19_read_specs", "h20_open_by_handle"):
+        _needs_landlock(name)
         messages = " ".join(c["message"] for c in root_batch.reports[name]["cases"] if not c["redacted"])
         assert "LEAK nothing found" in messages, f"{name} read something: {messages[:500]}"
 
@@ -534,7 +565,7 @@ def test_hostile_subset_without_root(tmp_path):
         check_points(batch, name)
         check_output_capped(batch, name)
     check_no_process_left(batch)
-    if sandbox.landlock_abi() >= 1:  # without Landlock a normal user's sandbox reads what that user reads
+    if LANDLOCK >= 1:  # without Landlock a normal user's sandbox reads what that user reads
         for name in names:
             check_nothing_leaked(batch, name)
         check_nothing_written_outside(batch)

@@ -610,6 +610,8 @@ def test_build_bundle(tmp_path):
     )
     assert "chmod 700 \"$SRC/specs\"" in run
     assert run.index("chmod 700") < run.index("graphgrade grade /autograder")
+    # the installed reference solution is locked before any submission runs
+    assert 'chmod 700 "$REF"' in run and run.index('chmod 700 "$REF"') < run.index("graphgrade grade /autograder")
     assert '"$OUT/submission/results.json" /autograder/results/results.json' in run
     assert "apt-get install" in setup and "pip install" in setup and "/autograder/source/kit" in setup
     assert run.startswith("#!") and setup.startswith("#!")

@@ -30,6 +30,7 @@ import sysconfig
 from dataclasses import dataclass
 
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE = 4
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 SYS_LANDLOCK_CREATE_RULESET = 444
@@ -303,10 +304,18 @@ class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
+def _capset(number: int, keep: int) -> bool:
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)(_CapData(keep, keep, 0), _CapData(0, 0, 0))
+    return _libc.syscall(number, ctypes.byref(header), ctypes.byref(data)) == 0
+
+
 def _drop_to_uid_keeping_read_search(uid: int) -> bool:
     """setuid(uid) but keep CAP_DAC_READ_SEARCH, so the interpreter's files stay readable even
     where they live under a private home (a Python under /root). Only ever used together with
-    Landlock, which then decides what may be read. Returns False where it could not be done."""
+    Landlock, which then decides what may be read. Always ends as ``uid``; returns whether the
+    capability was kept (not where the platform or a container's bounding set refuses it, and
+    then no capability at all is left)."""
     number = _SYS_CAPSET.get(os.uname().machine)
     if number is None:
         return False
@@ -317,10 +326,16 @@ def _drop_to_uid_keeping_read_search(uid: int) -> bool:
     os.setgroups([])
     os.setgid(uid)
     os.setuid(uid)
-    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
-    keep = 1 << CAP_DAC_READ_SEARCH
-    data = (_CapData * 2)(_CapData(keep, keep, 0), _CapData(0, 0, 0))
-    return _libc.syscall(number, ctypes.byref(header), ctypes.byref(data)) == 0
+    kept = _capset(number, 1 << CAP_DAC_READ_SEARCH)
+    if not kept and not _capset(number, 0):  # KEEPCAPS kept every permitted capability: drop them
+        raise OSError("could not drop the capabilities kept across setuid")
+    _prctl(PR_SET_KEEPCAPS, 0)
+    return kept
+
+
+def _capabilities() -> dict[str, int]:
+    with open("/proc/self/status") as f:
+        return {line.split(":")[0]: int(line.split()[1], 16) for line in f if line.startswith("Cap")}
 
 
 def _set_limit(which: int, value: int) -> None:
@@ -400,12 +415,16 @@ def enter(plan: SandboxPlan, keep_fds: tuple[int, ...]) -> dict[str, object]:
     if as_root:
         if landlock and _drop_to_uid_keeping_read_search(plan.uid):
             applied["read_search"] = True
-        else:
+        elif os.getuid() == 0:
             os.setgroups([])
             os.setgid(plan.uid)
             os.setuid(plan.uid)
-        if os.getuid() != plan.uid or os.geteuid() != plan.uid or os.getgid() != plan.uid:
+        if os.getresuid() != (plan.uid,) * 3 or os.getresgid() != (plan.uid,) * 3 or os.getgroups():
             raise OSError("could not drop privileges")
+        allowed = 1 << CAP_DAC_READ_SEARCH if applied.get("read_search") else 0
+        caps = _capabilities()
+        if any(caps.get(name, 0) & ~allowed for name in ("CapEff", "CapPrm", "CapInh", "CapAmb")):
+            raise OSError(f"capabilities left after the drop: {caps}")
         applied["uid"] = plan.uid
     _set_limit(resource.RLIMIT_AS, plan.limits.address_space_bytes)
     _set_limit(resource.RLIMIT_CPU, plan.limits.cpu_seconds)
@@ -422,5 +441,11 @@ def enter(plan: SandboxPlan, keep_fds: tuple[int, ...]) -> dict[str, object]:
         if not abi and applied.get("read_search"):
             raise OSError("Landlock failed after keeping CAP_DAC_READ_SEARCH; refusing to run unconfined")
     applied["socket_filter"] = apply_socket_filter()
+    die_with_parent()  # again: changing uid cleared it; if the zygote dies, so does this worker
+    # Not dumpable: no process of the same uid (a case's own, forked from here) may open this
+    # one's /proc/<pid>/fd/* (the grader's pipes), read its memory or ptrace it. A uid drop does
+    # this already; a normal user's worker needs it said.
+    _prctl(PR_SET_DUMPABLE, 0)
+    applied["not_dumpable"] = True
     sys.dont_write_bytecode = True
     return applied

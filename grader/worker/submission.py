@@ -238,6 +238,7 @@ def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: 
     if pid == 0:  # the case's own process: it keeps stdio and its result pipe, nothing else
         code = 0
         try:
+            sandbox.die_with_parent()  # a case never outlives its worker
             os.close(result_r)
             for fd in (cmd_fd, res_fd):
                 os.close(fd)

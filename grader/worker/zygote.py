@@ -71,14 +71,25 @@ MAX_REQUEST = 64 * 1024
 KILL_SECONDS = 2.0
 
 
+# Live workers. Their pids are never reaped but by _kill_worker, after they were signalled: an
+# unreaped pid (and the process group it leads) cannot be reused, so signalling it as root can
+# never hit an unrelated process that happened to get the same number.
+WORKERS: set[int] = set()
+
+
 def _reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    """Reap every finished child but the workers (see WORKERS)."""
+    me = os.getpid()
+    try:
+        children = [int(p) for p in Path(f"/proc/{me}/task/{me}/children").read_text().split()]
+    except (OSError, ValueError):
+        return
+    for pid in children:
+        if pid not in WORKERS:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
 
 
 def _wait_dead(pid: int, until: float) -> None:
@@ -133,7 +144,7 @@ def _kill_uid(uid: int) -> None:
         _reap()  # those that re-parented here
 
 
-def _kill_strays(workers: set[int]) -> None:
+def _kill_strays(workers: set[int] = WORKERS) -> None:
     """Kill and reap every child that is not a live worker (orphans that re-parented here),
     until there is none: killing one lets its own children re-parent here in turn."""
     until = time.monotonic() + KILL_SECONDS
@@ -155,14 +166,15 @@ def _kill_strays(workers: set[int]) -> None:
             _wait_dead(pid, until)
 
 
-def _kill_worker(pid: int, uid: int | None, workers: set[int]) -> None:
-    for target in (-pid, pid):
-        try:
-            os.kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    _wait_dead(pid, time.monotonic() + KILL_SECONDS)
-    workers.discard(pid)
+def _kill_worker(pid: int, uid: int | None, workers: set[int] = WORKERS) -> None:
+    if pid in workers:  # else not ours: its number may belong to someone else, never signal it
+        for target in (-pid, pid):
+            try:
+                os.kill(target, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        _wait_dead(pid, time.monotonic() + KILL_SECONDS)
+        workers.discard(pid)
     if uid is not None and os.geteuid() == 0:
         _kill_uid(uid)
     _kill_strays(workers)
@@ -213,7 +225,7 @@ def main(sock_fd: int) -> None:
     sandbox.set_child_subreaper()
     sandbox.die_with_parent()
     sock = socket.socket(fileno=sock_fd)
-    workers: set[int] = set()
+    workers = WORKERS
     while True:
         try:
             data, ancdata, _, _ = sock.recvmsg(MAX_REQUEST, socket.CMSG_LEN(8 * array.array("i").itemsize))
@@ -250,10 +262,11 @@ def main(sock_fd: int) -> None:
                 os.close(fd)
             break
     for pid in list(workers):
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        for target in (-pid, pid):
+            try:
+                os.kill(target, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
     for pid in list(workers):
         _wait_dead(pid, time.monotonic() + KILL_SECONDS)
     _kill_strays(set())

@@ -80,6 +80,7 @@ def places_to_write():
     """Every directory a cheater would like to drop a fake results file into."""
     here = os.path.dirname(os.path.abspath(__file__))
     places = [os.getcwd(), here, os.path.dirname(here), os.path.dirname(os.path.dirname(here)), "..", "../..", "../../..", "/tmp", os.path.expanduser("~")]
+    places += ["/autograder/results", "/autograder/source", "/autograder"]  # Gradescope's layout
     places += option_values("--out") + [os.path.join(p, "honest") for p in option_values("--out")]
     for pid in grader_pids():
         places.append(f"/proc/{pid}/cwd")

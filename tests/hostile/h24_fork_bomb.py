@@ -7,7 +7,6 @@ import os
 import time
 
 import _honest_core
-import _hostile_kit as kit
 from _honest_core import *  # noqa: F401,F403
 
 
