@@ -128,8 +128,15 @@ def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ parser
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line (and where to look), not the usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="graphgrade",
         description="Spec-driven test kit and autograder for the CUDA-graph capture and replay lab.",
     )

@@ -44,6 +44,13 @@ def unique_names(paths: Iterable[Path]) -> list[str]:
     return names
 
 
+def run_order(specs: tuple[Spec, ...]) -> tuple[Spec, ...]:
+    """Every visible spec's cases run before any other case. A case may leave what it was given
+    (a hidden case's inputs) in the submission's scratch directory; run last, it has no later case
+    shown in detail to print it into. Reports keep the specs' own order."""
+    return tuple(s for s in specs if s.visibility == "visible") + tuple(s for s in specs if s.visibility != "visible")
+
+
 def look_ahead_for(specs: tuple[Spec, ...]) -> tuple[bool, ...]:
     """Per case: may the next case's message wait in the worker's pipe while this one runs? Only
     when both are shown alike (both visible, or both redacted), so that output a case prints
@@ -79,9 +86,10 @@ def grade_submissions(
     on_done: Callable[[GradedSubmission, int, int], None] | None = None,
 ) -> list[GradedSubmission]:
     """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order."""
-    cases = tuple(c for s in specs for c in s.cases)
+    in_run_order = run_order(specs)
+    cases = tuple(c for s in in_run_order for c in s.cases)
     messages = case_messages(cases)  # encoded once, shared by every submission
-    look_ahead = look_ahead_for(specs)
+    look_ahead = look_ahead_for(in_run_order)
     jobs = max(1, min(jobs, len(submissions)))
     names = unique_names(submissions)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -571,3 +571,57 @@ def test_output_tails_stay_with_their_cases_when_cases_are_pipelined(tmp_path, s
     for p in pids:  # otherwise no process printed into two tails
         assert len(p) <= 1 and seen.isdisjoint(p)
         seen |= p
+
+
+# ---------------------------------------------------------------- hidden inputs stay hidden
+def test_run_order_puts_every_visible_case_first(suite):
+    from grader.grade import run_order
+
+    visibilities = [s.visibility for s in run_order(suite.suite.specs)]
+    first_other = next(i for i, v in enumerate(visibilities) if v != "visible")
+    assert all(v == "visible" for v in visibilities[:first_other]) and "visible" not in visibilities[first_other:]
+
+
+def test_a_hidden_case_input_never_reaches_a_visible_case_output(tmp_path, suite):
+    """A submission that logs every input it sees to its scratch directory and prints the whole
+    log on each call: a hidden case's input must not show up in any visible case's output."""
+    from grader.ops import build_array
+    from grader.spec_model import ArrayValue
+
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    leak = (
+        "\nimport os as _os\n"
+        "_Original = GraphRunner\n"
+        "class GraphRunner(_Original):\n"
+        "    def __call__(self, x):\n"
+        "        with open('seen.log', 'a') as log:\n"
+        "            log.write('SEEN %.9g\\n' % float(x.flat[0]))\n"
+        "        print(open('seen.log').read())\n"
+        "        return super().__call__(x)\n"
+    )
+    (spy / "cudagraph.py").write_text(REFERENCE.read_text() + leak)
+    out = tmp_path / "out"
+    result = graphgrade(spy, "--out", out, "--jobs", "1")
+    assert result.returncode == 0, result.stderr
+
+    def first_values(visible: bool) -> set[str]:
+        values = set()
+        for spec in suite.suite.specs:
+            if (spec.visibility == "visible") != visible:
+                continue
+            for case in spec.cases:
+                for step in case.steps:
+                    for value in step.args:
+                        if isinstance(value, ArrayValue):
+                            values.add("SEEN %.9g" % float(build_array(value).flat[0]))
+        return values
+
+    hidden_only = first_values(False) - first_values(True)
+    assert hidden_only, "the suite should have hidden inputs distinct from the visible ones"
+    report = json.loads((out / "spy" / "report.json").read_text())
+    visible_tails = "\n".join(c["output_tail"] for c in report["cases"] if c["visibility"] == "visible")
+    assert "SEEN" in visible_tails  # the spy really prints what it saw
+    printed = {line.strip() for line in visible_tails.splitlines()}
+    leaked = sorted(hidden_only & printed)
+    assert not leaked, f"hidden inputs printed in a visible case's output: {leaked[:3]}"

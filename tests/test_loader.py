@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-import reference.cudagraph as ref
 from grader.loader import SpecError, SpecErrors, load_spec_text, load_suite
 from grader.validate import validate_suite
 
@@ -70,14 +69,6 @@ STATE_MACHINE_CASE = """\
         checks:
           - step_mode: {of: sm, equals: CAPTURE, after: step1}
 """
-
-
-@pytest.fixture(autouse=True)
-def _leave_the_reference_launch_counter_as_found():
-    """The reference runs in this process here; its class-level counter must not leak into other tests."""
-    before = ref.LaunchCounter.n
-    yield
-    ref.LaunchCounter.n = before
 
 
 def edit(old: str, new: str, text: str = BASE) -> str:
