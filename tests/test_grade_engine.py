@@ -402,6 +402,7 @@ def test_an_unimportable_submission_fails_every_case_with_file_and_line(class_ru
     assert report["problem"].startswith(where), report["problem"]
     for case in report["cases"]:  # hidden cases too: the problem is the submission's, not the case's
         assert case["status"] == "error" and case["message"].startswith(where), case
+    assert ", line " not in report["problem"]  # the place is said once, as file:line
 
 
 def test_a_directory_without_cudagraph_py_says_so(class_run):

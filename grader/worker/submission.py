@@ -277,7 +277,9 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
         try:
             module = import_submission(root, plan.import_paths)
         except BaseException as exc:  # noqa: BLE001 - a broken submission is a verdict, not a crash
-            _write_all(res_fd, protocol.control_frame("import_error", type=type(exc).__name__, message=protocol._short(str(exc)), where=_import_error_where(exc, root)))
+            # A SyntaxError's str() repeats the file and line that `where` already gives.
+            message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
+            _write_all(res_fd, protocol.control_frame("import_error", type=type(exc).__name__, message=protocol._short(message), where=_import_error_where(exc, root)))
             os._exit(0)
         _write_all(res_fd, protocol.control_frame("ready"))
         # kill(-1) may be used only where it reaches this sandbox's processes alone
