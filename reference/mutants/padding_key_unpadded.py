@@ -1,8 +1,6 @@
 """Pads the buffer but keys the graph on the real batch size, so batches that pad to one size capture separate graphs."""
 
-import numpy as np
-
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import capture_into_padded_buffer, export, fresh_reference
 
 ref = fresh_reference(__name__)
 
@@ -15,16 +13,7 @@ def _graph_key(self, x):
     return x.shape  # should be the padded shape
 
 
-def _capture(self, key, x):
-    shape = (self._padded_batch(x.shape[0]), *x.shape[1:]) if x.ndim else ()
-    static_input = np.zeros(shape, dtype=x.dtype)
-    self._load(static_input, x)
-    output = ref.run_eager(self.ops, static_input)
-    self.graphs[key] = ref.GraphEntry(shape, static_input, output, len(self.ops))
-    return self._real_rows(output, x)
-
-
 ref.GraphRunner._graph_key = _graph_key
-ref.GraphRunner._capture = _capture
+ref.GraphRunner._capture = capture_into_padded_buffer(ref)
 
 export(ref, globals())
