@@ -79,6 +79,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
         f"in {elapsed:.1f} s; mean score {mean:.1f}%; reports in {args.out}/",
         file=sys.stderr,
     )
+    failed = [g.name for g in graded if g.grader_failed]
+    if failed:
+        print(f"graphgrade: internal error while grading {', '.join(failed)} (see their reports; please report this)", file=sys.stderr)
+        return EXIT_INTERNAL
     if args.fail_under is not None and min(percents) < args.fail_under:
         print(f"graphgrade: a score of {min(percents):.1f}% is below --fail-under {args.fail_under:g}", file=sys.stderr)
         return EXIT_FINDINGS
@@ -112,7 +116,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from reference.bench import format_table, run_benchmark, to_json
 
     backends = ("cpu", "cuda") if args.backend == "all" else (args.backend,)
-    result = run_benchmark(chain_lengths=tuple(args.chains), repeats=args.repeats, backends=backends)
+    try:
+        result = run_benchmark(chain_lengths=tuple(args.chains), repeats=args.repeats, backends=backends)
+    except ValueError as exc:  # a non-positive chain length or repeat count
+        raise UsageError(str(exc)) from None
     print(json.dumps(to_json(result), indent=2) if args.json else format_table(result))
     return EXIT_OK
 

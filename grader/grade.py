@@ -20,8 +20,18 @@ from typing import Callable, Iterable
 
 import grader
 from grader.loader import LoadedSuite
-from grader.results import Report, write_report
-from grader.runner import RunSettings, ScratchArea, Zygote, case_messages, run_submission, running_as_root
+from grader.results import STATUSES, Report, write_report
+from grader.runner import (
+    CaseRun,
+    RunSettings,
+    SandboxFailure,
+    ScratchArea,
+    SubmissionRun,
+    Zygote,
+    case_messages,
+    run_submission,
+    running_as_root,
+)
 from grader.scoring import build_report
 from grader.spec_model import Spec
 
@@ -33,14 +43,18 @@ def submission_name(path: Path) -> str:
 
 
 def unique_names(paths: Iterable[Path]) -> list[str]:
-    seen: dict[str, int] = {}
+    """One output folder name per submission, distinct from every other name given (alice,
+    alice-2, ...) and from the batch files beside them."""
+    taken = {"summary.html", "grades.csv"}
     names = []
     for path in paths:
-        name = submission_name(path)
-        if name in ("summary.html", "grades.csv"):
-            name = f"_{name}"
-        seen[name] = seen.get(name, 0) + 1
-        names.append(name if seen[name] == 1 else f"{name}-{seen[name]}")
+        base = submission_name(path)
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}-{n}"
+        taken.add(name)
+        names.append(name)
     return names
 
 
@@ -65,6 +79,7 @@ class GradedSubmission:
     name: str
     report: Report
     out_dir: Path
+    grader_failed: bool = False  # the grader, not the submission, failed on this one
 
 
 def _write_outputs(report: Report, out_dir: Path) -> None:
@@ -99,34 +114,51 @@ def grade_submissions(
     slots: queue.Queue[int] = queue.Queue()
     for slot in range(jobs):
         slots.put(slot)
+    redacted = tuple(s.visibility != "visible" for s in in_run_order for _ in s.cases)
     results: list[GradedSubmission | None] = [None] * len(submissions)
     done = 0
     lock = threading.Lock()
+    stopping = threading.Event()
 
     def grade_one(index: int) -> None:
         nonlocal done
+        if stopping.is_set():
+            return
+        target = out_dir / names[index]
+        failed = False
         slot = slots.get()
         try:
-            run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages, look_ahead)
+            run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
+            report = build_report(names[index], specs, run, loaded, grader.__version__)
+        except SandboxFailure:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
+            failed = True
+            message = f"the grader failed while grading this submission ({type(exc).__name__}: {exc}); please report this"
+            run = SubmissionRun(message, tuple(CaseRun(c.uid, "error", None, message, "", 0.0) for c in cases), "", 0.0)
+            report = build_report(names[index], specs, run, loaded, grader.__version__)
         finally:
             slots.put(slot)
-        report = build_report(names[index], specs, run, loaded, grader.__version__)
-        target = out_dir / names[index]
         _write_outputs(report, target)
-        graded = GradedSubmission(submissions[index], names[index], report, target)
+        graded = GradedSubmission(submissions[index], names[index], report, target, failed)
         results[index] = graded
         with lock:
             done += 1
             if on_done:
                 on_done(graded, done, len(submissions))
 
+    # Twice as many threads as slots: a slot is handed on as soon as its cases have run, so
+    # the next submission's cases run while this one is judged and its reports written.
+    pool = ThreadPoolExecutor(max_workers=min(2 * jobs, len(submissions)))
     try:
-        # Twice as many threads as slots: a slot is handed on as soon as its cases have run, so
-        # the next submission's cases run while this one is judged and its reports written.
-        with ThreadPoolExecutor(max_workers=min(2 * jobs, len(submissions))) as pool:
-            for future in [pool.submit(grade_one, i) for i in range(len(submissions))]:
-                future.result()
+        for future in [pool.submit(grade_one, i) for i in range(len(submissions))]:
+            future.result()
+    except BaseException:  # Ctrl-C or a sandbox failure: stop now, do not grade the rest first
+        stopping.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
     finally:
+        pool.shutdown(wait=True)
         area.close()
     graded = [r for r in results if r is not None]
     from reports import write_batch_outputs
@@ -140,7 +172,7 @@ def one_line(graded: GradedSubmission) -> str:
     counts: dict[str, int] = {}
     for case in r.cases:
         counts[case.status] = counts.get(case.status, 0) + 1
-    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: ("passed", "failed", "error", "timeout", "crashed", "skipped").index(kv[0])))
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: STATUSES.index(kv[0])))
     problem = f"  [{r.problem}]" if r.problem else ""
     return f"{graded.name}: {r.score:g}/{r.max_score:g} ({r.percent:.1f}%)  {parts}{problem}"
 

@@ -131,6 +131,21 @@ class CaseInterpreter:
             )
         return snapshot
 
+    def encode_result(self, result: Any) -> Any:
+        """A step's returned value as plain data; an object that cannot be copied out
+        (``to_host`` or ``__array_interface__`` raises) is reported by its type name."""
+        blobs, size = len(self.encoder.blobs), self.encoder.size
+        try:
+            return self.encoder.value(self.to_host(result))
+        except BaseException:  # noqa: BLE001 - the step still returned; only its value is unreadable
+            del self.encoder.blobs[blobs:]  # arrays copied before the failure are not reported
+            self.encoder.size = size
+            try:
+                name = type(result).__name__
+            except BaseException:  # noqa: BLE001
+                name = "object"
+            return {"object": {"type": protocol._short(name if isinstance(name, str) else "object")}}
+
     def run_step(self, step: Step) -> dict:
         record: dict = {"index": step.index, "outcome": "returned", "value": None, "error": None, "launches": None, "witness": [], "input_address": None, "graphs": None, "note": ""}
         try:
@@ -159,7 +174,7 @@ class CaseInterpreter:
         else:
             if step.name:
                 self.env[step.name] = result
-            record["value"] = self.encoder.value(self.to_host(result))
+            record["value"] = self.encode_result(result)
         after = _launch_count(self.module)
         record["launches"] = after - before if before is not None and after is not None else None
         record["witness"] = [[lid, pos, addr, list(shape), dtype] for lid, pos, addr, shape, dtype in self.witness.since(mark)[: protocol.MAX_WITNESS]]

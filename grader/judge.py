@@ -30,6 +30,11 @@ from grader.spec_model import (
 )
 
 TOLERANCE = {"float32": (1e-5, 1e-6), "float64": (1e-9, 1e-12)}
+# Bounds on what a verdict says about a value: a submission chooses what it returns, and a
+# report (or a grader's memory) must not grow with it.
+MAX_DESCRIBED = 200  # characters per described value
+MAX_ITEMS = 8  # items shown of a list or tuple
+MAX_MESSAGE = 500  # characters of a case's message
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,15 @@ class CaseVerdict:
 
 # ------------------------------------------------------------------ describing values
 def describe(value: object) -> str:
-    """A short, readable rendering of an observed or expected value."""
+    """A short, readable rendering of an observed or expected value (at most MAX_DESCRIBED characters)."""
+    return _cut(_render(value), MAX_DESCRIBED)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _render(value: object) -> str:
     if isinstance(value, np.ndarray):
         dims = ", ".join(str(d) for d in value.shape)
         flat = value.ravel()
@@ -56,9 +69,10 @@ def describe(value: object) -> str:
         article = "an" if value.type[:1].lower() in "aeiou" else "a"
         return f"{article} {value.type} object"
     if isinstance(value, tuple):
-        return "[" + ", ".join(describe(v) for v in value) + "]"
-    if isinstance(value, str):
-        return repr(value)
+        items = [describe(v) for v in value[:MAX_ITEMS]] + (["…"] if len(value) > MAX_ITEMS else [])
+        return "[" + ", ".join(items) + "]"
+    if isinstance(value, str) and len(value) > MAX_DESCRIBED:
+        return repr(value[:MAX_DESCRIBED]) + "…"
     return repr(value)
 
 
@@ -140,7 +154,7 @@ class _Judge:
         self.lines.append(_line(step, what, expected, observed, problem is None))
         if problem is not None and self.first_failure is None:
             where = f"Step {step.index + 1} ({step.label})" if step else "This case"
-            self.first_failure = f"{where}: {problem}"
+            self.first_failure = _cut(f"{where}: {problem}", MAX_MESSAGE)
 
     def launches(self, check: LaunchesCheck) -> None:
         step, obs = self.case.steps[check.step], self.obs[check.step]

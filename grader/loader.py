@@ -49,6 +49,7 @@ from grader.spec_model import (
 
 MAX_SPEC_FILE_BYTES = 2 * 1024 * 1024
 MAX_ARRAY_ELEMENTS = 1 << 16
+MAX_INT_DIGITS = 300  # a longer integer is no spec's number (and would not fit a float)
 RUNNER_CLASSES = ("GraphRunner", "PiecewiseGraphRunner")
 BUILDABLE = RUNNER_CLASSES + ("InferenceGraphCapture",)
 STEP_MODES = ("WARMUP", "CAPTURE", "REPLAY")
@@ -75,13 +76,19 @@ class _Ctx:
 
     def fail(self, node: Node | None, where: str, message: str) -> SpecError:
         line = node.start_mark.line + 1 if node is not None else 1
+        where, message = _printable(where), _printable(message)  # a key such as "\n" keeps the error one line
         return SpecError(f"{self.path}:{line}: {where}: {message}" if where else f"{self.path}:{line}: {message}")
 
     def scalar(self, node: Node) -> Any:
         try:
-            return self._constructor.construct_object(node, deep=True)
+            value = self._constructor.construct_object(node, deep=True)
         except yaml.YAMLError:  # a tag the safe loader refuses (!!python/..., the << merge key)
             raise self.fail(node, "", f"unsupported YAML tag {node.tag!r}: spec files hold plain YAML values only") from None
+        except ValueError:  # an integer over Python's digit limit for int(str)
+            raise self.fail(node, "", f"a number of more than {MAX_INT_DIGITS} digits") from None
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_INT_DIGITS:
+            raise self.fail(node, "", f"a number of more than {MAX_INT_DIGITS} digits")
+        return value
 
     def mapping(self, node: Node, where: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> dict[str, tuple[Node, Node]]:
         if not isinstance(node, MappingNode):
@@ -149,6 +156,11 @@ class _Ctx:
         if value not in choices:
             raise self.fail(node, where, f"unknown {what} {value!r} (expected one of: {', '.join(choices)})")
         return value
+
+
+def _printable(text: str) -> str:
+    """``text`` with each unprintable character (newline, tab, NUL, ...) written as its escape."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _kind(node: Node) -> str:
@@ -275,7 +287,6 @@ class _Bound:
     """What the loader knows statically about a name bound by a step."""
 
     kind: str  # "runner", "machine", "ops", "result"
-    step: int
     chain: tuple[OpSpec, ...] | None = None
     list_id: int | None = None
     capture_sizes: tuple[int, ...] | None = None
@@ -286,8 +297,6 @@ class _Bound:
 @dataclass
 class _CaseBuilder:
     ctx: _Ctx
-    where: str
-    steps: list[dict] = field(default_factory=list)
     bound: dict[str, _Bound] = field(default_factory=dict)
     next_list_id: int = 0
 
@@ -408,20 +417,20 @@ def _bind(b: _CaseBuilder, step: dict) -> None:
         sizes = None
         if isinstance(sizes_value, PlainValue) and isinstance(sizes_value.value, tuple) and all(type(s) is int for s in sizes_value.value):
             sizes = sizes_value.value
-        b.bound[name] = _Bound("runner", step["position"], chain[0] if chain else None, chain[1] if chain else None, sizes, cls=target)
+        b.bound[name] = _Bound("runner", chain[0] if chain else None, chain[1] if chain else None, sizes, cls=target)
     elif action == "build":
-        b.bound[name] = _Bound("machine", step["position"])
+        b.bound[name] = _Bound("machine")
     elif action == "call" and target == "fuse_elementwise":
         chain = b.chain_of(_arg(step, 0, "ops"))
-        b.bound[name] = _Bound("ops", step["position"], chain[0] if chain else None, chain[1] if chain else None)
+        b.bound[name] = _Bound("ops", chain[0] if chain else None, chain[1] if chain else None)
     elif action == "call" and target == "run_eager":
         chain = b.chain_of(_arg(step, 0, "ops"))
-        b.bound[name] = _Bound("result", step["position"], chain[0] if chain else None, chain[1] if chain else None, input=_known_input(b, _arg(step, 1, "x")))
+        b.bound[name] = _Bound("result", chain[0] if chain else None, chain[1] if chain else None, input=_known_input(b, _arg(step, 1, "x")))
     elif action == "call" and b.bound.get(target) and b.bound[target].kind == "runner":
         runner = b.bound[target]
-        b.bound[name] = _Bound("result", step["position"], runner.chain, runner.list_id, runner.capture_sizes, input=_known_input(b, _arg(step, 0, "x")))
+        b.bound[name] = _Bound("result", runner.chain, runner.list_id, runner.capture_sizes, input=_known_input(b, _arg(step, 0, "x")))
     else:
-        b.bound[name] = _Bound("result", step["position"])
+        b.bound[name] = _Bound("result")
 
 
 def _known_input(b: _CaseBuilder, value: Value | None) -> Value | None:
@@ -455,12 +464,12 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
     fields = ctx.mapping(node, where, ("id", "description", "steps", "checks"), ("id", "description", "steps", "checks"))
     case_id = ctx.ident(fields["id"][1], f"{where}.id")
     description = ctx.text(fields["description"][1], f"{where}.description")
-    b = _CaseBuilder(ctx, where)
+    b = _CaseBuilder(ctx)
     raw_steps = [_parse_step(b, s, f"{where}.steps[{i}]", i) for i, s in enumerate(ctx.sequence(fields["steps"][1], f"{where}.steps", 1))]
     by_name = {s["name"]: s for s in raw_steps if s["name"]}
 
     implicit_after: dict[int | None, list[dict]] = {}
-    pending: list[tuple[str, Node, Callable[[dict[int, int]], Check]]] = []
+    pending: list[Callable[[dict[int, int]], Check]] = []  # each check, made once the steps have their final indices
 
     def step_ref(value_node: Node, at: str, kinds: tuple[str, ...] | None = None) -> dict:
         name = ctx.ident(value_node, at)
@@ -489,7 +498,7 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
             f = ctx.mapping(body, at, ("step", "equals"), ("step", "equals"))
             s = step_ref(f["step"][1], f"{at}.step")
             n = ctx.integer(f["equals"][1], f"{at}.equals", minimum=0)
-            pending.append((kind, body, lambda idx, s=s, n=n, line=line: LaunchesCheck(idx[id(s)], n, line)))
+            pending.append(lambda idx, s=s, n=n, line=line: LaunchesCheck(idx[id(s)], n, line))
         elif kind == "output":
             f = ctx.mapping(body, at, ("step", "oracle", "equals", "shape", "dtype"), ("step",))
             s = step_ref(f["step"][1], f"{at}.step", ("call", "method"))
@@ -501,19 +510,19 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
             dtype = ctx.choice(f["dtype"][1], f"{at}.dtype", FLOAT_DTYPES, "dtype") if "dtype" in f else None
             if not (oracle or equals or shape is not None or dtype):
                 raise ctx.fail(body, at, "say what to compare: oracle: true, equals, shape or dtype")
-            pending.append((kind, body, lambda idx, s=s, o=oracle, e=equals, sh=shape, d=dtype, line=line: OutputCheck(idx[id(s)], b.bound[s["name"]].chain if o else None, e, sh, d, line)))
+            pending.append(lambda idx, s=s, o=oracle, e=equals, sh=shape, d=dtype, line=line: OutputCheck(idx[id(s)], b.bound[s["name"]].chain if o else None, e, sh, d, line))
         elif kind == "value":
             f = ctx.mapping(body, at, ("step", "equals"), ("step", "equals"))
             s = step_ref(f["step"][1], f"{at}.step")
             v = _plain(ctx, f["equals"][1], f"{at}.equals")
-            pending.append((kind, body, lambda idx, s=s, v=v, line=line: ValueCheck(idx[id(s)], v, "the value returned", False, line)))
+            pending.append(lambda idx, s=s, v=v, line=line: ValueCheck(idx[id(s)], v, "the value returned", False, line))
         elif kind == "raises":
             f = ctx.mapping(body, at, ("step", "type"), ("step",))
             s = step_ref(f["step"][1], f"{at}.step")
             t = ctx.typed(f["type"][1], f"{at}.type", (str,), "an exception class name") if "type" in f else None
             if t is not None and not set(t) <= EXCEPTION_NAME_CHARS:
                 raise ctx.fail(f["type"][1], f"{at}.type", f"expected an exception class name, got {t!r}")
-            pending.append((kind, body, lambda idx, s=s, t=t, line=line: RaisesCheck(idx[id(s)], t, line)))
+            pending.append(lambda idx, s=s, t=t, line=line: RaisesCheck(idx[id(s)], t, line))
         elif kind in ("num_captured", "num_graphs", "attribute", "step_mode"):
             allowed = ("of", "equals", "after") + (("name",) if kind == "attribute" else ())
             f = ctx.mapping(body, at, allowed, ("of", "equals") + (("name",) if kind == "attribute" else ()))
@@ -530,7 +539,7 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
                 step = {"action": "read", "target": attr, "on": of}
                 what = f"{of}.{attr}"
             s = implicit(f["after"][1] if "after" in f else None, at, step)
-            pending.append((kind, body, lambda idx, s=s, v=v, what=what, enum=(kind == "step_mode"), line=line: ValueCheck(idx[id(s)], v, what, enum, line)))
+            pending.append(lambda idx, s=s, v=v, what=what, enum=(kind == "step_mode"), line=line: ValueCheck(idx[id(s)], v, what, enum, line))
         elif kind == "static_buffer":
             f = ctx.mapping(body, at, ("of", "steps"), ("of", "steps"))
             of = ctx.ident(f["of"][1], f"{at}.of")
@@ -547,7 +556,7 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
                 raise ctx.fail(f["steps"][1], f"{at}.steps", f"the steps' inputs land in different buffer shapes {sorted(shapes)}; list steps of one graph")
             for m in members:
                 m["observe_graphs"] = True
-            pending.append((kind, body, lambda idx, of=of, ms=members, sh=shapes.pop(), line=line: StaticBufferCheck(of, tuple(idx[id(m)] for m in ms), sh, line)))
+            pending.append(lambda idx, of=of, ms=members, sh=shapes.pop(), line=line: StaticBufferCheck(of, tuple(idx[id(m)] for m in ms), sh, line))
         else:  # witness
             f = ctx.mapping(body, at, ("of", "capture", "replay", "op"), ("of", "capture", "replay"))
             of = ctx.ident(f["of"][1], f"{at}.of")
@@ -563,7 +572,7 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
                 raise ctx.fail(f["op"][1], f"{at}.op", f"{of!r} has only {len(b.bound[of].chain or ())} ops")
             if cap["position"] >= rep["position"]:
                 raise ctx.fail(f["replay"][1], f"{at}.replay", "the replay step must come after the capture step")
-            pending.append((kind, body, lambda idx, of=of, lid=b.bound[of].list_id, c=cap, r=rep, op=op, line=line: WitnessCheck(of, lid, idx[id(c)], idx[id(r)], op, line)))
+            pending.append(lambda idx, of=of, lid=b.bound[of].list_id, c=cap, r=rep, op=op, line=line: WitnessCheck(of, lid, idx[id(c)], idx[id(r)], op, line))
 
     # Lay out the final step order: implicit reads right after their anchor, the rest at the end.
     ordered: list[dict] = []
@@ -587,7 +596,7 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
         )
         for i, s in enumerate(ordered)
     )
-    checks = tuple(make(index) for _, _, make in pending)
+    checks = tuple(make(index) for make in pending)
     oracles = tuple(
         OracleCall(index[id(s)], b.bound[s["name"]].chain, b.bound[s["name"]].input)
         for s in raw_steps

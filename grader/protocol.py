@@ -38,6 +38,9 @@ MAX_DEPTH = 4
 MAX_STEPS = 256
 MAX_WITNESS = 256
 MAX_GRAPHS = 64
+# The largest length prefix a valid frame can carry (the header, every blob and its
+# 8-byte length, plus slack for magic and counts): a reader refuses anything longer.
+MAX_FRAME_BYTES = MAX_HEADER_BYTES + MAX_BLOB_BYTES + 16 * MAX_BLOBS + 64
 ARRAY_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64")
 OUTCOMES = ("returned", "raised", "missing", "not_reached")
 
@@ -378,7 +381,12 @@ class _Decoder:
 
 # ================================================================ control frames
 CONTROL_MAGIC = b"GGc1"
-CONTROL_KINDS = {"ready": set(), "import_error": {"type", "message", "where"}, "status": {"case", "exitcode", "signal"}}
+CONTROL_KINDS = {
+    "ready": set(),
+    "import_error": {"type", "message", "where"},
+    "status": {"case", "exitcode", "signal"},
+    "sandbox_error": {"message"},  # the worker could not confine itself: the machine's problem, not the submission's
+}
 
 
 def control_frame(kind: str, **fields: object) -> bytes:
@@ -396,7 +404,7 @@ def decode_control(body: bytes) -> dict:
         raise ProtocolError("control frame too large")
     try:
         msg = json.loads(body[4:])
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # bad JSON or UTF-8, or an integer over Python's digit limit
         raise ProtocolError("control frame is not valid JSON") from None
     if not isinstance(msg, dict) or msg.get("protocol") != PROTOCOL_VERSION or msg.get("kind") not in CONTROL_KINDS:
         raise ProtocolError("not a control frame of this protocol")
@@ -417,7 +425,7 @@ def split_frame(buffer: bytes) -> tuple[bytes | None, bytes]:
     if len(buffer) < 8:
         return None, buffer
     (length,) = struct.unpack_from("<Q", buffer)
-    if length > MAX_HEADER_BYTES + MAX_BLOB_BYTES + 16 * MAX_BLOBS + 64:
+    if length > MAX_FRAME_BYTES:
         raise ProtocolError(f"frame of {length} bytes is larger than any valid frame")
     if len(buffer) < 8 + length:
         return None, buffer
@@ -448,11 +456,11 @@ def decode_observations(body: bytes, expected_case: str, step_count: int) -> Cas
         raise ProtocolError("trailing bytes after the last blob")
     try:
         msg = json.loads(header)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # bad JSON or UTF-8, or an integer over Python's digit limit
         raise ProtocolError("header is not valid JSON") from None
     msg = _keys(msg, {"protocol", "case", "steps"}, "observations")
     if msg.get("protocol") != PROTOCOL_VERSION:
-        raise ProtocolError(f"observations of protocol {msg.get('protocol')!r}, expected {PROTOCOL_VERSION}")
+        raise ProtocolError(f"observations of protocol {repr(msg.get('protocol'))[:80]}, expected {PROTOCOL_VERSION}")
     if msg.get("case") != expected_case:
         raise ProtocolError(f"observations are for case {str(msg.get('case'))[:80]!r}, expected {expected_case!r}")
     raw_steps = msg.get("steps")

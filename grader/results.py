@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
+
+from grader.spec_model import VISIBILITIES
 
 REPORT_FORMAT = 1
 
 Status = Literal["passed", "failed", "error", "timeout", "crashed", "skipped"]
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "timeout", "crashed", "skipped")
-Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
-VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
+Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]  # one of spec_model.VISIBILITIES
 
 # Bounds applied when a report is read back (a report is data, not trusted code).
 MAX_REPORT_BYTES = 32 * 1024 * 1024
 MAX_TEXT = 64 * 1024
+MAX_INT = 2**63  # integers (step indices, launch counts, format) lie in [-MAX_INT, MAX_INT)
 
 
 @dataclass(frozen=True)
@@ -105,12 +107,6 @@ class Report:
     def percent(self) -> float:
         return 100.0 * self.score / self.max_score if self.max_score else 0.0
 
-    def cases_of(self, spec_id: str) -> tuple[CaseResult, ...]:
-        return tuple(c for c in self.cases if c.spec == spec_id)
-
-
-TIMING_FIELDS = ("duration_s",)
-
 
 def report_to_json(report: Report, *, timing: bool = True) -> dict[str, Any]:
     """The JSON form of a report; ``timing=False`` drops wall-clock fields."""
@@ -138,9 +134,14 @@ def _need(obj: dict, key: str, kind, where: str):
     value = obj[key]
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            raise ReportError(f"{where}.{key}: not a finite number") from None
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise ReportError(f"{where}.{key}: expected {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__}")
+    if isinstance(value, int) and not isinstance(value, bool) and not -MAX_INT <= value < MAX_INT:
+        raise ReportError(f"{where}.{key}: integer out of range")
     if isinstance(value, float) and not math.isfinite(value):
         raise ReportError(f"{where}.{key}: not a finite number")
     if isinstance(value, str) and len(value) > MAX_TEXT:
@@ -156,7 +157,7 @@ def _opt_int(obj: dict, key: str, where: str) -> int | None:
     value = obj.get(key)
     if value is None:
         return None
-    if not isinstance(value, int) or isinstance(value, bool):
+    if not isinstance(value, int) or isinstance(value, bool) or not -MAX_INT <= value < MAX_INT:
         raise ReportError(f"{where}.{key}: expected an integer or null")
     return value
 
@@ -275,19 +276,13 @@ def read_report(path) -> Report:
         raise ReportError(f"{p}: {size} bytes is larger than the {MAX_REPORT_BYTES} bytes a report may have")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # bad UTF-8 or JSON, or an integer over Python's digit limit
         raise ReportError(f"{p}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ReportError(f"{p}: nested too deeply") from None
     try:
         return report_from_json(data)
     except ReportError as exc:
         raise ReportError(f"{p}: {exc}") from None
     except RecursionError:
         raise ReportError(f"{p}: nested too deeply") from None
-
-
-@dataclass(frozen=True)
-class BatchSummary:
-    """What a grading run of many submissions produced, for the class-level outputs."""
-
-    reports: tuple[Report, ...]
-    report_dirs: tuple[str, ...] = field(default=())  # OUT/<name> per report, same order

@@ -1,9 +1,9 @@
 """Run a submission's cases in isolation and collect what happened (the grader's side).
 
 The grader never imports a submission. It asks the zygote for a confined worker
-per submission, sends it one case's steps at a time, and reads back, over a
-dedicated pipe (never stdout), the case's observation frame and the worker's
-status frame. Deadlines are the grader's: a case that runs past its timeout,
+per submission, sends it each case's steps (the next case's may wait in the
+pipe while one runs), and reads back, over a dedicated pipe (never stdout), the
+case's observation frame and the worker's status frame. Deadlines are the grader's: a case that runs past its timeout,
 or a submission past its budget, has its whole process tree killed. After a
 hang, crash or malformed frame the worker is replaced, so the remaining cases
 are graded normally.
@@ -36,7 +36,6 @@ from grader.worker.uids import UidLease
 
 MAX_SUBMISSION_FILES = 200
 MAX_SUBMISSION_BYTES = 16 << 20
-SANDBOX_UID_BASE = 61000
 MODULE_FILE = "cudagraph.py"
 
 
@@ -73,6 +72,11 @@ class SubmissionRun:
 
 class SubmissionProblem(Exception):
     """The submission cannot be run at all (e.g. no cudagraph.py)."""
+
+
+class SandboxFailure(RuntimeError):
+    """The grader could not confine a worker: a problem of the grading machine, never of a
+    submission, so grading stops instead of blaming students."""
 
 
 def _signal_name(number: int) -> str:
@@ -159,28 +163,38 @@ class ScratchArea:
         self.base = Path(tempfile.mkdtemp(prefix="graphgrade-"))
         os.chmod(self.base, 0o711)  # sandbox uids may pass through to their own slot, not list
         # uids this run holds alone: ending a worker kills every process of its uid (see grader.worker.uids)
-        self.uids = UidLease(SANDBOX_UID_BASE) if running_as_root() else None
+        self.uids = UidLease() if running_as_root() else None
 
     def uid_for(self, slot: int) -> int | None:
         return self.uids.uid(slot) if self.uids is not None else None
 
     def prepare(self, slot: int, submission: Path) -> tuple[Path, Path, Path]:
-        """Fresh scratch for a slot holding a copy of the submission; returns (scratch, code dir, log)."""
+        """Fresh scratch for a slot holding a copy of the submission, and an empty output log
+        (outside the scratch, written through a descriptor only); returns (scratch, code dir, log)."""
+        scratch, code = self.fresh_copy(slot, submission)
+        log = self.base / f"slot{slot}.log"
+        fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.close(fd)
+        return scratch, code, log
+
+    def fresh_copy(self, slot: int, submission: Path) -> tuple[Path, Path]:
+        """Empty the slot's scratch and copy the submission in again: a replacement worker starts
+        from the submission as handed in, not from what an earlier case left there."""
         scratch = self.base / f"slot{slot}"
         if scratch.exists():
             shutil.rmtree(scratch)
         scratch.mkdir(mode=0o700)
         code = scratch / "submission"
         code.mkdir()
-        copy_submission(submission, code)
+        try:
+            copy_submission(submission, code)
+        except OSError as exc:
+            raise SubmissionProblem(f"{submission.name}: could not be copied for grading ({exc.strerror or exc})") from None
         uid = self.uid_for(slot)
         if uid is not None:
             for path in [scratch, *scratch.rglob("*")]:
                 os.lchown(path, uid, uid)
-        log = self.base / f"slot{slot}.log"
-        fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.close(fd)
-        return scratch, code, log
+        return scratch, code
 
     def close(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
@@ -193,7 +207,9 @@ def copy_submission(submission: Path, dest: Path) -> None:
     if submission.is_file():
         if submission.stat().st_size > MAX_SUBMISSION_BYTES:
             raise SubmissionProblem(f"{submission.name} is larger than {MAX_SUBMISSION_BYTES} bytes")
-        shutil.copyfile(submission, dest / MODULE_FILE, follow_symlinks=False)
+        # The path given on the command line is followed (the instructor named it); links inside
+        # a submission directory never are.
+        shutil.copyfile(submission.resolve(), dest / MODULE_FILE, follow_symlinks=False)
         return
     if not submission.is_dir():
         raise SubmissionProblem(f"{submission}: no such file or directory")
@@ -280,10 +296,7 @@ def _clean_tail(data: bytes, written: int, limit: int) -> str:
 # ---------------------------------------------------------------- one worker
 class _Worker:
     def __init__(self, zygote: Zygote, scratch: Path, code: Path, log: Path, uid: int | None, settings: RunSettings) -> None:
-        self.zygote, self.uid, self.log = zygote, uid, log
-        cmd_r, self.cmd_w = os.pipe()
-        self.res_r, res_w = os.pipe()
-        out_w = os.open(log, os.O_WRONLY | os.O_APPEND)
+        self.zygote, self.uid = zygote, uid
         request = {
             "submission_root": str(code),
             "scratch": str(scratch),
@@ -292,12 +305,21 @@ class _Worker:
             "landlock": settings.landlock,
             "import_paths": list(settings.import_paths),
         }
+        cmd_r, self.cmd_w = os.pipe()
+        self.res_r, res_w = os.pipe()
+        out_w = os.open(log, os.O_WRONLY | os.O_APPEND)
         try:
             self.pid = zygote.spawn(request, (cmd_r, res_w, out_w))
+        except BaseException:
+            for fd in (self.cmd_w, self.res_r):
+                os.close(fd)
+            raise
         finally:
             for fd in (cmd_r, res_w, out_w):
                 os.close(fd)
         os.set_blocking(self.cmd_w, False)  # a worker that stops reading costs a deadline, never a hang
+        self.writable = select.poll()
+        self.writable.register(self.cmd_w, select.POLLOUT)
         self.reader = _Reader(self.res_r)
         self.alive = True
         self.sent = 0  # index (into the submission's cases) of the next message not yet written
@@ -311,7 +333,7 @@ class _Worker:
                     view = view[os.write(self.cmd_w, view):]
                 except BlockingIOError:
                     remaining = deadline - time.monotonic()
-                    if remaining <= 0 or not select.select([], [self.cmd_w], [], remaining)[1]:
+                    if remaining <= 0 or not self.writable.poll(max(1, math.ceil(remaining * 1000))):
                         return False
             return True
         except OSError:  # BrokenPipeError: the worker ended
@@ -364,6 +386,7 @@ def run_submission(
     settings: RunSettings,
     messages: tuple[bytes, ...] | None = None,
     look_ahead: tuple[bool, ...] | None = None,
+    redacted: tuple[bool, ...] | None = None,
 ) -> SubmissionRun:
     """Run every case of a submission, each in its own process; never raises for the submission's faults.
 
@@ -372,7 +395,10 @@ def run_submission(
     runs, so the worker starts it without waiting for the grader. The worker's output is one
     stream, so a case that starts early may print into the previous case's tail: the caller
     allows it only between cases shown alike (both visible, or both redacted), and it stops
-    once a submission has printed anything. Default: never."""
+    once a submission has printed anything. Default: never.
+    ``redacted[i]``: case ``i`` is not shown to students. Once such a case's steps have reached a
+    worker, nothing a later worker says at import (its message, its output) is reported: it could
+    carry what the hidden case was given. Callers run such cases last (grade.run_order)."""
     started = time.monotonic()
     budget_end = started + settings.submission_budget_s
     try:
@@ -386,6 +412,8 @@ def run_submission(
     tail = _Tail(log, settings.tail_bytes)
     import_tail = ""
     worker: _Worker | None = None
+    workers_started = 0
+    secret_sent = False  # a redacted case's steps have reached a worker of this submission
     problem = ""
     try:
         for index, case in enumerate(cases):
@@ -397,21 +425,39 @@ def run_submission(
                 results.append(CaseRun(case.uid, "timeout", None, f"not run: the submission used up its {settings.submission_budget_s:g} s time budget", "", 0.0))
                 continue
             if worker is None:
+                if workers_started:  # a replacement starts from the submission as handed in
+                    try:
+                        scratch, code = scratch_area.fresh_copy(slot, submission)
+                    except SubmissionProblem as exc:
+                        problem = str(exc)
+                        results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
+                        continue
                 worker = _Worker(zygote, scratch, code, log, uid, settings)
+                workers_started += 1
                 worker.sent = index
+                import_deadline = min(budget_end, time.monotonic() + settings.import_timeout_s)
                 try:
-                    frame = worker.reader.next(min(budget_end, time.monotonic() + settings.import_timeout_s))
+                    frame = worker.reader.next(import_deadline)
                     ctl = protocol.decode_control(frame) if frame is not None and protocol.is_control(frame) else None
                 except TimeoutError:
-                    ctl = {"kind": "timeout"}
+                    ctl = {"kind": "budget" if import_deadline >= budget_end else "timeout"}
                 except protocol.ProtocolError:
                     ctl = None
                 text = tail.take()
-                import_tail = import_tail or text
+                if workers_started == 1:
+                    import_tail = text
+                if ctl is not None and ctl["kind"] == "sandbox_error":
+                    worker.stop()
+                    raise SandboxFailure(f"the worker sandbox could not be set up: {ctl['message']}")
                 if ctl is None or ctl["kind"] != "ready":
                     worker.stop()
                     worker = None
-                    if ctl is not None and ctl["kind"] == "import_error":
+                    if ctl is not None and ctl["kind"] == "budget":
+                        results.append(CaseRun(case.uid, "timeout", None, f"not run: the submission used up its {settings.submission_budget_s:g} s time budget", "", 0.0))
+                        continue
+                    if secret_sent:
+                        problem = "cudagraph.py could not be imported again after an earlier case ended its process, so the remaining cases could not run"
+                    elif ctl is not None and ctl["kind"] == "import_error":
                         problem = _import_problem(ctl)
                     elif ctl is not None and ctl["kind"] == "timeout":
                         problem = f"importing cudagraph.py took longer than {settings.import_timeout_s:g} s (code at module level that never finishes?)"
@@ -430,6 +476,7 @@ def run_submission(
             ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases) and tail.pos == 0
             if ahead and worker.send_ahead(messages[index + 1]):
                 worker.sent = index + 2
+            secret_sent = secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
             run, healthy = _run_case(worker, case, deadline, settings, budget_end)
             if not healthy:  # stopped before its tail is read: all it wrote is its own, none reaches the next
                 worker.stop()

@@ -16,7 +16,6 @@ from grader.runner import CaseRun, SubmissionRun
 from grader.spec_model import CONTRACT_NAMES, Case, Spec
 
 HIDDEN_FAILURE = "This case is not shown to students. Read the spec's explanation and hint, and check your code against them."
-SAFE_RUNNER_STATUSES = ("timeout", "crashed")
 
 
 def _case_result(spec: Spec, case: Case, run: CaseRun, loaded: LoadedSuite, problem: str = "") -> CaseResult:
@@ -40,7 +39,10 @@ def _case_result(spec: Spec, case: Case, run: CaseRun, loaded: LoadedSuite, prob
     if spec.visibility == "visible":
         return result
     message = _redacted_message(case, run, result, problem)
-    return CaseResult(status=result.status, score=result.score, message=message, redacted=True, description="", **{k: v for k, v in common.items() if k != "description"})
+    # Nothing the submission controls survives redaction, its timing included (a hidden case could
+    # otherwise signal what it was given through how long it sleeps).
+    kept = {k: v for k, v in common.items() if k not in ("description", "duration_s")}
+    return CaseResult(status=result.status, score=result.score, message=message, redacted=True, **kept)
 
 
 def _missing_names(case: Case, run: CaseRun) -> list[str]:

@@ -145,9 +145,7 @@ class Step:
         args = [v.label for v in self.args] + [f"{k}={v.label}" for k, v in self.kwargs]
         joined = ", ".join(args)
         bind = f"{self.name} = " if self.name and not self.implicit else ""
-        if self.action == "build":
-            return f"{bind}{self.target}({joined})"
-        if self.action == "call":
+        if self.action in ("build", "call"):
             return f"{bind}{self.target}({joined})"
         if self.action == "method":
             return f"{bind}{self.on}.{self.target}({joined})"

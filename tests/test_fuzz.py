@@ -216,6 +216,29 @@ def test_read_report_random_files(tmp_path_factory, raw):
         _one_line(exc)
 
 
+# Past Python's int/str digit limit (4300): json.loads raises a bare ValueError, not a JSONDecodeError.
+HUGE_INT = "1" * 5000
+
+
+@pytest.mark.parametrize("field", ["score", "index", "step", "observed", "format"])
+def test_report_reader_refuses_integers_out_of_range(field):
+    data = _sample_report()
+    target = {"score": data, "format": data, "index": data["cases"][0]["steps"][0], "step": data["cases"][0]["checks"][0], "observed": data["cases"][0]["launches"][0]}[field]
+    target[field] = 10**5000  # not a float, and not an integer any renderer can print
+    with pytest.raises(ReportError) as info:
+        report_from_json(data)
+    _one_line(info.value)
+
+
+@pytest.mark.parametrize("text", [f'{{"format": {HUGE_INT}}}', "[" * 100000], ids=["huge-integer", "deep-nesting"])
+def test_read_report_of_huge_integers_or_deep_nesting_is_a_report_error(tmp_path, text):
+    path = tmp_path / "report.json"
+    path.write_text(text)
+    with pytest.raises(ReportError) as info:
+        read_report(path)
+    _one_line(info.value)
+
+
 # ------------------------------------------------------------------ the protocol, grader side
 def _valid_frame() -> bytes:
     encoder = protocol.new_encoder()
@@ -304,6 +327,19 @@ def test_protocol_deep_nesting(depth):
     _decode(struct.pack("<Q", len(body)) + body)
     control = b"GGc1" + header
     _decode(struct.pack("<Q", len(control)) + control)
+
+
+def test_protocol_integer_over_the_digit_limit_is_a_protocol_error():
+    """One such integer from a worker once escaped as an internal error and aborted the batch."""
+    control = b"GGc1" + f'{{"protocol": 1, "kind": "status", "case": "spec/case", "exitcode": {HUGE_INT}, "signal": null}}'.encode()
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode_control(control)
+    header = f'{{"protocol": 1, "case": "spec/case", "steps": [{{"index": 0, "outcome": "returned", "value": {HUGE_INT}}}, {{"index": 1, "outcome": "returned"}}]}}'.encode()
+    body = b"GGv1" + struct.pack("<II", len(header), 0) + header
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode_observations(body, "spec/case", 2)
+    for frame_body in (control, body):
+        _decode(struct.pack("<Q", len(frame_body)) + frame_body)
 
 
 def test_spec_loader_shallow_nesting():

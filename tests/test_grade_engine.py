@@ -8,6 +8,7 @@ run keeps the file fast); a few finer checks call the Python API.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -626,3 +627,113 @@ def test_a_hidden_case_input_never_reaches_a_visible_case_output(tmp_path, suite
     printed = {line.strip() for line in visible_tails.splitlines()}
     leaked = sorted(hidden_only & printed)
     assert not leaked, f"hidden inputs printed in a visible case's output: {leaked[:3]}"
+
+
+# ---------------------------------------------------------------- review fixes
+def test_output_names_never_collide():
+    from grader.grade import unique_names
+
+    names = unique_names([Path("a/alice"), Path("b/alice"), Path("c/alice-2"), Path("d/summary.html")])
+    assert len(set(names)) == 4 and names[:2] == ["alice", "alice-2"]
+    assert "summary.html" not in names
+
+
+def test_redacted_cases_carry_no_timing(class_run):
+    _, reports, _ = class_run
+    redacted = [c for r in reports.values() for c in r["cases"] if c["redacted"]]
+    assert redacted and all(c["duration_s"] == 0.0 for c in redacted)
+
+
+def test_a_symlinked_file_submission_is_graded(tmp_path):
+    (tmp_path / "real").mkdir()
+    shutil.copy(REFERENCE, tmp_path / "real" / "alice.py")
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "alice.py").symlink_to("../real/alice.py")
+    result = graphgrade(tmp_path / "linked" / "alice.py", "--out", tmp_path / "out", "--visibility", "visible")
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "out" / "alice" / "report.json").read_text())
+    assert report["score"] == report["max_score"]
+
+
+def test_bench_rejects_bad_counts_in_one_line():
+    result = subprocess.run([sys.executable, "-m", "grader.cli", "bench", "--repeats", "0"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "internal error" not in result.stderr
+
+
+def test_a_grader_failure_costs_one_report_not_the_class(tmp_path, suite, monkeypatch):
+    import grader.grade as grade_module
+
+    real = grade_module.run_submission
+
+    def flaky(zygote, area, slot, submission, *rest):
+        if submission.name == "broken_for_the_grader":
+            raise RuntimeError("simulated grader bug")
+        return real(zygote, area, slot, submission, *rest)
+
+    monkeypatch.setattr(grade_module, "run_submission", flaky)
+    subs = []
+    for name in ("first", "broken_for_the_grader", "last"):
+        (tmp_path / name).mkdir()
+        shutil.copy(REFERENCE, tmp_path / name / "cudagraph.py")
+        subs.append(tmp_path / name)
+    visible = suite.suite.only_visible().specs
+    with Zygote() as zygote:
+        graded = grade_submissions(zygote, suite, visible, subs, tmp_path / "out", RunSettings(), jobs=2)
+    by_name = {g.name: g for g in graded}
+    assert [g.name for g in graded] == ["first", "broken_for_the_grader", "last"]
+    assert by_name["first"].report.percent == 100 and by_name["last"].report.percent == 100
+    assert by_name["broken_for_the_grader"].grader_failed and "simulated grader bug" in by_name["broken_for_the_grader"].report.problem
+    assert (tmp_path / "out" / "grades.csv").read_text().count("\n") == 4  # header + 3 rows
+
+
+def test_a_hidden_input_cannot_come_back_through_a_reimport_error(tmp_path, suite):
+    """A hidden case writes what it was given to disk and kills its worker; the replacement
+    worker's import fails with that text. None of it may reach the report."""
+    hidden_uids = {c.uid for s in suite.suite.specs if s.visibility != "visible" for c in s.cases}
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    spy_code = (
+        "\nimport os as _os\n"
+        "if _os.path.exists('loot.txt'):\n"
+        "    raise ImportError('LOOT ' + open('loot.txt').read())\n"
+        "_Original = GraphRunner\n"
+        "class GraphRunner(_Original):\n"
+        "    def __call__(self, x):\n"
+        "        if x.ndim == 2 and x.shape[0] == 7:\n"  # batch 7 appears only in hidden padding cases
+        "            open('loot.txt', 'w').write('SECRET %r' % (x.ravel()[:3].tolist(),))\n"
+        "            _os.kill(_os.getppid(), 9)\n"
+        "        return super().__call__(x)\n"
+    )
+    (spy / "cudagraph.py").write_text(REFERENCE.read_text() + spy_code)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "grader.cli", "grade", str(spy), "--out", str(out), "--jobs", "1"]
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        # As in a default Docker container: no CAP_SYS_ADMIN, so no private tmpfs, and files a
+        # case writes stay in the scratch directory for the next worker to find.
+        command = ["setpriv", "--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin", *command]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((out / "spy" / "report.json").read_text())
+    assert any(c["status"] == "crashed" and c["redacted"] for c in report["cases"])  # the spy did fire
+    everything = "".join(p.read_text(errors="replace") for p in (out / "spy").iterdir())
+    assert "SECRET" not in everything and "LOOT" not in everything
+    assert hidden_uids  # the suite has hidden cases for the spy to reach
+
+
+def test_a_sandbox_that_cannot_be_set_up_stops_grading_instead_of_blaming_the_student(tmp_path, suite, monkeypatch):
+    from grader.runner import SandboxFailure, ScratchArea, run_submission
+
+    real_prepare = ScratchArea.prepare
+
+    def broken_prepare(self, slot, submission):
+        scratch, code, log = real_prepare(self, slot, submission)
+        return log, code, log  # a file where the scratch directory should be: sandbox.enter fails
+
+    monkeypatch.setattr(ScratchArea, "prepare", broken_prepare)
+    area = ScratchArea()
+    try:
+        with Zygote() as zygote, pytest.raises(SandboxFailure, match="could not be set up"):
+            run_submission(zygote, area, 0, REFERENCE, suite.suite.cases[:3], RunSettings())
+    finally:
+        area.close()

@@ -585,3 +585,72 @@ def test_the_case_message_carries_steps_but_no_checks():
     assert b"123.5" not in message and b"17" not in message and b"equals" not in message
     uid, steps = protocol.read_case_message(message)
     assert uid == case.uid and [s.label for s in steps] == [s.label for s in case.steps]
+
+
+# ------------------------------------------------------------------ bounded verdicts
+def test_a_huge_observed_value_gives_a_bounded_verdict():
+    """Nested tuples of long strings once made an 18 MB report: every rendering is capped."""
+    huge = tuple(tuple(chr(65 + i % 26) * 200 for _ in range(30)) for i in range(30))
+    verdicts = [
+        read_verdict("1", huge),
+        read_verdict("x" * 900, "y" * 5000),
+        runner_verdict("output: {step: second, oracle: true, shape: [4, 8], dtype: float32}", value=huge),
+    ]
+    for verdict in verdicts:
+        assert verdict.status == "failed"
+        assert len(verdict.message) <= 500, len(verdict.message)
+        for line in verdict.checks:
+            for text in (line.what, line.expected, line.observed):
+                assert len(text) <= 300, (len(text), text[:80])
+        for step in verdict.steps:
+            assert len(step.outcome) <= 300, len(step.outcome)
+    (line,) = verdicts[0].checks
+    assert line.observed.startswith("[['AAAA") and line.observed.endswith("…")
+    assert verdicts[1].checks[0].expected.endswith("…")
+
+
+def test_describe_keeps_short_values_whole_and_cuts_long_ones():
+    from grader.judge import describe
+
+    assert describe((1, "a", None, (2.5, True))) == "[1, 'a', None, [2.5, True]]"
+    assert describe(tuple(range(20))) == "[0, 1, 2, 3, 4, 5, 6, 7, …]"
+    assert describe("z" * 1000) == "'" + "z" * 198 + "…"
+    assert len(describe(OpaqueValue("T" * 2000))) == 200
+
+
+# ------------------------------------------------------------------ values that cannot be copied out
+class _Unreadable:
+    """A returned object whose array interface raises when the worker copies it out."""
+
+    @property
+    def __array_interface__(self):
+        raise RuntimeError("no array for you")
+
+
+def _fake_module(result):
+    import types
+
+    module = types.ModuleType("fake_submission")
+    module.run_eager = lambda *args, **kwargs: result
+    return module
+
+
+def test_a_returned_value_that_cannot_be_encoded_is_reported_by_its_type():
+    from grader.interpreter import CaseInterpreter, observe_in_process
+    from grader.spec_model import Step
+
+    steps = (Step(index=0, action="call", target="run_eager", name="out"),)
+    (step,) = observe_in_process(_fake_module(_Unreadable()), "s/c", steps).steps
+    assert (step.outcome, step.value, step.error) == ("returned", OpaqueValue("_Unreadable"), None)
+
+    def to_host(value):
+        raise RuntimeError("device gone")
+
+    (step,) = observe_in_process(_fake_module(np.arange(3)), "s/c", steps, to_host=to_host).steps
+    assert (step.outcome, step.value) == ("returned", OpaqueValue("ndarray"))
+
+    # An array copied out before the failing item is not left behind in the frame.
+    interpreter = CaseInterpreter(_fake_module([np.arange(3), _Unreadable()]))
+    record = interpreter.run_step(steps[0])
+    assert record["outcome"] == "returned" and record["value"] == {"object": {"type": "list"}}
+    assert interpreter.encoder.blobs == [] and interpreter.encoder.size == 0

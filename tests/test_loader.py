@@ -234,6 +234,17 @@ def _broken() -> list[Broken]:
 
     text = edit("{step: second, oracle: true}", "{step: second, oracle: true}\n          - witness: {of: runner, capture: first, replay: second, op: 3}")
     add("witness-op-out-of-range", text, 28, "witness.op", "has only 3 ops")
+
+    # A key holding a newline (or another unprintable character) still gives a one-line error.
+    text = edit("    hint: Points at the code.\n", '    hint: Points at the code.\n    "a\\nb\\tc": red\n')
+    add("key-with-newline", text, line_of(text, '"a'), "specs[0].a\\nb\\tc", "unknown key")
+
+    # Integers past Python's int/str digit limit (4300) once escaped as a bare ValueError.
+    text = edit("points: 5", "points: " + "1" * 5000)
+    add("integer-over-the-digit-limit", text, 7, "more than 300 digits")
+
+    text = edit("format: 1", "format: 0x" + "f" * 5000)
+    add("hex-integer-too-long-to-print", text, 2, "more than 300 digits")
     return cases
 
 

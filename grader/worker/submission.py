@@ -36,7 +36,7 @@ from grader.worker import sandbox
 
 MODULE_NAME = "cudagraph"
 # The most a case's process may write into its result pipe: one frame of the largest valid size.
-MAX_CASE_OUTPUT = 8 + protocol.MAX_HEADER_BYTES + protocol.MAX_BLOB_BYTES + 16 * protocol.MAX_BLOBS + 64
+MAX_CASE_OUTPUT = 8 + protocol.MAX_FRAME_BYTES
 # Relayed in place of anything else a case wrote: the grader reads it as a malformed result.
 NOT_A_RESULT = b"XXXX: the case's process wrote something other than one result frame"
 ORPHAN_KILL_SECONDS = 2.0
@@ -269,7 +269,11 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
         os.close(out_fd)
-        applied = sandbox.enter(plan, keep_fds=(cmd_fd, res_fd))
+        try:
+            applied = sandbox.enter(plan, keep_fds=(cmd_fd, res_fd))
+        except BaseException as exc:  # noqa: BLE001 - the machine's problem: tell the grader, run nothing
+            _write_all(res_fd, protocol.control_frame("sandbox_error", message=protocol._short(f"{type(exc).__name__}: {exc}")))
+            os._exit(0)
         sandbox.set_child_subreaper()
         sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
         sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
