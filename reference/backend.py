@@ -5,14 +5,16 @@
 expose the student contract's names (``LaunchCounter``, ``run_eager``,
 ``GraphEntry``, ``GraphRunner``, ``PiecewiseGraphRunner``,
 ``fuse_elementwise``, ``StepMode``, ``InferenceGraphCapture``) as attributes,
-plus three adapters the grader uses around them:
+plus adapters around them. ``graphgrade validate --backend`` uses the first two:
 
 - ``prepare_input(np_array)``: where inputs must live (numpy: unchanged;
   cupy: copied to the device);
 - ``to_host(value)``: back to numpy for judging (numpy: unchanged);
-- ``wrap_op(op)``: an op the backend can run (numpy: unchanged; cupy: a
-  callable that calls ``op.cupy(x)``, or ``BackendUnsupported`` if the op has
-  no device implementation).
+- ``wrap_op(op)``: for ops that carry their own device kernel, such as
+  ``reference.cuda``'s (numpy: unchanged; cupy: a callable that calls
+  ``op.cupy(x)``, or ``BackendUnsupported`` if the op has none). The grader's
+  own ops need no wrapping: they compute with whichever array module their
+  input belongs to.
 
 Loading "numpy" never imports CuPy. Loading "cupy" where it cannot work raises
 ``BackendUnavailable`` with one line that says why.

@@ -101,8 +101,9 @@ class GraphRunner:
       eagerly (engines warm up kernels and allocators before capturing);
       the next call captures.
 
-    Every call returns a fresh array. A real engine instead returns a view of
-    its static output buffer, which the next replay overwrites.
+    Every call through a graph returns a fresh array. A real engine instead
+    returns a view of its static output buffer, which the next replay
+    overwrites.
     """
 
     def __init__(

@@ -83,6 +83,16 @@ def _prctl(option: int, value: int) -> None:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
 
 
+def children() -> list[int]:
+    """Pids of this process's children (with a subreaper: also the orphans re-parented to it)."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def set_child_subreaper() -> None:
     """Orphaned descendants re-parent to this process, so it can find and end them."""
     try:
@@ -273,6 +283,8 @@ def python_readable_paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
 
 
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# One thread per library: cases run in parallel processes, and forking a threaded BLAS is slow.
+SINGLE_THREADED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def scrubbed_environment(scratch: str) -> dict[str, str]:
@@ -282,9 +294,7 @@ def scrubbed_environment(scratch: str) -> dict[str, str]:
         TMPDIR=scratch,
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONHASHSEED="0",
-        OMP_NUM_THREADS="1",
-        OPENBLAS_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
+        **SINGLE_THREADED,
     )
     return env
 

@@ -105,14 +105,6 @@ def import_submission(root: Path, extra_paths: tuple[str, ...] = ()):
     return importlib.import_module(MODULE_NAME)
 
 
-def _children() -> list[int]:
-    me = os.getpid()
-    try:
-        return [int(p) for p in Path(f"/proc/{me}/task/{me}/children").read_text().split()]
-    except (OSError, ValueError):
-        return []
-
-
 def _reap_now() -> None:
     while True:
         try:
@@ -137,7 +129,7 @@ def kill_orphans(signal_all: bool = False) -> None:
                 os.kill(-1, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        children = _children()
+        children = sandbox.children()
         if not children or time.monotonic() > end:
             break
         for pid in children:

@@ -26,14 +26,16 @@ from __future__ import annotations
 import os
 import sys
 
+from grader.worker.sandbox import SAFE_ENV_KEYS, SINGLE_THREADED
+
 # What the zygote (and so every worker) may keep of the grader's environment.
-KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+KEPT_ENV = SAFE_ENV_KEYS + ("PYTHONPATH",)
 SCRUBBED_MARK = "GRAPHGRADE_ZYGOTE_CLEAN"
 
 
 def _clean_environment() -> dict[str, str]:
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
-    env.update({SCRUBBED_MARK: "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"})
+    env.update({SCRUBBED_MARK: "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", **SINGLE_THREADED})
     return env
 
 
@@ -45,7 +47,6 @@ import json  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import abc  # noqa: F401,E402 - the modules below are imported once here, shared by every forked worker
 import collections  # noqa: F401
@@ -61,7 +62,6 @@ import numpy  # noqa: F401
 import numpy.linalg  # noqa: F401
 import numpy.random  # noqa: F401
 
-from grader.interpreter import run_case  # noqa: F401 - warm the worker's imports
 from grader.worker import sandbox
 from grader.worker.submission import serve
 
@@ -79,12 +79,7 @@ WORKERS: set[int] = set()
 
 def _reap() -> None:
     """Reap every finished child but the workers (see WORKERS)."""
-    me = os.getpid()
-    try:
-        children = [int(p) for p in Path(f"/proc/{me}/task/{me}/children").read_text().split()]
-    except (OSError, ValueError):
-        return
-    for pid in children:
+    for pid in sandbox.children():
         if pid not in WORKERS:
             try:
                 os.waitpid(pid, os.WNOHANG)
@@ -148,13 +143,8 @@ def _kill_strays(workers: set[int] = WORKERS) -> None:
     """Kill and reap every child that is not a live worker (orphans that re-parented here),
     until there is none: killing one lets its own children re-parent here in turn."""
     until = time.monotonic() + KILL_SECONDS
-    me = os.getpid()
     while time.monotonic() < until:
-        try:
-            children = [int(p) for p in Path(f"/proc/{me}/task/{me}/children").read_text().split()]
-        except (OSError, ValueError):
-            children = []
-        strays = [pid for pid in children if pid not in workers]
+        strays = [pid for pid in sandbox.children() if pid not in workers]
         if not strays:
             return
         for pid in strays:
