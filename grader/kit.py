@@ -44,6 +44,7 @@ from grader.bundles import (
 )
 from grader.errors import UsageError
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: the same values, faster
 KIT_MARKER = "KIT.json"
 KIT_FORMAT = 1
 ROOT = "graphgrade-kit/"  # pip strips a zip's single top-level folder; `unzip` keeps things tidy
@@ -109,7 +110,7 @@ def _collapse(text: str) -> str:
 
 
 def _raw_specs(path: Path) -> list[dict]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
     specs = data.get("specs") if isinstance(data, dict) else None
     return [s for s in specs if isinstance(s, dict)] if isinstance(specs, list) else []
 
@@ -219,7 +220,7 @@ def find_leaks(entries: Entries, secrets: Secrets) -> list[str]:
 
 def _yaml_leaks(name: str, text: str, secrets: Secrets) -> list[str]:
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError:
         return [f"{name}: not YAML that can be checked"]
     specs = data.get("specs") if isinstance(data, dict) else None
@@ -245,31 +246,38 @@ class _PlainDumper(yaml.SafeDumper):
 
 def public_spec_files(specs_dir) -> tuple[dict[str, str], dict[str, float]]:
     """``{file name: YAML text}`` of the visible specs of each spec file (files with none are
-    left out), and counts: public and hidden specs and points."""
-    from grader.loader import SpecErrors, load_suite
+    left out), and counts: public and hidden specs and points. Each file written is loaded
+    back with the grader's own loader, so a kit never ships specs it cannot read."""
+    from grader.loader import SpecError, load_spec_text, spec_files
 
-    try:
-        loaded = load_suite(specs_dir)
-    except SpecErrors as exc:
-        raise BundleError(str(exc.errors[0])) from None
-    specs = loaded.suite.specs
-    shown = [s for s in specs if s.visibility == "visible"]
-    if not shown:
-        raise BundleError(f"{specs_dir}: no visible specs to put in a student kit")
+    paths = spec_files(specs_dir)
+    if not paths:
+        raise BundleError(f"{specs_dir}: no *.yaml spec files here")
     files: dict[str, str] = {}
-    for path in sorted(Path(specs_dir).glob("*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        public = [s for s in data["specs"] if s.get("visibility") == "visible"]
-        if public:
-            body = yaml.dump({"format": data["format"], "specs": public}, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100)
-            files[path.name] = f"# yaml-language-server: $schema=./schema.json\n# The public specs of {path.name}, as bundled in the graphgrade student kit.\n{body}"
-    counts = {
-        "public_specs": len(shown),
-        "public_cases": sum(len(s.cases) for s in shown),
-        "public_points": sum(s.points for s in shown),
-        "hidden_specs": len(specs) - len(shown),
-        "hidden_points": sum(s.points for s in specs if s.visibility != "visible"),
-    }
+    counts = {"public_specs": 0, "public_cases": 0, "public_points": 0.0, "hidden_specs": 0, "hidden_points": 0.0}
+    for path in paths:
+        try:
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+            specs = list(data["specs"])
+            public = [s for s in specs if s["visibility"] == "visible"]
+            counts["hidden_specs"] += len(specs) - len(public)
+            counts["hidden_points"] += sum(float(s["points"]) for s in specs if s["visibility"] != "visible")
+        except (OSError, ValueError, yaml.YAMLError, KeyError, TypeError) as exc:
+            raise BundleError(f"{path}: not a spec file that loads ({type(exc).__name__}); run 'graphgrade validate'") from None
+        if not public:
+            continue
+        body = yaml.dump({"format": data["format"], "specs": public}, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100)
+        text = f"# yaml-language-server: $schema=./schema.json\n# The public specs of {path.name}, as bundled in the graphgrade student kit.\n{body}"
+        try:
+            loaded = load_spec_text(text, f"kit:specs/{path.name}")
+        except SpecError as exc:  # a round trip that changed meaning: a grader bug, never shipped
+            raise BundleError(f"the public specs of {path} do not load back: {exc}") from None
+        counts["public_specs"] += len(loaded.specs)
+        counts["public_cases"] += sum(len(s.cases) for s in loaded.specs)
+        counts["public_points"] += sum(s.points for s in loaded.specs)
+        files[path.name] = text
+    if not files:
+        raise BundleError(f"{specs_dir}: no visible specs to put in a student kit")
     return files, counts
 
 
