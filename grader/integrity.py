@@ -45,7 +45,7 @@ RULES: dict[str, str] = {
     "threads": "starts threads or processes (threading, _thread, multiprocessing, concurrent.futures)",
     "mmap": "maps memory (mmap)",
     "ipc": "uses inter-process channels (System V IPC, shared memory, FIFOs)",
-    "dynamic-code": "runs code built at run time (exec, eval, compile, __import__ of a computed name)",
+    "dynamic-code": "runs or loads code the scan cannot see (exec, eval, compile, importlib, __import__)",
     "compiled-code": "ships compiled code, which this scan cannot read",
     "unscanned": "holds Python this scan could not read in full",
 }
@@ -65,6 +65,7 @@ MODULE_RULES = {
     "sysv_ipc": "ipc",
     "posix_ipc": "ipc",
     "_posixshmem": "ipc",
+    "multiprocessing.shared_memory": "ipc",
 }
 # Dotted names (after resolving import aliases) whose use is a flag.
 NAME_RULES = {
@@ -197,6 +198,8 @@ class _Scanner(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in ATTRIBUTE_RULES:
             self.flag(ATTRIBUTE_RULES[node.attr], node, f".{node.attr}")
+        elif node.attr in SYSV_CALLS:  # libc.shmget(...) through ctypes or any wrapper
+            self.flag("ipc", node, f".{node.attr}")
         name = self.dotted(node)
         if name is not None:
             self.name_used(name, node)
