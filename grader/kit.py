@@ -266,7 +266,7 @@ def public_spec_files(specs_dir) -> tuple[dict[str, str], dict[str, float]]:
             raise BundleError(f"{path}: not a spec file that loads ({type(exc).__name__}); run 'graphgrade validate'") from None
         if not public:
             continue
-        body = yaml.dump({"format": data["format"], "specs": public}, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100)
+        body = yaml.dump({"format": data["format"], "specs": public}, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
         text = f"# yaml-language-server: $schema=./schema.json\n# The public specs of {path.name}, as bundled in the graphgrade student kit.\n{body}"
         try:
             loaded = load_spec_text(text, f"kit:specs/{path.name}")
