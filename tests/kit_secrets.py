@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 MIN_LINE = 25
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity, for the caches below
 class Needles:
     texts: dict[str, str]  # needle -> what it is
     hidden_cases: dict[str, str]  # canonical steps+checks -> spec/case
@@ -110,6 +110,31 @@ def _forms(needle: str) -> tuple[bytes, ...]:
     return tuple(f for f in forms if f and f != raw)
 
 
+@functools.lru_cache(maxsize=4)
+def _prefix_index(n: Needles) -> tuple[dict[bytes, list[tuple[bytes, str]]], list[tuple[bytes, str]]]:
+    """Every encoded form by its first 8 bytes (one pass over a file finds them all), and the
+    few forms too short for that."""
+    index: dict[bytes, list[tuple[bytes, str]]] = {}
+    short: list[tuple[bytes, str]] = []
+    for needle in n.texts:
+        for form in _forms(needle):
+            if len(form) >= 8:
+                index.setdefault(form[:8], []).append((form, needle))
+            else:
+                short.append((form, needle))
+    return index, short
+
+
+def _encoded_hits(data: bytes, n: Needles) -> set[str]:
+    index, short = _prefix_index(n)
+    hits = {needle for form, needle in short if form in data}
+    for i in range(len(data) - 7):
+        candidates = index.get(data[i : i + 8])
+        if candidates:
+            hits.update(needle for form, needle in candidates if data.startswith(form, i))
+    return hits
+
+
 def _code_strings(code: types.CodeType) -> list[str]:
     found = [code.co_name, *code.co_names, *code.co_varnames]
     for const in code.co_consts:
@@ -143,10 +168,11 @@ def scan_bytes(name: str, data: bytes, n: Needles, depth: int = 0) -> list[str]:
         if name.endswith((".so", ".npy", ".npz", ".pkl", ".pickle")):
             found.append(f"{name}: a binary file, which has no place in a kit")
     flat = _flat(text)
+    encoded = _encoded_hits(data, n)
     for needle, what in n.texts.items():
         if _flat(needle) in flat:
             found.append(f"{name}: {what}")
-        elif any(form in data for form in _forms(needle)):
+        elif needle in encoded:
             found.append(f"{name}: {what} (encoded)")
     if name.endswith(".py"):
         found += [f"{name}: the code of {n.bodies[d]}" for d in _bodies(text) if d in n.bodies]
