@@ -136,6 +136,8 @@ def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
         build_bundle(args.output, args.specs)  # from the installed packages: editable, wheel or `pip install .`
     except BundleError as exc:
         raise UsageError(f"gradescope-bundle: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"--output {args.output}: cannot write the bundle ({exc.strerror or exc})") from None
     print(f"wrote {args.output}: upload it as the autograder of a Gradescope programming assignment")
     return EXIT_OK
 

@@ -364,4 +364,9 @@ def _is_reference_package(path: Path) -> bool:
 def integrity_flags(path) -> tuple[Flag, ...]:
     """The flags of one submission as grading records them: none for the installed reference."""
     path = Path(path)
-    return () if _is_reference_package(path) else scan_submission(path)
+    if _is_reference_package(path):
+        return ()
+    try:
+        return scan_submission(path)
+    except Exception as exc:  # noqa: BLE001 - a scan bug must cost neither the grade nor the batch
+        return (Flag("unscanned", ".", 0, f"{RULES['unscanned']}: the scan failed ({type(exc).__name__}); please report this"),)

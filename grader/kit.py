@@ -358,6 +358,8 @@ def cmd_student_kit(args: argparse.Namespace) -> int:
         counts = build_student_kit(args.output, args.specs)
     except BundleError as exc:
         raise UsageError(f"student-kit: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"--output {args.output}: cannot write the kit ({exc.strerror or exc})") from None
     print(
         f"wrote {args.output}: {counts['public_specs']:g} public specs ({counts['public_cases']:g} cases, {counts['public_points']:g} points); "
         f"{counts['hidden_specs']:g} hidden specs left out. Students install it with: pip install {args.output.name}",

@@ -276,6 +276,15 @@ def test_cli_student_kit(tmp_path, capsys):
     assert err.count("\n") == 1 and "refusing to build a kit that leaks" in err and not (tmp_path / "leak.zip").exists()
 
 
+def test_unwritable_output_is_one_line(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for command in ("student-kit", "gradescope-bundle"):
+        assert main([command, "--output", str(blocker / "sub" / "x.zip")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--output" in err and "Traceback" not in err
+
+
 def test_help_text_on_every_option():
     from grader.cli import build_parser
 

@@ -194,3 +194,12 @@ def test_flags_show_for_staff_and_never_for_students():
     # A flag changes no score and no student-facing byte.
     assert render_submission(flagged) == render_submission(replace(flagged, flags=()))
     assert to_gradescope(flagged) == to_gradescope(replace(flagged, flags=()))
+
+
+def test_a_scan_that_fails_costs_neither_the_grade_nor_the_batch(tmp_path, monkeypatch):
+    def broken(path):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(integrity, "scan_submission", broken)
+    (flag,) = integrity_flags(tmp_path)
+    assert flag.rule == "unscanned" and "scan failed" in flag.message
