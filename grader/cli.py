@@ -79,6 +79,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
         f"in {elapsed:.1f} s; mean score {mean:.1f}%; reports in {args.out}/",
         file=sys.stderr,
     )
+    from grader.kit import grading_note
+
+    if note := grading_note(args.specs):
+        print(note, file=sys.stderr)
     failed = [g.name for g in graded if g.grader_failed]
     if failed:
         print(f"graphgrade: internal error while grading {', '.join(failed)} (see their reports; please report this)", file=sys.stderr)
@@ -125,11 +129,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
-    from reports.gradescope import build_bundle
+    from grader.bundles import BundleError, build_bundle
 
     _load(args.specs)  # refuse to bundle specs that do not load
-    root = Path(grader.__file__).resolve().parents[1]
-    build_bundle(args.output, args.specs, root)
+    try:
+        build_bundle(args.output, args.specs)  # from the installed packages: editable, wheel or `pip install .`
+    except BundleError as exc:
+        raise UsageError(f"gradescope-bundle: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"--output {args.output}: cannot write the bundle ({exc.strerror or exc})") from None
     print(f"wrote {args.output}: upload it as the autograder of a Gradescope programming assignment")
     return EXIT_OK
 
@@ -178,8 +186,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     z = sub.add_parser("gradescope-bundle", help="build a ready Gradescope autograder zip")
     z.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
-    z.add_argument("--output", type=Path, default=Path("graphgrade-autograder.zip"))
+    z.add_argument("--output", type=Path, default=Path("graphgrade-autograder.zip"), help="zip to write (default: graphgrade-autograder.zip)")
     z.set_defaults(func=cmd_gradescope_bundle)
+
+    from grader.kit import add_student_kit_parser
+
+    add_student_kit_parser(sub)
 
     from grader.audit import add_audit_parser
 
@@ -197,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(args, attr) and getattr(args, attr) is None:
             setattr(args, attr, default_specs_dir())
     try:
+        from grader.kit import refuse_in_kit
+
+        refuse_in_kit(args.command)  # a student kit has no reference: say so in one line
         return args.func(args)
     except UsageError as exc:
         print(f"graphgrade: {exc}", file=sys.stderr)

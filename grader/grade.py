@@ -14,11 +14,12 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
 import grader
+from grader.integrity import integrity_flags
 from grader.loader import LoadedSuite
 from grader.results import STATUSES, Report, write_report
 from grader.runner import (
@@ -129,7 +130,7 @@ def grade_submissions(
         slot = slots.get()
         try:
             run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
-            report = build_report(names[index], specs, run, loaded, grader.__version__)
+            report = replace(build_report(names[index], specs, run, loaded, grader.__version__), flags=integrity_flags(submissions[index]))
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's

@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 from grader.spec_model import VISIBILITIES
 
-REPORT_FORMAT = 1
+REPORT_FORMAT = 2  # 2 added ``flags``; format 1 (no flags) is still read
+READABLE_FORMATS = (1, 2)
 
 Status = Literal["passed", "failed", "error", "timeout", "crashed", "skipped"]
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "timeout", "crashed", "skipped")
@@ -91,6 +92,17 @@ class SpecSummary:
 
 
 @dataclass(frozen=True)
+class Flag:
+    """Something in a submission's code for staff to look at (see :mod:`grader.integrity`).
+    Never shown to students and never part of a score."""
+
+    rule: str  # one of grader.integrity.RULES
+    file: str  # relative to the submission
+    line: int  # 0 when not about one line
+    message: str
+
+
+@dataclass(frozen=True)
 class Report:
     submission: str
     score: float
@@ -102,6 +114,7 @@ class Report:
     output_tail: str = ""
     duration_s: float = 0.0
     grader_version: str = ""
+    flags: tuple[Flag, ...] = ()  # integrity flags, for staff only
 
     @property
     def percent(self) -> float:
@@ -247,8 +260,10 @@ def report_from_json(data: Any, where: str = "report") -> Report:
     """Validate and rebuild a :class:`Report`; raises :class:`ReportError` naming the bad field."""
     obj = _check_keys(data, {f.name for f in Report.__dataclass_fields__.values()}, where)
     fmt = _need(obj, "format", int, where)
-    if fmt != REPORT_FORMAT:
-        raise ReportError(f"{where}.format: this grader reads format {REPORT_FORMAT}, the file says {fmt}")
+    if fmt not in READABLE_FORMATS:
+        raise ReportError(f"{where}.format: this grader reads formats {', '.join(map(str, READABLE_FORMATS))}, the file says {fmt}")
+    if fmt < 2 and "flags" in obj:
+        raise ReportError(f"{where}.flags: format {fmt} has no flags")
     return Report(
         submission=_need(obj, "submission", str, where),
         score=_need(obj, "score", float, where),
@@ -260,7 +275,16 @@ def report_from_json(data: Any, where: str = "report") -> Report:
         output_tail=_opt(obj, "output_tail", str, where, ""),
         duration_s=_opt(obj, "duration_s", float, where, 0.0),
         grader_version=_opt(obj, "grader_version", str, where, ""),
+        flags=tuple(_flag_from_json(f, f"{where}.flags[{i}]") for i, f in enumerate(_opt(obj, "flags", list, where, []))),
     )
+
+
+def _flag_from_json(obj: Any, where: str) -> Flag:
+    obj = _check_keys(obj, {"rule", "file", "line", "message"}, where)
+    line = _need(obj, "line", int, where)
+    if line < 0:
+        raise ReportError(f"{where}.line: expected a line number (0 or more), got {line}")
+    return Flag(rule=_need(obj, "rule", str, where), file=_need(obj, "file", str, where), line=line, message=_need(obj, "message", str, where))
 
 
 def read_report(path) -> Report:

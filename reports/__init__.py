@@ -22,12 +22,11 @@ from urllib.parse import quote
 from grader.results import Report
 
 from .csv_export import grades_csv, write_grades_csv
-from .gradescope import build_bundle, to_gradescope
+from .gradescope import to_gradescope
 from .html import render_submission, render_summary
 from .junit import to_junit_xml
 
 __all__ = [
-    "build_bundle",
     "render_submission",
     "render_summary",
     "to_gradescope",

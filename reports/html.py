@@ -23,6 +23,7 @@ from markupsafe import Markup
 from grader.results import Report
 
 from . import _view as v
+from .review import needs_review
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 
@@ -291,4 +292,5 @@ def render_summary(reports: list[Report], links: list[str]) -> str:
         spec_stats=_spec_stats(reports),
         groups=_tag_stats(reports),
         students=students,
+        review=needs_review(reports, [_safe_href(link) for link in links]),
     )

@@ -109,6 +109,7 @@ EXPECT: dict[str, Expect] = {
     "h23_env_and_stdin": Expect("same"),
     "h24_fork_bomb": Expect("earned"),
     "h25_disk_fill": Expect("earned"),
+    "h40_forged_structure": Expect("same"),  # and flagged: test_forged_structure_is_flagged_not_penalised
 }
 
 # Safe to run without root (no uid of its own, so nothing here may rely on one) and without
@@ -127,6 +128,7 @@ NON_ROOT_SUBSET = (
     "h18_lying_ndarray",
     "h21_import_reference",
     "h23_env_and_stdin",
+    "h40_forged_structure",
 ) + (("h12_kill_parent",) if sandbox.landlock_abi() >= 6 else ())
 
 
@@ -569,3 +571,22 @@ def test_hostile_subset_without_root(tmp_path):
         for name in names:
             check_nothing_leaked(batch, name)
         check_nothing_written_outside(batch)
+
+
+def test_forged_structure_is_flagged_not_penalised(root_batch):
+    """Integrity flags (grader/integrity.py): the submission that walks gc and the call stack
+    and patches builtins and numpy is flagged for staff, in report.json and as "needs review"
+    in summary.html, and scores exactly what the honest core scores (a flag never costs or
+    earns a point). The honest baseline's own code carries no flag: its only flags come from
+    the hostile helper copied beside every submission."""
+    report, honest = root_batch.reports["h40_forged_structure"], root_batch.reports["honest"]
+    rules = {f["rule"] for f in report["flags"] if f["file"] == "cudagraph.py"}
+    assert {"gc", "frames", "patch-builtins", "patch-numpy"} <= rules
+    assert report["score"] == honest["score"] == honest["max_score"]
+    assert [c["status"] for c in report["cases"]] == [c["status"] for c in honest["cases"]]
+    assert {f["file"] for f in honest["flags"]} <= {"_hostile_kit.py"}
+    summary = (root_batch.out / "summary.html").read_text()
+    review = summary[summary.index('id="needs-review"'):summary.index("</table>", summary.index('id="needs-review"'))]
+    assert "h40_forged_structure" in review and "needs review" in review
+    student_facing = [(root_batch.out / "h40_forged_structure" / n).read_text() for n in ("report.html", "results.json", "junit.xml")]
+    assert not any("patch-builtins" in text or "needs review" in text for text in student_facing)

@@ -6,11 +6,7 @@ import csv
 import io
 import json
 import math
-import shutil
-import stat
-import subprocess
 import xml.etree.ElementTree as ET
-import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,7 +16,6 @@ import pytest
 
 from grader.results import LaunchPoint, Report, report_from_json, report_to_json
 from reports import (
-    build_bundle,
     render_submission,
     render_summary,
     to_gradescope,
@@ -31,7 +26,6 @@ from reports import (
 )
 from reports import _view
 from reports.csv_export import grades_csv, safe_cell
-from reports.gradescope import bundle_entries
 from reports.html import TEMPLATE_DIR, _safe_href, environment
 
 from test_reports_samples import (
@@ -549,94 +543,6 @@ def test_headline_is_kind():
     assert _view.headline(passing_report()).mood == "all"
     assert _view.headline(failing_report()).mood in ("most", "some")
     assert _view.headline(problem_report()).mood == "problem"
-
-
-# ---------------------------------------------------------------------------
-# Gradescope autograder zip
-
-
-def _fake_project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    shutil.copytree(REPO / "reports", root / "reports", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "grader").mkdir()
-    (root / "grader" / "__init__.py").write_text("")
-    (root / "grader" / "__pycache__").mkdir()
-    (root / "grader" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
-    (root / "reference").mkdir()
-    (root / "reference" / "tests").mkdir()
-    (root / "reference" / "tests" / "test_x.py").write_text("")
-    (root / "specs").mkdir()
-    (root / "specs" / "__init__.py").write_text("")
-    (root / "specs" / "schema.json").write_text("{}")
-    (root / "specs" / "kit-own.yaml").write_text("expected: 987654321\n")
-    (root / "student_template").mkdir()
-    (root / "student_template" / "cudagraph.py").write_text("# stub\n")
-    (root / "tests").mkdir()
-    (root / "tests" / "test_y.py").write_text("")
-    (root / ".git").mkdir()
-    (root / ".git" / "HEAD").write_text("ref: x\n")
-    (root / "pyproject.toml").write_text("[project]\nname='graphgrade'\n")
-    (root / "README.md").write_text("# graphgrade\n")
-    return root
-
-
-def test_build_bundle(tmp_path):
-    root = _fake_project(tmp_path)
-    specs = tmp_path / "course-specs"
-    specs.mkdir()
-    (specs / "padding.yaml").write_text("cases: [{id: hidden, visibility: hidden}]\n")
-    zpath = build_bundle(tmp_path / "dist" / "autograder.zip", specs, root)
-    assert zpath == tmp_path / "dist" / "autograder.zip"
-    with zipfile.ZipFile(zpath) as zf:
-        names = zf.namelist()
-        assert names[:2] == ["run_autograder", "setup.sh"] or names[:2] == ["setup.sh", "run_autograder"]
-        for script in ("setup.sh", "run_autograder"):
-            mode = zf.getinfo(script).external_attr >> 16
-            assert mode & stat.S_IXUSR and stat.S_ISREG(mode)
-        assert "specs/padding.yaml" in names
-        for want in ("kit/pyproject.toml", "kit/README.md", "kit/reports/html.py", "kit/reports/templates/submission.html.j2",
-                     "kit/grader/__init__.py", "kit/specs/schema.json", "kit/student_template/cudagraph.py"):
-            assert want in names, want
-        for name in names:
-            assert "__pycache__" not in name and ".git/" not in name and not name.endswith(".pyc")
-            assert "/tests/" not in name and not name.startswith(("tests/", "kit/tests/"))
-        # The kit's own spec cases stay out of what pip installs into site-packages.
-        assert not any(n.startswith("kit/specs/") and n.endswith(".yaml") for n in names)
-        run = zf.read("run_autograder").decode()
-        setup = zf.read("setup.sh").decode()
-    assert (
-        "graphgrade grade /autograder/submission --specs \"$SRC/specs\" --out \"$OUT\" --visibility all" in run
-        and "SRC=/autograder/source" in run and "OUT=/autograder/results/graphgrade" in run
-    )
-    assert "chmod 700 \"$SRC/specs\"" in run
-    assert run.index("chmod 700") < run.index("graphgrade grade /autograder")
-    # the installed reference solution is locked before any submission runs
-    assert 'chmod 700 "$REF"' in run and run.index('chmod 700 "$REF"') < run.index("graphgrade grade /autograder")
-    assert '"$OUT/submission/results.json" /autograder/results/results.json' in run
-    assert "apt-get install" in setup and "pip install" in setup and "/autograder/source/kit" in setup
-    assert run.startswith("#!") and setup.startswith("#!")
-    if shutil.which("bash"):
-        for script in (run, setup):
-            subprocess.run(["bash", "-n"], input=script, text=True, check=True)
-    # reproducible
-    again = build_bundle(tmp_path / "again.zip", specs, root)
-    assert again.read_bytes() == zpath.read_bytes()
-
-
-def test_build_bundle_errors(tmp_path):
-    root = _fake_project(tmp_path)
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    with pytest.raises(ValueError):
-        build_bundle(tmp_path / "x.zip", empty, root)
-    with pytest.raises(FileNotFoundError):
-        build_bundle(tmp_path / "x.zip", tmp_path / "missing", root)
-    with pytest.raises(FileNotFoundError):
-        build_bundle(tmp_path / "x.zip", root / "specs", tmp_path)
-    assert not (tmp_path / "x.zip").exists()
-    # specs_dir may be the kit's own specs folder: then its YAML is the graded set.
-    entries = bundle_entries(root / "specs", root)
-    assert "specs/kit-own.yaml" in entries and "kit/specs/kit-own.yaml" not in entries
 
 
 def test_write_submission_outputs(tmp_path):

@@ -1,0 +1,177 @@
+"""graphgrade installed the way users install it, each in a fresh virtual environment:
+
+* the full package from a plain (non-editable) ``pip install .``: ``graphgrade
+  gradescope-bundle`` works there, and the autograder kit inside the bundle installs and grades;
+* the student kit built there (``graphgrade student-kit``) installs with ``pip install
+  kit.zip``, grades the template (0) and a correct submission (full marks on the public specs),
+  has no ``reference`` to import, refuses the commands that need it, and holds nothing of a
+  hidden spec or of the reference solution (the whole installed tree is scanned, compiled
+  files included).
+
+No network: each venv sees this environment's numpy, PyYAML, Jinja2 and setuptools through a
+``.pth`` file, and pip installs with ``--no-deps --no-build-isolation --no-index``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import kit_secrets
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE_ITEMS = ("pyproject.toml", "README.md", "docs", "grader", "reference", "reports", "specs", "student_template")
+DEPENDENCIES = ("numpy", "PyYAML", "Jinja2", "MarkupSafe", "setuptools")
+CORRECT = REPO / "tests" / "correct_variants" / "minimal"
+
+
+def _link_dependencies(deps: Path) -> None:
+    """A site folder holding links to this environment's copies of the runtime and build
+    dependencies (their dist-info included: setuptools finds its commands through it)."""
+    deps.mkdir()
+    for name in DEPENDENCIES:
+        dist = importlib.metadata.distribution(name)
+        site = Path(dist.locate_file("")).resolve()
+        tops = (dist.read_text("top_level.txt") or "").split() or [name.lower()]
+        files = {Path(str(f)).parts[0] for f in dist.files or []}
+        for entry in sorted(files | set(tops)):
+            source = site / entry
+            if source.exists() and not (deps / entry).exists() and entry not in ("..", "bin", "__pycache__"):
+                (deps / entry).symlink_to(source)
+
+
+@pytest.fixture(scope="module")
+def deps(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("deps") / "site"
+    _link_dependencies(folder)
+    return folder
+
+
+def _venv(path: Path, deps: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    site = next((path / "lib").glob("python3*/site-packages"))
+    (site / "_graphgrade_test_deps.pth").write_text(f"import site; site.addsitedir({str(deps)!r})\n")
+    return path
+
+
+def _pip_install(venv: Path, target: Path) -> None:
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps", "--no-build-isolation", "--no-index", str(target)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def _run(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run([str(venv / "bin" / args[0]), *args[1:]], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory, deps) -> Path:
+    """A fresh venv with graphgrade from a plain ``pip install .`` of a copy of this source."""
+    base = tmp_path_factory.mktemp("full")
+    src = base / "src"
+    src.mkdir()
+    for item in SOURCE_ITEMS:
+        source = REPO / item
+        if source.is_dir():
+            shutil.copytree(source, src / item, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(source, src / item)
+    venv = _venv(base / "venv", deps)
+    _pip_install(venv, src)
+    shutil.rmtree(src)  # nothing may depend on the source tree any more
+    return venv
+
+
+def _site(venv: Path) -> Path:
+    return next((venv / "lib").glob("python3*/site-packages"))
+
+
+def test_full_install_is_not_editable(full):
+    site = _site(full)
+    assert (site / "grader" / "cli.py").is_file() and (site / "reference" / "cudagraph.py").is_file()
+    assert (site / "grader" / "docs" / "contract.md").is_file()
+    assert not list(site.glob("__editable__*"))
+
+
+def test_gradescope_bundle_after_a_plain_install(full, deps, tmp_path):
+    done = _run(full, "graphgrade", "gradescope-bundle", "--output", str(tmp_path / "autograder.zip"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
+        names = set(zf.namelist())
+        assert {"setup.sh", "run_autograder", "kit/pyproject.toml", "kit/reference/cudagraph.py", "kit/docs/contract.md", "specs/02_eager.yaml"} <= names
+        assert not any(n.startswith("kit/specs/") and n.endswith(".yaml") for n in names)
+        zf.extractall(tmp_path / "autograder")
+    # What setup.sh does: pip-install kit/; what run_autograder does: grade against specs/.
+    grader_venv = _venv(tmp_path / "gradescope-venv", deps)
+    _pip_install(grader_venv, tmp_path / "autograder" / "kit")
+    done = _run(grader_venv, "graphgrade", "grade", str(CORRECT), "--specs", str(tmp_path / "autograder" / "specs"),
+                "--out", str(tmp_path / "out"), "--visibility", "all", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "out" / "minimal" / "results.json").read_text())
+    assert results["score"] == 100 and len(results["tests"]) > 90
+
+
+@pytest.fixture(scope="module")
+def kit_zip(full, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("kitzip")
+    done = _run(full, "graphgrade", "student-kit", "--output", str(out / "graphgrade-kit.zip"), cwd=out)
+    assert done.returncode == 0, done.stderr
+    assert "hidden specs left out" in done.stdout
+    return out / "graphgrade-kit.zip"
+
+
+@pytest.fixture(scope="module")
+def kit_venv(kit_zip, deps, tmp_path_factory) -> Path:
+    venv = _venv(tmp_path_factory.mktemp("kitvenv") / "venv", deps)
+    _pip_install(venv, kit_zip)
+    return venv
+
+
+def test_kit_grades_the_template_and_a_correct_submission(kit_venv, tmp_path):
+    template = _site(kit_venv) / "student_template"
+    shutil.copytree(template, tmp_path / "my-lab", ignore=shutil.ignore_patterns("__pycache__"))
+    done = _run(kit_venv, "graphgrade", "grade", "my-lab", str(CORRECT), "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "graded against the public specs bundled in this student kit" in done.stderr
+    template_report = json.loads((tmp_path / "out" / "my-lab" / "report.json").read_text())
+    correct = json.loads((tmp_path / "out" / "minimal" / "report.json").read_text())
+    assert template_report["score"] == 0 and template_report["max_score"] > 0
+    assert correct["score"] == correct["max_score"] == template_report["max_score"]
+    assert {s["visibility"] for s in correct["specs"]} == {"visible"}
+    assert all(c["status"] == "passed" for c in correct["cases"]) and len(correct["cases"]) > 30
+
+
+def test_kit_has_no_reference_and_refuses_what_needs_it(kit_venv, tmp_path):
+    done = _run(kit_venv, "python", "-c", "import reference", cwd=tmp_path)
+    assert done.returncode != 0 and "ModuleNotFoundError: No module named 'reference'" in done.stderr
+    for command in ("validate", "audit", "bench", "gradescope-bundle", "student-kit"):
+        done = _run(kit_venv, "graphgrade", command, cwd=tmp_path)
+        assert done.returncode == 2, (command, done.stderr)
+        assert done.stderr.count("\n") == 1 and "full package" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_kit_holds_nothing_hidden_installed_or_zipped(kit_venv, kit_zip):
+    needles = kit_secrets.needles()
+    site = _site(kit_venv)
+    subprocess.run([str(kit_venv / "bin" / "python"), "-m", "compileall", "-q", str(site / "grader"), str(site / "specs")], check=False)
+    ours = [site / name for name in ("grader", "reports", "specs", "student_template")] + list(site.glob("graphgrade-*.dist-info"))
+    assert not (site / "reference").exists()
+    assert list((site / "grader").rglob("*.pyc")), "the installed tree's compiled files are scanned too"
+    findings = kit_secrets.scan_zip(kit_zip, needles)
+    for folder in ours:
+        findings += kit_secrets.scan_tree(folder, needles)
+    assert findings == []

@@ -1,0 +1,205 @@
+"""Integrity flags (grader/integrity.py): what the static scan flags, what it never flags, how
+it survives hostile files, and where flags show (staff) and do not (students, scores)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from grader import integrity
+from grader.integrity import RULES, integrity_flags, scan_source, scan_submission
+from grader.results import Flag, ReportError, report_from_json, report_to_json
+from reports import render_submission, render_summary, to_gradescope, to_junit_xml
+
+from test_reports_samples import failing_report, passing_report as perfect_report
+
+REPO = Path(__file__).resolve().parents[1]
+HONEST = [
+    REPO / "reference" / "cudagraph.py",
+    REPO / "reference" / "cuda.py",
+    REPO / "student_template",
+    REPO / "tests" / "hostile" / "_honest_core.py",
+    *sorted((REPO / "tests" / "correct_variants").iterdir()),
+]
+
+
+def rules_of(source: str) -> set[str]:
+    return {f.rule for f in scan_source(source.encode(), "cudagraph.py")}
+
+
+@pytest.mark.parametrize("path", HONEST, ids=lambda p: str(p.relative_to(REPO)))
+def test_honest_code_gets_no_flag(path):
+    assert path.exists()
+    assert scan_submission(path) == ()
+
+
+def test_grading_the_installed_reference_records_no_flag():
+    # The reference package imports itself (backend.py, mutants/): the grader's own trusted code.
+    assert integrity_flags(REPO / "reference") == ()
+    assert scan_submission(REPO / "reference")  # ...which the scan alone would flag
+
+
+CASES = {
+    "import-grader": ["import grader.runner", "from reference import cudagraph", "import importlib\nm = importlib.import_module('reference.cudagraph')", "__import__('grader')", "f(load, 'grader.judge')"],
+    "sys-modules": ["import sys\nx = sys.modules['grader']", "from sys import modules", "import sys as s\ns.modules.pop('x', None)"],
+    "gc": ["import gc\ngc.get_objects()", "from gc import get_objects", "g = __import__('gc')"],
+    "ctypes": ["import ctypes", "from ctypes import CDLL", "import ctypes.util"],
+    "frames": ["import sys\nf = sys._getframe(1)", "import inspect", "def f(g):\n    return g.__globals__", "x = tb.tb_frame.f_back", "import sys\nsys.settrace(None)", "getattr(sys, '_getframe')"],
+    "subclasses": ["object.__subclasses__()", "getattr(type, '__subclasses__')"],
+    "patch-builtins": ["import builtins\nbuiltins.len = None", "__builtins__['len'] = None", "import builtins as b\nsetattr(b, 'isinstance', f)", "import builtins\ndel builtins.print", "__builtins__ = {}"],
+    "patch-numpy": ["import numpy as np\nnp.allclose = f", "import numpy\nnumpy.testing.assert_allclose = f", "import numpy as xp\nsetattr(xp, 'array_equal', f)", "import numpy as np\nnp.ndarray.__eq__ = f"],
+    "fork": ["import os\nos.fork()", "from os import fork", "import os\nos.register_at_fork(after_in_child=f)", "import pty\npty.fork()"],
+    "threads": ["import threading\nthreading.Thread(target=f).start()", "from threading import Timer", "import _thread", "import multiprocessing", "from concurrent.futures import ThreadPoolExecutor", "import threading\nclass T(threading.Thread): pass"],
+    "mmap": ["import mmap"],
+    "ipc": ["import sysv_ipc", "libc.shmget(1, 2, 3)", "getattr(libc, 'msgget')", "open('/dev/shm/x', 'w')", "import os\nos.mkfifo('p')", "from multiprocessing import shared_memory"],
+    "dynamic-code": ["exec(code)", "eval('1')", "compile(src, 'f', 'exec')", "__import__(name)", "import importlib.util\nimportlib.util.spec_from_file_location('x', p)", "spec.loader.exec_module(m)"],
+}
+
+
+@pytest.mark.parametrize("rule,source", [(r, s) for r, sources in CASES.items() for s in sources])
+def test_each_rule_flags_its_code(rule, source):
+    assert rule in RULES
+    assert rule in rules_of(source), f"{source!r} -> {rules_of(source)}"
+
+
+def test_every_rule_is_exercised():
+    assert set(CASES) | {"compiled-code", "unscanned"} == set(RULES)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import numpy as np\nx = np.zeros(3)\nx[0] = 1\nnp.add(x, 1, out=x)",
+        "import threading\nLOCK = threading.Lock()",  # a lock starts nothing
+        "import re\nPATTERN = re.compile('a+')",
+        "model.eval()\nself.modules = []",
+        "import os\nos.environ.get('HOME')",
+        "'''The grader imports this module; see the reference in the docs.'''",
+        "class A:\n    def __init__(self):\n        self.f_back_count = 0",
+    ],
+)
+def test_ordinary_code_is_not_flagged(source):
+    assert rules_of(source) == set()
+
+
+def test_flags_name_the_file_and_line(tmp_path):
+    (tmp_path / "cudagraph.py").write_text("import numpy as np\n\n\nimport gc\n")
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "more.py").write_text("x = 1\nimport ctypes\n")
+    flags = scan_submission(tmp_path)
+    assert {(f.rule, f.file, f.line) for f in flags} == {("gc", "cudagraph.py", 4), ("ctypes", "helpers/more.py", 2)}
+    assert all(f.message.startswith(RULES[f.rule]) for f in flags)
+
+
+def test_the_scan_never_runs_the_submission(tmp_path):
+    canary = tmp_path / "ran"
+    (tmp_path / "cudagraph.py").write_text(f"open({str(canary)!r}, 'w').write('x')\nimport gc\n")
+    assert [f.rule for f in scan_submission(tmp_path)] == ["gc"]
+    assert not canary.exists()
+
+
+def test_hostile_files_cannot_break_or_dodge_the_scan(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "cudagraph.py").write_text("def broken(:\n")  # Python cannot import it either
+    (sub / "nul.py").write_bytes(b"x = 1\x00\n")
+    (sub / "deep.py").write_text("x = " + "(" * 5000 + "1" + ")" * 5000 + "\n")
+    (sub / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\nname = '\xe9'\nimport gc\n")  # decoded as Python would
+    (sub / "big.py").write_text("x = 1\n" * (integrity.MAX_FILE_BYTES // 6 + 10))
+    (sub / "evil\u202ename\x1b[2J.py").write_text("import mmap\n")
+    (sub / "cudagraph.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    (sub / "link.py").symlink_to("/etc/passwd")  # not followed
+    (sub / "fifo.py").unlink(missing_ok=True)
+    os.mkfifo(sub / "fifo.py")  # never opened: not a regular file
+    flags = scan_submission(sub)
+    by_file = {}
+    for f in flags:
+        by_file.setdefault(f.file, set()).add(f.rule)
+    assert by_file["cudagraph.py"] == {"unscanned"} and by_file["nul.py"] == {"unscanned"}
+    assert by_file["deep.py"] == {"unscanned"}
+    assert by_file["latin.py"] == {"gc"}
+    assert by_file["big.py"] == {"unscanned"}
+    assert by_file["cudagraph.cpython-311-x86_64-linux-gnu.so"] == {"compiled-code"}
+    evil = [name for name in by_file if name.startswith("evil")]
+    assert evil and by_file[evil[0]] == {"mmap"}
+    assert all(ch.isprintable() and ch not in "\u202e\x1b" for name in by_file for ch in name)
+    assert "link.py" not in by_file and "fifo.py" not in by_file
+
+
+def test_the_walk_is_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(integrity, "MAX_ENTRIES", 50)
+    monkeypatch.setattr(integrity, "MAX_FILES", 5)
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(20):
+        (many / f"m{i:02}.py").write_text("x = 1\n")
+    flags = scan_submission(many)
+    assert [f.rule for f in flags] == ["unscanned"] and "more than 5 Python files" in flags[0].message
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    for i in range(60):
+        (wide / f"d{i:02}").mkdir()
+    assert "more than 50 entries" in scan_submission(wide)[0].message
+    deep = tmp_path / "deep"
+    path = deep
+    for _ in range(integrity.MAX_DEPTH + 3):
+        path = path / "d"
+    path.mkdir(parents=True)
+    assert any("nested more than" in f.message for f in scan_submission(deep))
+    noisy = tmp_path / "noisy"
+    noisy.mkdir()
+    (noisy / "cudagraph.py").write_text("import gc\n" * 200)
+    (noisy / "other.py").write_text("\n".join(f"import ctypes as c{i}" for i in range(200)))
+    assert len(scan_submission(noisy)) == integrity.MAX_FLAGS
+
+
+# ------------------------------------------------------------------ the report and its readers
+FLAGS = (Flag("gc", "cudagraph.py", 4, "uses the garbage collector (gc): import gc"), Flag("compiled-code", "x.so", 0, "ships compiled code"))
+
+
+def test_flags_round_trip_through_report_json_and_are_validated():
+    report = replace(perfect_report(), flags=FLAGS)
+    data = json.loads(json.dumps(report_to_json(report)))
+    assert data["format"] == 2 and data["flags"][0] == {"rule": "gc", "file": "cudagraph.py", "line": 4, "message": FLAGS[0].message}
+    assert report_from_json(data) == report
+    for bad, where in [
+        ({"rule": "gc", "file": "a.py", "line": 1}, "missing key 'message'"),
+        ({"rule": "gc", "file": "a.py", "line": -1, "message": "m"}, "line"),
+        ({"rule": "gc", "file": "a.py", "line": "1", "message": "m"}, "line"),
+        ({"rule": "gc", "file": "a.py", "line": 1, "message": "m", "extra": 1}, "unknown key"),
+    ]:
+        with pytest.raises(ReportError, match=where):
+            report_from_json({**data, "flags": [bad]})
+    old = {k: v for k, v in data.items() if k != "flags"} | {"format": 1}
+    assert report_from_json(old).flags == ()  # format 1 (before flags) is still read
+    with pytest.raises(ReportError, match="format 1 has no flags"):
+        report_from_json({**data, "format": 1})
+
+
+def test_flags_show_for_staff_and_never_for_students():
+    flagged = replace(failing_report(), flags=FLAGS)
+    clean = perfect_report()
+    summary = render_summary([flagged, clean], ["a/report.html", "b/report.html"])
+    block = summary[summary.index('id="needs-review"'):]
+    block = block[: block.index("</table>")]
+    assert flagged.submission in block and "needs review" in block and "cudagraph.py:4" in block
+    assert clean.submission not in block
+    assert 'id="needs-review"' not in render_summary([clean], ["b/report.html"])
+    for text in (render_submission(flagged), json.dumps(to_gradescope(flagged)), to_junit_xml(flagged)):
+        assert "needs review" not in text and "garbage collector" not in text and "compiled-code" not in text
+    # A flag changes no score and no student-facing byte.
+    assert render_submission(flagged) == render_submission(replace(flagged, flags=()))
+    assert to_gradescope(flagged) == to_gradescope(replace(flagged, flags=()))
+
+
+def test_a_scan_that_fails_costs_neither_the_grade_nor_the_batch(tmp_path, monkeypatch):
+    def broken(path):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(integrity, "scan_submission", broken)
+    (flag,) = integrity_flags(tmp_path)
+    assert flag.rule == "unscanned" and "scan failed" in flag.message
