@@ -9,7 +9,8 @@ applies the whole chain to a small batch, two ways:
   ``input copy`` below), then one graph launch.
 
 Before anything is timed, the replay's output is checked against the eager
-output once (a broken graph must not show up as a speed-up); a length whose
+output once, on an input other than the one captured (a broken graph, or one
+that ignores its new input, must not show up as a speed-up); a length whose
 check fails is reported with the reason and not timed.
 
 Per step, for each path (median over ``repeats`` samples of ``steps`` steps):
@@ -139,14 +140,25 @@ def _check(eager_out, replay_out) -> str:
     return "ok"
 
 
-def _measure(n, eager, replay, copy, to_host, counter, clock, repeats, steps, warmup) -> dict:
-    replay()  # the first call captures
-    check = _check(to_host(eager()), to_host(replay()))
+def _measure(n, eager_of, replay_of, inputs, copy, to_host, counter, clock, repeats, steps, warmup) -> dict:
+    """``eager_of(x)`` / ``replay_of(x)`` run one step on ``x``. The graph is
+    captured with ``inputs[0]`` and checked on ``inputs[1]``: a replay that
+    ignored its new input, or launched nothing, shows there."""
+    x, other = inputs
+    replay_of(x)  # the first call captures
+    check = _check(to_host(eager_of(other)), to_host(replay_of(other)))
     row: dict = {"chain_length": n, "check": check}
     row.update(dict.fromkeys(COLUMNS[4:]))
     if check != "ok":
         return row
-    for _ in range(max(0, warmup - 1)):
+
+    def eager():
+        return eager_of(x)
+
+    def replay():
+        return replay_of(x)
+
+    for _ in range(max(1, warmup)):
         eager()
         replay()
     row["eager_launches"] = _launches(eager, counter)
@@ -178,14 +190,14 @@ def _bench_cpu(lengths, repeats, steps, warmup) -> list[dict]:
     from reference import cudagraph as sim
 
     rng = np.random.default_rng(0)
-    x = rng.standard_normal(SHAPE).astype(np.float32)
+    inputs = tuple(rng.standard_normal(SHAPE).astype(np.float32) for _ in range(2))
     rows = []
     for n in lengths:
         ops = _numpy_chain(n)
         runner = sim.GraphRunner(ops)
         row = {"backend": "cpu", "device": "numpy simulation"}
         row.update(
-            _measure(n, lambda: sim.run_eager(ops, x), lambda: runner(x), None, lambda v: v,
+            _measure(n, lambda v: sim.run_eager(ops, v), runner, inputs, None, lambda v: v,
                      sim.LaunchCounter, _Clock(), repeats, steps, warmup)
         )
         rows.append(row)
@@ -200,8 +212,9 @@ def _bench_cuda(lengths, repeats, steps, warmup) -> list[dict]:
     rng = np.random.default_rng(0)
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
-        x = cuda.to_device(rng.standard_normal(SHAPE).astype(np.float32))
-    stream.synchronize()  # x is on the device before any timing
+        inputs = tuple(cuda.to_device(rng.standard_normal(SHAPE).astype(np.float32)) for _ in range(2))
+    stream.synchronize()  # the inputs are on the device before any timing
+    x = inputs[0]
     device = cuda.is_available()[1]
     clock = _Clock(stream, cupy)
     rows = []
@@ -218,7 +231,7 @@ def _bench_cuda(lengths, repeats, steps, warmup) -> list[dict]:
         # event waits and the comparison is launches versus one graph launch.
         with stream:
             row.update(
-                _measure(n, lambda: cuda.run_eager(ops, x), lambda: runner(x), copy, cuda.to_host,
+                _measure(n, lambda v: cuda.run_eager(ops, v), runner, inputs, copy, cuda.to_host,
                          cuda.LaunchCounter, clock, repeats, steps, warmup)
             )
         if runner.uncapturable:
