@@ -439,3 +439,45 @@ class TestBenchOnTheStandIn:
         data = json.loads(result.stdout)
         assert data["all_checks_passed"] is True
         assert [row["chain_length"] for row in data["rows"]] == [8]
+
+
+# ==========================================================================
+# scripts/gpu-check, on the CPU
+# ==========================================================================
+
+def gpu_check(tmp_path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / "out"
+    environment = {**os.environ, "OUT": str(out), "PYTHON": sys.executable, **env}
+    done = subprocess.run([str(ROOT / "scripts" / "gpu-check"), *args], cwd=tmp_path, env=environment,
+                          capture_output=True, text=True, timeout=600)
+    return done, json.loads((out / "gpu-check.json").read_text())
+
+
+class TestGpuCheckScript:
+    def test_is_executable(self):
+        assert os.access(ROOT / "scripts" / "gpu-check", os.X_OK)
+
+    def test_dry_run_runs_every_step_on_the_stand_in_and_writes_its_result(self, tmp_path):
+        done, result = gpu_check(tmp_path, "--dry-run")
+        assert done.returncode == 0, done.stdout + done.stderr
+        statuses = {s["step"]: s["status"] for s in result["steps"]}
+        assert statuses == {"setup": "skipped", "probe": "ok", "gpu-tests": "ok", "validate": "ok", "bench": "ok"}
+        notes = {s["step"]: s["note"] for s in result["steps"]}
+        assert " passed" in notes["gpu-tests"] and "failed" not in notes["gpu-tests"]
+        assert "99 cases" in notes["validate"] and "OK on the cupy reference" in notes["validate"]
+        assert result["dry_run"] is True and result["passed"] is True
+        assert result["device"] == "strict CuPy stand-in (CPU)"
+        assert result["bench"]["all_checks_passed"] is True
+        assert [r["chain_length"] for r in result["bench"]["rows"]] == [8, 64]
+        summary = (tmp_path / "out" / "summary.txt").read_text()
+        assert "result: PASSED" in summary and "replay at least 5x faster" in summary
+
+    def test_uses_what_is_installed_and_fails_a_step_it_had_no_time_for(self, tmp_path):
+        done, result = gpu_check(tmp_path, GPU_CHECK_BUDGET="1", PYTHONPATH=str(STANDIN))
+        assert done.returncode == 1
+        steps = {s["step"]: s for s in result["steps"]}
+        assert steps["setup"]["status"] == "ok"  # cupy importable: no pip
+        setup_log = (tmp_path / "out" / "setup.log").read_text()
+        assert "everything needed is installed" in setup_log and "pip" not in setup_log
+        assert {steps[n]["status"] for n in ("probe", "gpu-tests", "validate", "bench")} == {"out-of-time"}
+        assert result["passed"] is False
