@@ -402,7 +402,20 @@ class TestSuiteOnTheCudaReference:
         problems, _ = validate_suite(ROOT / "specs", backend="cupy")
         refused = [p for p in problems if "could not capture ops marked capturable" in p]
         assert len(refused) >= 10 and all(message in p for p in refused)
-        assert refused[0].startswith("specs/") or refused[0].startswith(str(ROOT / "specs"))
+        assert refused[0].startswith(str(ROOT / "specs")) and ".yaml:" in refused[0]
+
+
+    def test_a_key_declined_on_purpose_is_explained(self, strict_cupy, monkeypatch):
+        """Were matmul marked uncapturable, runners holding one would run eagerly, and validate says why."""
+        from grader.validate import validate_suite
+
+        kind = grader_ops.OP_KINDS["matmul"]
+        monkeypatch.setitem(grader_ops.OP_KINDS, "matmul", dataclasses.replace(kind, capturable=False))
+        notes: list[str] = []
+        problems, _ = validate_suite(ROOT / "specs", backend="cupy", notes=notes)
+        assert notes and all("runs eagerly on cupy: not captured on purpose: matmul(" in n for n in notes)
+        assert "specs/03_shape_cache.yaml:72: shape-cache-basics/interleaved-shapes: matmul(3), tanh, softmax for key ((4, 8)" in notes[0]
+        assert not any("could not capture" in p for p in problems)  # declined, not failed
 
 
 # ==========================================================================
