@@ -307,6 +307,19 @@ def _op_label(op: Any) -> str:
     return name if isinstance(name, str) and name else repr(op)
 
 
+def _is_non_blocking(cupy, stream) -> bool | None:
+    """``Stream.is_non_blocking`` (recent CuPy), else the stream's flags; None if unknown."""
+    try:
+        return bool(stream.is_non_blocking)
+    except AttributeError:
+        pass
+    runtime = cupy.cuda.runtime
+    try:
+        return bool(runtime.streamGetFlags(stream.ptr) & runtime.streamNonBlocking)
+    except AttributeError:
+        return None
+
+
 def _capture_stream(cupy, stream):
     """The runner's stream: a new non-blocking one, or the caller's if it can capture."""
     if stream is None:
@@ -316,7 +329,7 @@ def _capture_stream(cupy, stream):
             "the legacy default stream (cupy.cuda.Stream.null) cannot capture a graph: "
             "pass cupy.cuda.Stream(non_blocking=True)"
         )
-    if getattr(stream, "is_non_blocking", True) is False:
+    if _is_non_blocking(cupy, stream) is False:
         raise ValueError(
             "a blocking stream cannot capture safely (any use of the legacy stream during "
             "the capture invalidates it): pass cupy.cuda.Stream(non_blocking=True)"
