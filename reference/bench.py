@@ -126,7 +126,7 @@ def _launches(step: Callable[[], Any], counter) -> int:
 def _ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None:
         return None
-    return round(a / b, 3) if b > 0 else float("inf")
+    return float(f"{a / b:.4g}") if b > 0 else float("inf")  # 4 significant digits, however small
 
 
 def _check(eager_out, replay_out) -> str:
