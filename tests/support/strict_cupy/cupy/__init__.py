@@ -70,6 +70,8 @@ def _device_arg(value):
         raise TypeError(f"Unsupported type {type(value)}")
     if isinstance(value, (list, tuple)):
         return type(value)(_device_arg(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _device_arg(v) for k, v in value.items()}
     return value
 
 
