@@ -15,6 +15,7 @@ very buffer it was handed at capture, not the caller's array.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -32,13 +33,64 @@ def _xp(x):
     return np
 
 
-def _weights(seed: int, n: int, like) -> object:
+def _host_weights(seed: int, n: int, dtype) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    host = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(like.dtype)
-    return _xp(like).asarray(host)
+    return (rng.standard_normal((n, n)) / np.sqrt(n)).astype(dtype)
+
+
+# (seed, n, dtype name, device id) -> the weights on that device. Filled by the first
+# call of an op outside capture (a graph runner's warm-up run), then only read: a
+# captured graph bakes the address in, so an entry is never replaced or freed.
+_DEVICE_WEIGHTS: dict[tuple[int, int, str, int], object] = {}
+_DEVICE_WEIGHTS_LOCK = threading.Lock()
+
+
+def _device_weights(cupy, seed: int, n: int, dtype) -> object:
+    """The seeded weights on the current device, made once, before any capture.
+
+    Made from the process-wide default memory pool (never a graph's private
+    pool, which may be dropped with its graph) and synchronised once, so any
+    stream may read them. Making them inside a capture would be a host-to-device
+    copy there, which CUDA refuses; so that case says what to do instead.
+    """
+    key = (int(seed), int(n), np.dtype(dtype).name, int(cupy.cuda.Device().id))
+    weights = _DEVICE_WEIGHTS.get(key)
+    if weights is not None:
+        return weights
+    stream = cupy.cuda.get_current_stream()
+    if stream.is_capturing():
+        raise RuntimeError(
+            f"the weights of matmul({seed}) for n={n} {key[2]} are not on the device yet: "
+            "run the op once outside capture (a warm-up run) before capturing it"
+        )
+    with _DEVICE_WEIGHTS_LOCK:
+        weights = _DEVICE_WEIGHTS.get(key)
+        if weights is None:
+            with cupy.cuda.using_allocator(cupy.get_default_memory_pool().malloc):
+                weights = cupy.asarray(_host_weights(seed, n, dtype))
+            stream.synchronize()  # the copy is done before another stream can read them
+            _DEVICE_WEIGHTS[key] = weights
+    return weights
+
+
+def _matmul_seeded(x, seed: int):
+    """``x @ W`` over the last axis, W seeded (n x n).
+
+    numpy: ``@``. CuPy: a broadcast product and a sum over the shared axis, which
+    are plain CuPy kernels. CuPy's ``@`` calls cuBLAS, and CuPy refuses every
+    cuBLAS call while a stream captures (NotImplementedError, CuPy issue 6290),
+    so ``@`` would make every graph holding a matmul fall back to eager.
+    """
+    n = x.shape[-1]
+    xp = _xp(x)
+    if xp is np:
+        return x @ _host_weights(seed, n, x.dtype)
+    weights = _device_weights(xp, seed, n, x.dtype)
+    return (x[..., :, None] * weights).sum(axis=-2)
 
 
 def _softmax_rows(x: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis: device reductions only, no value comes back to the host."""
     shifted = x - x.max(axis=-1, keepdims=True)
     e = _xp(x).exp(shifted)
     return e / e.sum(axis=-1, keepdims=True)
@@ -46,7 +98,7 @@ def _softmax_rows(x: np.ndarray) -> np.ndarray:
 
 def _attention_like(x: np.ndarray, seed: int) -> np.ndarray:
     """Each row attends over its own features against seeded keys (row-local)."""
-    scores = _softmax_rows(x @ _weights(seed, x.shape[-1], x))
+    scores = _softmax_rows(_matmul_seeded(x, seed))
     return (scores * x).astype(x.dtype, copy=False)
 
 
@@ -70,7 +122,7 @@ OP_KINDS: dict[str, OpKind] = {
         OpKind("exp", True, True, None, lambda x: _xp(x).exp(x), "exp(x)"),
         OpKind("sigmoid", True, True, None, lambda x: 1 / (1 + _xp(x).exp(-x)), "1 / (1 + exp(-x))"),
         OpKind("softmax", False, True, None, _softmax_rows, "softmax over the last axis"),
-        OpKind("matmul", False, True, "seed", lambda x, s: x @ _weights(s, x.shape[-1], x), "x @ W, W seeded (n x n)"),
+        OpKind("matmul", False, True, "seed", _matmul_seeded, "x @ W, W seeded (n x n)"),
         OpKind("attention", False, False, "seed", _attention_like, "row-local attention over seeded keys (uncapturable)"),
     )
 }

@@ -7,6 +7,7 @@ same interpreter, protocol and judge that grade students.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from pathlib import Path
 
@@ -16,8 +17,14 @@ from grader.loader import SpecErrors, load_suite
 from grader.spec_model import TAGS, WitnessCheck
 
 
-def validate_suite(directory: Path, backend: str = "numpy") -> tuple[list[str], str]:
-    """Returns (problems, one-line summary). Problems are one line each, naming file and line."""
+def validate_suite(directory: Path, backend: str = "numpy", notes: list[str] | None = None) -> tuple[list[str], str]:
+    """Returns (problems, one-line summary). Problems are one line each, naming file and line.
+
+    On the cupy backend every key a runner did not capture is accounted for: a
+    failed capture of ops all marked capturable is a problem (a quiet eager run
+    would hide it); a key declined on purpose (an op marked ``capturable =
+    False``) is appended to ``notes`` with its reason, when a list is given.
+    """
     try:
         loaded = load_suite(directory)
     except SpecErrors as errors:
@@ -41,11 +48,19 @@ def validate_suite(directory: Path, backend: str = "numpy") -> tuple[list[str], 
                 skipped_witness += len(checks) - len(kept)
                 case = type(case)(**{**case.__dict__, "checks": kept})
             try:
-                observation = observe_in_process(chosen, case.uid, case.steps, prepare_input=chosen.prepare_input, to_host=chosen.to_host)
+                with _capture_records(chosen) as records:
+                    observation = observe_in_process(chosen, case.uid, case.steps, prepare_input=chosen.prepare_input, to_host=chosen.to_host)
                 verdict = judge_case(case, loaded.oracles[case.uid], observation)
             except Exception as exc:  # noqa: BLE001 - report it against the case, keep validating
                 problems.append(f"{case.file}:{case.line}: {case.uid}: validating this case raised {type(exc).__name__}: {exc}")
                 continue
+            for record in records:
+                where = f"{case.file}:{case.line}: {case.uid}: {', '.join(record.ops)} for key {record.key}"
+                if record.on_purpose:
+                    if notes is not None:
+                        notes.append(f"{where} runs eagerly on {backend}: {record.reason}")
+                else:
+                    problems.append(f"{where}: the {backend} reference could not capture ops marked capturable: {record.reason}")
             if verdict.status != "passed":
                 problems.append(f"{case.file}:{case.line}: {case.uid}: the {backend} reference fails this case: {verdict.message}")
     tags = Counter(s.tag for s in loaded.suite.specs)
@@ -61,3 +76,9 @@ def validate_suite(directory: Path, backend: str = "numpy") -> tuple[list[str], 
         + f" specs: {'OK' if not problems else f'{len(problems)} problem(s)'} on the {backend} reference{note}"
     )
     return problems, summary
+
+
+def _capture_records(backend):
+    """The cupy backend's capture decisions during a block (an empty list elsewhere)."""
+    recording = getattr(backend.module, "recording_captures", None)
+    return recording() if backend.name != "numpy" and recording is not None else contextlib.nullcontext([])

@@ -18,8 +18,8 @@ capture (key unseen)           1. allocate the static input on the device and
                                copy ``x`` into it (before capture);
                                2. warm-up: run the ops once for real on the
                                capture stream (kernels get JIT-compiled, the
-                               memory pool grows; nothing of that may happen
-                               while capturing);
+                               grader's matmul weights reach the device;
+                               nothing of that may happen while capturing);
                                3. ``stream.begin_capture()``, run the ops (their
                                kernels are *recorded*, not executed),
                                ``graph = stream.end_capture()`` (instantiated);
@@ -55,14 +55,23 @@ replay: ``bump(1)``            ``static[...] = x`` on the capture stream, then
 What may not happen during capture: anything that synchronises with the host
 (``.get()``, ``float(x)``, ``stream.synchronize()``), host<->device transfers,
 and library calls CuPy refuses to capture (cuBLAS, cuRAND, cuSOLVER, ...). So
-the ops meant for graphs are elementwise or custom kernels. When a capture
+the ops meant for graphs are elementwise or custom kernels (the grader's
+matmul is a broadcast product and a sum on CuPy for this reason, and its
+weights reach the device once, before any capture). An op marked
+``capturable = False`` (the spec vocabulary's ``attention``) is never
+captured: a runner handed one runs that key eagerly on purpose. When a capture
 fails anyway, the runner ends the capture cleanly (the stream never stays in
-capture mode), remembers the key as uncapturable (see
-``GraphRunner.uncapturable``) and runs that key eagerly from then on: the same
-decision as ``InferenceGraphCapture.disable()`` in an inference engine.
+capture mode), keeps only the one-line reason (the exception, its frames and
+the capture's private memory pool are released), remembers the key as
+uncapturable (see ``GraphRunner.uncapturable``) and runs that key eagerly
+from then on: the same decision as ``InferenceGraphCapture.disable()`` in an
+inference engine. ``recording_captures()`` lets a caller (``graphgrade
+validate --backend cupy``) see every such decision and its reason.
 
 Streams: all of a runner's work (copies, eager ops, graph launches) goes to its
-own non-blocking stream. A call first makes that stream wait for the caller's
+own non-blocking stream. A stream passed in must be able to capture: the
+legacy default stream (``Stream.null``) and blocking streams are refused when
+the runner is built. A call first makes that stream wait for the caller's
 current stream and, on return, makes the caller's stream wait for it (CUDA
 events, no host sync), so results can be used on the caller's stream at once.
 Returned arrays may alias a graph's output buffer; they stay valid while the
@@ -97,6 +106,7 @@ __all__ = [
     "fuse_elementwise",
     "host_sync_op",
     "is_available",
+    "recording_captures",
     "run_eager",
     "to_device",
     "to_host",
@@ -258,6 +268,76 @@ def _leave_capture_mode(stream) -> None:
 
 
 # --------------------------------------------------------------------------
+# Capture decisions, for callers that must say why a key runs eagerly
+# --------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class CaptureRecord:
+    """One key a runner did not capture: ``on_purpose`` when an op is marked
+    ``capturable = False`` (not attempted), otherwise the capture failed."""
+
+    key: Any
+    ops: tuple[str, ...]
+    reason: str
+    on_purpose: bool
+
+
+_LISTENERS: list[list] = []
+
+
+@contextlib.contextmanager
+def recording_captures():
+    """Collect a ``CaptureRecord`` for every key not captured inside the block."""
+    records: list[CaptureRecord] = []
+    _LISTENERS.append(records)
+    try:
+        yield records
+    finally:
+        _LISTENERS.remove(records)
+
+
+def _report(key, ops, reason: str, on_purpose: bool) -> None:
+    record = CaptureRecord(key, tuple(_op_label(op) for op in ops), reason, on_purpose)
+    for records in _LISTENERS:
+        records.append(record)
+
+
+def _op_label(op: Any) -> str:
+    name = getattr(op, "__name__", None)
+    return name if isinstance(name, str) and name else repr(op)
+
+
+def _is_non_blocking(cupy, stream) -> bool | None:
+    """``Stream.is_non_blocking`` (recent CuPy), else the stream's flags; None if unknown."""
+    try:
+        return bool(stream.is_non_blocking)
+    except AttributeError:
+        pass
+    runtime = cupy.cuda.runtime
+    try:
+        return bool(runtime.streamGetFlags(stream.ptr) & runtime.streamNonBlocking)
+    except AttributeError:
+        return None
+
+
+def _capture_stream(cupy, stream):
+    """The runner's stream: a new non-blocking one, or the caller's if it can capture."""
+    if stream is None:
+        return cupy.cuda.Stream(non_blocking=True)
+    if getattr(stream, "ptr", None) in (0, 1):
+        raise ValueError(
+            "the legacy default stream (cupy.cuda.Stream.null) cannot capture a graph: "
+            "pass cupy.cuda.Stream(non_blocking=True)"
+        )
+    if _is_non_blocking(cupy, stream) is False:
+        raise ValueError(
+            "a blocking stream cannot capture safely (any use of the legacy stream during "
+            "the capture invalidates it): pass cupy.cuda.Stream(non_blocking=True)"
+        )
+    return stream
+
+
+# --------------------------------------------------------------------------
 # Graph capture and replay
 # --------------------------------------------------------------------------
 
@@ -297,7 +377,8 @@ class GraphRunner:
 
     ``GraphRunner(ops, capture_sizes=None, warmup_steps=0)`` as in the
     simulation. ``stream`` (keyword only) lets several runners share one
-    non-blocking stream; by default each runner creates its own.
+    non-blocking stream; by default each runner creates its own. The legacy
+    stream and blocking streams are refused (``ValueError``).
 
     Attributes: ``graphs`` (key -> GraphEntry, key = (padded shape, dtype
     name): the dtype is part of the key because a device buffer has one),
@@ -318,12 +399,16 @@ class GraphRunner:
         if isinstance(warmup_steps, bool) or int(warmup_steps) != warmup_steps:
             raise ValueError(f"warmup_steps must be an integer, got {warmup_steps!r}")
         self.warmup_steps = max(0, int(warmup_steps))
-        self.stream = stream if stream is not None else cupy.cuda.Stream(non_blocking=True)
+        self.stream = _capture_stream(cupy, stream)
         self._scope = _StreamScope(cupy, self.stream)
         self.graphs: dict[Any, GraphEntry] = {}
         self.uncapturable: dict[Any, str] = {}
         self._eager_calls: dict[Any, int] = {}
-        self._keep: list = []  # pools of failed captures whose arrays we returned
+        self._kept_pools: list = []  # pools of failed captures that still hold an op's buffer
+        marked = [_op_label(op) for op in self.ops if getattr(op, "capturable", True) is False]
+        self._declined = (
+            f"not captured on purpose: {', '.join(marked)} marked capturable = False" if marked else None
+        )
 
     @property
     def num_captured(self) -> int:
@@ -376,6 +461,10 @@ class GraphRunner:
             if seen < self.warmup_steps:
                 self._eager_calls[key] = seen + 1
                 return run_eager(self.ops, x)
+            if self._declined is not None:  # an op that may not live in a graph
+                self.uncapturable[key] = self._declined
+                _report(key, self.ops, self._declined, on_purpose=True)
+                return run_eager(self.ops, x)
             return self._capture(key, shape, x)
 
     def _replay(self, entry: GraphEntry, x):
@@ -386,51 +475,37 @@ class GraphRunner:
 
     def _capture(self, key, shape, x):
         cp = self._cp
-        stream = self.stream
         padded = shape != tuple(x.shape)
         # 1. Static input: allocated and filled before capture, kept by the entry.
         static = cp.empty(shape, dtype=x.dtype)
         self._fill_static(static, x)
+        # 2. Warm-up: a real run (counted: one launch per op) from the ordinary
+        # pool. It compiles the kernels and fills caches (the grader's matmul
+        # weights reach the device here), none of which may happen while capturing.
+        warm = run_eager(self.ops, static)
+        self._fill_static(static, x)  # in case an op wrote to its input
         pool = cp.cuda.MemoryPool()
-        output, graph, error = None, None, None
-        with cp.cuda.using_allocator(pool.malloc):
-            # 2. Warm-up: a real run (counted: one launch per op). It compiles
-            # the kernels and grows the private pool the capture will reuse.
-            warm = run_eager(self.ops, static)
-            self._fill_static(static, x)  # in case an op wrote to its input
-            # 3. Record: kernels are queued into a graph, not executed.
-            try:
-                stream.begin_capture()
-            except Exception as exc:
-                error = exc
-            else:
-                try:
-                    y = static
-                    for op in self.ops:
-                        y = op(y)
-                    output = y
-                except Exception as exc:  # e.g. a host sync inside an op
-                    error = exc
-                finally:
-                    try:
-                        graph = stream.end_capture()
-                    except Exception as exc:  # the capture was invalidated
-                        graph = None
-                        error = error or exc
-                    _leave_capture_mode(stream)
-        if error is None and not isinstance(output, cp.ndarray):
-            error = TypeError(f"an op returned {type(output).__name__}, not a device array")
-        if error is None:
+        output, graph, reason = self._record(pool, static)
+        if reason is None and not isinstance(output, cp.ndarray):
+            reason = f"TypeError: an op returned {type(output).__name__}, not a device array"
+        if reason is None:
             try:
                 # 4. Launch once: fills the static output and proves the graph.
-                graph.launch(stream)
+                graph.launch(self.stream)
             except Exception as exc:
-                error = exc
-        if error is not None:
-            self.uncapturable[key] = f"{type(error).__name__}: {_one_line(error)}"
-            self._keep.append(pool)  # ``warm`` lives in it and is returned
+                reason = f"{type(exc).__name__}: {_one_line(exc)}"
+        if reason is not None:
+            # Keep the reason only: the partial graph, its buffers and the
+            # private pool go now (the exception went with _record's frame).
+            output = graph = None
+            pool.free_all_blocks()
+            if pool.used_bytes():  # an op kept a buffer: its memory must outlive us
+                self._kept_pools.append(pool)
+            del pool
+            self.uncapturable[key] = reason
+            _report(key, self.ops, reason, on_purpose=False)
             return self._real_rows(warm, x, padded)
-        del warm  # its blocks stay in the private pool, which only this graph uses
+        del warm  # back to the ordinary pool; the graph's buffers live in its own
         entry = GraphEntry(
             shape=shape,
             static_input=static,
@@ -438,10 +513,42 @@ class GraphRunner:
             num_ops=len(self.ops),
             graph=graph,
             pool=pool,
-            stream=stream,
+            stream=self.stream,
         )
         self.graphs[key] = entry
         return self._real_rows(output, x, padded)
+
+    def _record(self, pool, static):
+        """3. Record the ops on the runner's stream into a graph whose buffers
+        come from ``pool`` (private: nothing else is ever given that memory).
+        Returns (output, graph, None) or (None, None, one-line reason); the
+        exception itself is not kept, so nothing it references outlives this call."""
+        cp, stream = self._cp, self.stream
+        reason = None
+        output = graph = None
+        with cp.cuda.using_allocator(pool.malloc):
+            try:
+                stream.begin_capture()
+            except Exception as exc:
+                return None, None, f"{type(exc).__name__}: {_one_line(exc)}"
+            try:
+                y = static
+                for op in self.ops:
+                    y = op(y)
+                output = y
+            except Exception as exc:  # e.g. a host sync or a cuBLAS call inside an op
+                reason = f"{type(exc).__name__}: {_one_line(exc)}"
+            finally:
+                y = None
+                try:
+                    graph = stream.end_capture()
+                except Exception as exc:  # the capture was invalidated
+                    graph = None
+                    reason = reason or f"{type(exc).__name__}: {_one_line(exc)}"
+                _leave_capture_mode(stream)
+        if reason is not None:
+            return None, None, reason
+        return output, graph, None
 
 
 def _segments(n: int, is_capturable: Callable[[int], bool]) -> list[tuple[bool, list[int]]]:
@@ -470,7 +577,7 @@ class PiecewiseGraphRunner:
         cupy = _cupy()
         self._cp = cupy
         self.ops = list(ops)
-        self.stream = stream if stream is not None else cupy.cuda.Stream(non_blocking=True)
+        self.stream = _capture_stream(cupy, stream)
         self._scope = _StreamScope(cupy, self.stream)
         self.segments: list[tuple[bool, list]] = [
             (capturable, [self.ops[i] for i in indices])

@@ -1,5 +1,8 @@
 """Shared test fixtures."""
 
+import sys
+from pathlib import Path
+
 import pytest
 
 import reference.cudagraph as reference_module
@@ -12,3 +15,40 @@ def _leave_the_reference_launch_counter_as_found():
     before = reference_module.LaunchCounter.n
     yield
     reference_module.LaunchCounter.n = before
+
+
+STRICT_CUPY = Path(__file__).resolve().parent / "support" / "strict_cupy"
+
+
+def _cupy_modules() -> dict:
+    return {name: mod for name, mod in sys.modules.items() if name == "cupy" or name.startswith("cupy.")}
+
+
+@pytest.fixture
+def strict_cupy(monkeypatch):
+    """``import cupy`` gives the strict CPU stand-in (tests/support/strict_cupy) for one test.
+
+    A fresh copy each time (no capture state leaks between tests); the device
+    caches of the grader's ops and of reference.cuda are emptied before and
+    after, since they hold arrays of one copy of the stand-in.
+    """
+    import grader.ops
+    import reference.cuda
+
+    saved = _cupy_modules()
+    for name in saved:
+        del sys.modules[name]
+    monkeypatch.syspath_prepend(str(STRICT_CUPY))
+    grader.ops._DEVICE_WEIGHTS.clear()
+    reference.cuda._KERNELS.clear()
+    import cupy
+
+    assert getattr(cupy, "__standin__", False), "the strict stand-in was not the cupy imported"
+    try:
+        yield cupy
+    finally:
+        grader.ops._DEVICE_WEIGHTS.clear()
+        reference.cuda._KERNELS.clear()
+        for name in _cupy_modules():
+            del sys.modules[name]
+        sys.modules.update(saved)
