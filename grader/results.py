@@ -102,6 +102,8 @@ class Report:
     output_tail: str = ""
     duration_s: float = 0.0
     grader_version: str = ""
+    scope: str = "all"  # "all": every spec graded; "public": the visible specs only (a student's run)
+    ungraded_points: float = 0.0  # points of the specs a "public" run left to the autograder
 
     @property
     def percent(self) -> float:
@@ -260,7 +262,15 @@ def report_from_json(data: Any, where: str = "report") -> Report:
         output_tail=_opt(obj, "output_tail", str, where, ""),
         duration_s=_opt(obj, "duration_s", float, where, 0.0),
         grader_version=_opt(obj, "grader_version", str, where, ""),
+        scope=_scope(_opt(obj, "scope", str, where, "all"), where),
+        ungraded_points=_opt(obj, "ungraded_points", float, where, 0.0),
     )
+
+
+def _scope(value: str, where: str) -> str:
+    if value not in ("all", "public"):
+        raise ReportError(f"{where}.scope: {value!r} is not 'all' or 'public'")
+    return value
 
 
 def read_report(path) -> Report:
