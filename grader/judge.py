@@ -45,6 +45,7 @@ class CaseVerdict:
     steps: tuple[StepLine, ...]
     checks: tuple[CheckLine, ...]
     launches: tuple[LaunchPoint, ...]
+    line: int = 0  # the spec line of the check (or step) behind the first failure, 0 if none
 
 
 # ------------------------------------------------------------------ describing values
@@ -192,12 +193,15 @@ class _Judge:
         self.lines: list[CheckLine] = []
         self.first_failure: str | None = None
         self.dead: set[int] = set()  # steps that did not run as the spec needs (see step_health)
+        self.current_line = 0  # the spec line of the check being judged (0: a step's own health)
+        self.first_failure_line = 0
 
     def record(self, step: Step | None, what: str, expected: str, observed: str, problem: str | None) -> None:
         self.lines.append(_line(step, what, expected, observed, problem is None))
         if problem is not None and self.first_failure is None:
             where = f"Step {step.index + 1} ({step.label})" if step else "This case"
             self.first_failure = _cut(f"{where}: {problem}", MAX_MESSAGE)
+            self.first_failure_line = self.current_line or (step.line if step else 0)
 
     def launches(self, check: LaunchesCheck) -> None:
         step, obs = self.case.steps[check.step], self.obs[check.step]
@@ -400,6 +404,7 @@ def judge_case(case: Case, oracles: tuple[OracleCall, ...], observation: CaseObs
     for check in case.checks:
         if set(_check_steps(check)) & judge.dead:
             continue  # collapsed into the line that names the step that stopped it
+        judge.current_line = check.line
         if isinstance(check, LaunchesCheck):
             judge.launches(check)
         elif isinstance(check, OutputCheck):
@@ -421,4 +426,4 @@ def judge_case(case: Case, oracles: tuple[OracleCall, ...], observation: CaseObs
     )
     status = "passed" if judge.first_failure is None else "failed"
     message = "All checks passed." if status == "passed" else judge.first_failure
-    return CaseVerdict(status=status, message=message, steps=steps, checks=tuple(judge.lines), launches=launches)
+    return CaseVerdict(status=status, message=message, steps=steps, checks=tuple(judge.lines), launches=launches, line=judge.first_failure_line)
