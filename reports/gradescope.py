@@ -20,7 +20,7 @@ from typing import Any
 
 from grader.results import Report
 
-from ._view import case_text, case_views, clean_text, fmt_percent, fmt_points, student_duration, tag_groups
+from ._view import case_text, clean_text, fmt_percent, fmt_points, full_view, one_bit, student_duration, tag_groups
 
 # Gradescope test visibilities. "hidden" tests are shown to staff only; the others reach the
 # student (now or later), so a hidden case placed there is shown as one bit.
@@ -68,19 +68,22 @@ def to_gradescope(report: Report, hidden_visibility: str = "hidden") -> dict[str
     specs = {s.id: s for s in report.specs}
     per_spec: dict[str, int] = {}
     tests = []
-    for student, staff in zip(case_views(report), case_views(report, staff=True)):
-        if not student.redacted:
-            view, visibility = student, "visible"
-        elif staff.visibility == "hidden":
-            visibility = hidden_visibility
-            view = staff if visibility == "hidden" else student
+    hidden_no: dict[str, int] = {}
+    for case in report.cases:
+        staff = full_view(case)
+        if case.visibility == "visible" and not case.redacted:
+            view = student = staff
+            visibility = "visible"
         else:
-            view, visibility = student, staff.visibility
+            hidden_no[case.spec] = hidden_no.get(case.spec, 0) + 1
+            student = one_bit(case, hidden_no[case.spec])
+            visibility = hidden_visibility if case.visibility in ("hidden", "visible") else case.visibility
+            view = staff if visibility == "hidden" else student
         spec = specs.get(view.spec)
         per_spec[view.spec] = per_spec.get(view.spec, 0) + 1
         number = f"{spec_index.get(view.spec, len(spec_index) + 1)}.{per_spec[view.spec]}"
         title = clean_text(spec.title) if spec else clean_text(view.spec)
-        label = student.label if view is student else f"{staff.label}, hidden from students"
+        label = student.label if view is student else f"{staff.label}, hidden from students" if case.redacted or case.visibility != "visible" else staff.label
         tests.append(
             {
                 "name": f"{title} ({clean_text(label)})",
