@@ -463,7 +463,7 @@ def test_no_submission_grades_the_reference_to_full_marks(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "reference" / "report.json").read_text())
     assert report["score"] == report["max_score"] == 100
-    assert "reference: 100/100" in proc.stdout
+    assert "reference (bundled solution): all specs 100/100" in proc.stdout and "grading the bundled reference" in proc.stderr
 
 
 def test_visibility_visible_runs_and_lists_only_visible_specs(tmp_path, klass, suite):
