@@ -13,6 +13,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable
 
 from grader.results import CaseResult, CheckLine, LaunchPoint, Report, SpecSummary, StepLine
@@ -605,6 +606,7 @@ def _callee(label: str) -> str:
     return re.sub(r"\(.*", "(\u2026)", label, flags=re.S)
 
 
+@lru_cache(maxsize=8192)  # a class repeats the same few messages hundreds of times
 def failure_cause(message: str) -> str:
     """A failure message with what varies per case taken out (step numbers and arguments,
     counts, values), so that one cause is one row however many cases it stops."""

@@ -214,6 +214,12 @@ def _safe_href(link: str) -> str:
     return link
 
 
+@lru_cache(maxsize=8192)  # a class repeats the same few messages hundreds of times
+def shown(message: str) -> str:
+    """A failure message as one line of at most 300 characters."""
+    return v.one_line(message, 300)
+
+
 def _histogram(percents: Sequence[float]) -> Histogram:
     counts = [0] * 10
     for p in percents:
@@ -247,7 +253,7 @@ def _spec_stats(reports: Sequence[Report], top_n: int = 5) -> tuple[SpecStat, ..
         for r, c in cases:
             if c.status == "passed":
                 continue
-            msg = v.one_line(c.message, 300) or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
+            msg = shown(c.message) or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
             row = failing.setdefault(msg, [0, set()])
             row[0] += 1
             row[1].add(id(r))
@@ -290,7 +296,7 @@ def _causes(reports: Sequence[Report], hrefs: Sequence[str], hidden: bool) -> tu
         for c in r.cases:
             if c.status == "passed" or c.redacted != hidden:
                 continue
-            message = v.one_line(c.message, 300) or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
+            message = shown(c.message) or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
             row = rows.setdefault(v.failure_cause(message), {"example": message, "count": 0, "specs": [], "who": {}})
             row["count"] += 1
             if c.spec not in row["specs"]:
