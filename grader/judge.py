@@ -422,8 +422,8 @@ def judge_case(case: Case, oracles: tuple[OracleCall, ...], observation: CaseObs
     launches = tuple(
         LaunchPoint(step=s.index, label=s.label, expected=launch_checks.get(s.index), observed=o.launches)
         for s, o in zip(case.steps, judge.obs)
-        if s.action in ("call", "method") and not s.implicit and (s.index in launch_checks or o.launches)
-    )
+        if s.action in ("call", "method") and not s.implicit and (s.index in launch_checks or o.launches) and s.index not in judge.dead
+    )  # a step that did not run has no launches to picture: its line above says why
     status = "passed" if judge.first_failure is None else "failed"
     message = "All checks passed." if status == "passed" else judge.first_failure
     return CaseVerdict(status=status, message=message, steps=steps, checks=tuple(judge.lines), launches=launches, line=judge.first_failure_line)
