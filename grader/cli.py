@@ -262,7 +262,7 @@ class _OneLineParser(argparse.ArgumentParser):
     """argparse, but a bad argument is one line (and where to look), not the usage block."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(EXIT_USAGE, f"graphgrade: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
