@@ -1,7 +1,10 @@
 """``graphgrade``: the command line. Every user error is one line on stderr, never a traceback.
 
-Exit codes: 0 done (whatever the scores), 1 ``--fail-under`` not met / validation
-or audit found problems, 2 bad arguments or bad specs, 3 an internal error.
+Exit codes, the same for every subcommand (and in ``--help``): 0 done (whatever
+the scores), 1 a result below the bar (``grade --fail-under`` not met, ``audit``
+findings, a ``bench`` replay that computes something else), 2 bad arguments or bad specs (``validate`` included), 3 a grader
+problem. Each subcommand is a ``cmd_<name>`` function and an ``add_<name>_parser``
+function registering it, so that new subcommands are added beside them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,15 @@ from pathlib import Path
 import grader
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+EXIT_CODES_HELP = """exit status (every subcommand):
+  0  done, whatever the scores
+  1  a result below the bar: grade --fail-under not met; audit found a surviving
+     mutant or a baseline scoring too much; bench found a replay whose output
+     differs from eager execution
+  2  bad arguments or bad specs (a spec that does not load, or that the
+     reference fails, in validate)
+  3  a grader problem (please report it with the command you ran)"""
 
 
 from grader.errors import UsageError  # noqa: E402 - re-exported for the subcommands
@@ -43,26 +55,62 @@ def _load(specs_dir: Path):
         raise SystemExit(EXIT_USAGE) from None
 
 
-# ------------------------------------------------------------------ grade
-def cmd_grade(args: argparse.Namespace) -> int:
-    import math
+# ------------------------------------------------------------------ argument types
+def _number(minimum: float, *, integer: bool = False, inclusive: bool = False, maximum: float | None = None):
+    """An argparse type: a finite number above ``minimum`` (or at least it), so that a bad
+    value is reported against its own flag ("argument --jobs: must be at least 1, not 0")."""
 
+    def parse(text: str):
+        try:
+            value = int(text) if integer else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'a whole number' if integer else 'a number'}, not {text!r}") from None
+        import math
+
+        if not math.isfinite(value) or (value < minimum if inclusive else value <= minimum) or (maximum is not None and value > maximum):
+            if maximum is not None:
+                raise argparse.ArgumentTypeError(f"must be from {minimum:g} to {maximum:g}, not {text}")
+            bound = f"at least {minimum:g}" if inclusive else f"more than {minimum:g}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, not {text}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+# ------------------------------------------------------------------ grade
+def _default_submission() -> tuple[list[Path], Path | None]:
+    """No path given: ./cudagraph.py when there is one, otherwise the bundled reference, said
+    plainly (a student's terminal must never show the reference's score as theirs)."""
+    here = Path("cudagraph.py")
+    if here.is_file():
+        print("graphgrade: no submission given: grading ./cudagraph.py", file=sys.stderr)
+        return [here], None
+    ref = reference_dir()
+    print(
+        "graphgrade: no submission given and no cudagraph.py here: grading the bundled reference solution "
+        "(a check of the install, not your work; give a path to grade yours, e.g. graphgrade grade my-lab/)",
+        file=sys.stderr,
+    )
+    return [ref], ref
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
     from grader.grade import Progress, grade_submissions
     from grader.runner import RunSettings, Zygote
 
-    submissions = [Path(p) for p in args.submissions] or [reference_dir()]
+    if args.submissions:
+        submissions, reference = [Path(p) for p in args.submissions], None
+    else:
+        submissions, reference = _default_submission()
     for path in submissions:
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
-    if not (0 < args.timeout < math.inf and 0 < args.budget < math.inf) or args.jobs < 1:  # NaN fails too
-        raise UsageError("--timeout and --budget must be positive numbers and --jobs at least 1")
-    if args.fail_under is not None and not 0 <= args.fail_under <= 100:
-        raise UsageError(f"--fail-under is a percentage from 0 to 100, not {args.fail_under:g}")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--out {args.out}: cannot make the output directory ({exc.strerror})") from None
-    settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(10.0, args.budget))
+    settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(args.import_timeout, args.budget))
     started = time.monotonic()
     with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases
         loaded = _load(args.specs)
@@ -70,12 +118,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
         specs = suite.specs
         if not specs:
             raise UsageError(f"{args.specs}: no {args.visibility} specs to grade against")
-        graded = grade_submissions(zygote, loaded, specs, submissions, args.out, settings, jobs=args.jobs, on_done=Progress(len(submissions)))
+        graded = grade_submissions(
+            zygote, loaded, specs, submissions, args.out, settings, jobs=args.jobs, on_done=Progress(len(submissions)),
+            hidden_visibility=args.gradescope_hidden_visibility, reference=reference,
+        )
     elapsed = time.monotonic() - started
     percents = [g.report.percent for g in graded]
     mean = sum(percents) / len(percents)
+    scope = "public specs" if args.visibility == "visible" else "all specs"
     print(
-        f"graded {len(graded)} submission{'s' if len(graded) != 1 else ''} against {sum(len(s.cases) for s in specs)} cases "
+        f"graded {len(graded)} submission{'s' if len(graded) != 1 else ''} against {sum(len(s.cases) for s in specs)} cases ({scope}) "
         f"in {elapsed:.1f} s; mean score {mean:.1f}%; reports in {args.out}/",
         file=sys.stderr,
     )
@@ -93,23 +145,74 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_grade_parser(sub) -> None:
+    g = sub.add_parser(
+        "grade",
+        help="grade submissions and write reports (no path: ./cudagraph.py, else the bundled reference)",
+        description=(
+            "Grade each SUBMISSION in isolated, time-limited workers and write OUT/<name>/report.html (the student's "
+            "page: hidden cases as passed / not passed only), staff.html and report.json (everything, hidden cases "
+            "included), results.json (Gradescope), junit.xml, and OUT/summary.html and OUT/grades.csv for the batch. "
+            "With no SUBMISSION: ./cudagraph.py when there is one, otherwise the bundled reference solution (said so)."
+        ),
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g.add_argument("submissions", nargs="*", metavar="SUBMISSION", help="a directory holding cudagraph.py, or that file")
+    g.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    g.add_argument("--out", type=Path, default=Path("graphgrade-out"), help="output directory (default: graphgrade-out)")
+    g.add_argument("--jobs", type=_number(1, integer=True, inclusive=True), default=2, help="submissions graded at once (default: 2)")
+    g.add_argument("--visibility", choices=("visible", "all"), default="all", help="'visible' runs only the public specs, as students do; the report then says how many points the hidden specs hold (default: all)")
+    g.add_argument("--timeout", type=_number(0), default=5.0, metavar="SECONDS", help="time limit per case (default: 5)")
+    g.add_argument("--budget", type=_number(0), default=60.0, metavar="SECONDS", help="time limit per submission, all its cases together (default: 60)")
+    g.add_argument("--import-timeout", type=_number(0), default=10.0, metavar="SECONDS", help="time limit for importing cudagraph.py (its module-level code) in each worker, at most --budget (default: 10)")
+    g.add_argument("--fail-under", type=_number(0, inclusive=True, maximum=100), default=None, metavar="PCT", help="exit 1 when any score is below PCT percent (0 to 100)")
+    from reports.gradescope import GRADESCOPE_VISIBILITIES
+
+    g.add_argument(
+        "--gradescope-hidden-visibility", choices=GRADESCOPE_VISIBILITIES, default="hidden", metavar="VIS",
+        help="the Gradescope test visibility of hidden cases in results.json: 'hidden' (default; staff only, full detail), "
+        "or after_due_date / after_published / visible, where students see them, as passed / not passed only",
+    )
+    g.set_defaults(func=cmd_grade)
+
+
 # ------------------------------------------------------------------ validate
 def cmd_validate(args: argparse.Namespace) -> int:
     from grader.validate import validate_suite
     from reference.backend import BackendUnavailable, load_backend
 
+    if args.dir is not None and args.specs is not None:
+        raise UsageError("give the spec directory once: --specs DIR (or the older positional DIR), not both")
+    specs_dir = args.specs or args.dir or default_specs_dir()
+    if not specs_dir.is_dir():
+        raise UsageError(f"{specs_dir}: no such directory")
     try:
         load_backend(args.backend)  # say why a backend cannot run, in one line, before anything else
     except BackendUnavailable as exc:
         raise UsageError(f"cannot validate on the {args.backend} backend: {exc}") from None
     notes: list[str] = []
-    problems, summary = validate_suite(args.dir, backend=args.backend, notes=notes)
+    problems, summary = validate_suite(specs_dir, backend=args.backend, notes=notes)
     for note in notes:  # cupy: keys run eagerly on purpose, and why
         print(note)
     for problem in problems:
         print(f"graphgrade: {problem}", file=sys.stderr)
     print(summary, file=sys.stderr if problems else sys.stdout)
-    return EXIT_FINDINGS if problems else EXIT_OK
+    return EXIT_USAGE if problems else EXIT_OK  # a spec that does not load, or that the reference fails, is a bad spec
+
+
+def add_validate_parser(sub) -> None:
+    v = sub.add_parser(
+        "validate",
+        help="check spec files and run every case against the reference",
+        description="Load every spec file and run every case against the reference: a spec the reference fails is a broken spec (reported at the failing check's line).",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    v.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    v.add_argument("dir", nargs="?", type=Path, default=None, metavar="DIR", help="the same as --specs DIR (kept for older scripts)")
+    v.add_argument("--backend", choices=("numpy", "cupy"), default="numpy", help="reference backend to validate against (default: numpy)")
+    v.set_defaults(func=cmd_validate)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -117,6 +220,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
     print(json.dumps(build_schema(), indent=2))
     return EXIT_OK
+
+
+def add_schema_parser(sub) -> None:
+    s = sub.add_parser("schema", help="print the JSON Schema of spec files", epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.set_defaults(func=cmd_schema)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -148,53 +256,45 @@ def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_bench_parser(sub) -> None:
+    b = sub.add_parser("bench", help="eager against replay, per decode-like step, on the CPU simulation and the GPU (replay checked against eager first)", epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    b.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    b.add_argument("--backend", choices=("cpu", "cuda", "all"), default="all", help="which path to time: the CPU simulation, the CUDA path (needs CuPy and a GPU), or both (default: all)")
+    b.add_argument("--chains", type=_number(1, integer=True, inclusive=True), nargs="+", default=[8, 16, 32, 64, 128, 256, 512], metavar="N", help="op-chain lengths to time (default: 8 16 32 64 128 256 512)")
+    b.add_argument("--repeats", type=_number(1, integer=True, inclusive=True), default=5, metavar="N", help="timed samples per measurement; the median is reported (default: 5)")
+    b.add_argument("--steps", type=_number(1, integer=True, inclusive=True), default=20, metavar="N", help="decode-like steps per timed sample (default: 20)")
+    b.set_defaults(func=cmd_bench)
+
+
+def add_gradescope_bundle_parser(sub) -> None:
+    z = sub.add_parser("gradescope-bundle", help="build a ready Gradescope autograder zip", epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    z.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    z.add_argument("--output", type=Path, default=Path("graphgrade-autograder.zip"), metavar="ZIP", help="where to write the zip to upload (default: graphgrade-autograder.zip)")
+    z.set_defaults(func=cmd_gradescope_bundle)
+
+
 # ------------------------------------------------------------------ parser
 class _OneLineParser(argparse.ArgumentParser):
     """argparse, but a bad argument is one line (and where to look), not the usage block."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(EXIT_USAGE, f"graphgrade: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(
         prog="graphgrade",
         description="Spec-driven test kit and autograder for the CUDA-graph capture and replay lab.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"graphgrade {grader.__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    g = sub.add_parser("grade", help="grade submissions (the reference when none is given) and write reports")
-    g.add_argument("submissions", nargs="*", metavar="SUBMISSION", help="a directory holding cudagraph.py, or that file")
-    g.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
-    g.add_argument("--out", type=Path, default=Path("graphgrade-out"), help="output directory (default: graphgrade-out)")
-    g.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default: 2)")
-    g.add_argument("--visibility", choices=("visible", "all"), default="all", help="'visible' runs only the public specs, as students do (default: all)")
-    g.add_argument("--timeout", type=float, default=5.0, help="seconds per case (default: 5)")
-    g.add_argument("--budget", type=float, default=60.0, help="seconds per submission (default: 60)")
-    g.add_argument("--fail-under", type=float, default=None, metavar="PCT", help="exit 1 when any score is below PCT percent")
-    g.set_defaults(func=cmd_grade)
-
-    v = sub.add_parser("validate", help="check spec files and run every case against the reference")
-    v.add_argument("dir", nargs="?", type=Path, default=None, help="spec directory (default: the bundled suite)")
-    v.add_argument("--backend", choices=("numpy", "cupy"), default="numpy", help="reference backend to validate against (default: numpy)")
-    v.set_defaults(func=cmd_validate)
-
-    s = sub.add_parser("schema", help="print the JSON Schema of spec files")
-    s.set_defaults(func=cmd_schema)
-
-    b = sub.add_parser("bench", help="eager against replay, per decode-like step, on the CPU simulation and the GPU (replay checked against eager first)")
-    b.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    b.add_argument("--backend", choices=("cpu", "cuda", "all"), default="all", help="the numpy simulation, real CUDA graphs through CuPy, or both (default: all)")
-    b.add_argument("--chains", type=int, nargs="+", default=[8, 16, 32, 64, 128, 256, 512], metavar="N", help="op-chain lengths (default: 8 16 32 64 128 256 512)")
-    b.add_argument("--repeats", type=int, default=5, help="timed samples per measurement; the median is reported (default: 5)")
-    b.add_argument("--steps", type=int, default=20, help="steps per timed sample (default: 20)")
-    b.set_defaults(func=cmd_bench)
-
-    z = sub.add_parser("gradescope-bundle", help="build a ready Gradescope autograder zip")
-    z.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
-    z.add_argument("--output", type=Path, default=Path("graphgrade-autograder.zip"), help="zip to write (default: graphgrade-autograder.zip)")
-    z.set_defaults(func=cmd_gradescope_bundle)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
+    add_grade_parser(sub)
+    add_validate_parser(sub)
+    add_schema_parser(sub)
+    add_bench_parser(sub)
+    add_gradescope_bundle_parser(sub)
 
     from grader.kit import add_student_kit_parser
 
@@ -210,11 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
-        return EXIT_OK
-    for attr in ("specs", "dir"):
-        if hasattr(args, attr) and getattr(args, attr) is None:
-            setattr(args, attr, default_specs_dir())
+        parser.print_help(sys.stderr)
+        print("graphgrade: a COMMAND is needed (see the list above)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command != "validate" and getattr(args, "specs", "") is None:
+        args.specs = default_specs_dir()
     try:
         from grader.kit import refuse_in_kit
 

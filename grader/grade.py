@@ -38,8 +38,12 @@ from grader.spec_model import Spec
 
 
 def submission_name(path: Path) -> str:
-    """OUT/<name>: the directory's name, or the file's stem for a file."""
-    raw = path.stem if path.is_file() else path.resolve().name
+    """OUT/<name>: the directory's name; for a file, its stem, or the name of the directory
+    holding it when the file is the lab's own ``cudagraph.py`` (``alice/cudagraph.py`` is alice)."""
+    if path.is_file():
+        raw = path.resolve().parent.name if path.name == "cudagraph.py" else path.stem
+    else:
+        raw = path.resolve().name
     return re.sub(r"[^A-Za-z0-9._-]", "_", raw).strip(".") or "submission"
 
 
@@ -81,14 +85,15 @@ class GradedSubmission:
     report: Report
     out_dir: Path
     grader_failed: bool = False  # the grader, not the submission, failed on this one
+    is_reference: bool = False  # the bundled solution, graded because no submission was given
 
 
-def _write_outputs(report: Report, out_dir: Path) -> None:
+def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden") -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     write_report(report, out_dir / "report.json")
     from reports import write_submission_outputs
 
-    write_submission_outputs(report, out_dir)
+    write_submission_outputs(report, out_dir, hidden_visibility)
 
 
 def grade_submissions(
@@ -100,8 +105,13 @@ def grade_submissions(
     settings: RunSettings,
     jobs: int = 2,
     on_done: Callable[[GradedSubmission, int, int], None] | None = None,
+    hidden_visibility: str = "hidden",
+    reference: Path | None = None,
 ) -> list[GradedSubmission]:
-    """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order."""
+    """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order.
+
+    ``hidden_visibility``: the Gradescope test visibility of hidden cases (see reports.gradescope).
+    ``reference``: the bundled solution's path when it is graded, so that its line says so."""
     in_run_order = run_order(specs)
     cases = tuple(c for s in in_run_order for c in s.cases)
     messages = case_messages(cases)  # encoded once, shared by every submission
@@ -140,8 +150,8 @@ def grade_submissions(
             report = build_report(names[index], specs, run, loaded, grader.__version__)
         finally:
             slots.put(slot)
-        _write_outputs(report, target)
-        graded = GradedSubmission(submissions[index], names[index], report, target, failed)
+        _write_outputs(report, target, hidden_visibility)
+        graded = GradedSubmission(submissions[index], names[index], report, target, failed, reference is not None and submissions[index] == reference)
         results[index] = graded
         with lock:
             done += 1
@@ -164,7 +174,7 @@ def grade_submissions(
     graded = [r for r in results if r is not None]
     from reports import write_batch_outputs
 
-    write_batch_outputs([g.report for g in graded], [g.out_dir for g in graded], out_dir)
+    write_batch_outputs([g.report for g in graded], [g.out_dir for g in graded], out_dir, [str(g.path) for g in graded])
     return graded
 
 
@@ -175,7 +185,18 @@ def one_line(graded: GradedSubmission) -> str:
         counts[case.status] = counts.get(case.status, 0) + 1
     parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: STATUSES.index(kv[0])))
     problem = f"  [{r.problem}]" if r.problem else ""
-    return f"{graded.name}: {r.score:g}/{r.max_score:g} ({r.percent:.1f}%)  {parts}{problem}"
+    name = f"{graded.name} (bundled solution)" if graded.is_reference else graded.name
+    if r.scope == "public":
+        scope = f"public specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"
+        if r.ungraded_points:
+            scope += f"; hidden specs worth {_pts(r.ungraded_points)} more are graded by the autograder"
+    else:
+        scope = f"all specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"
+    return f"{name}: {scope}  {parts}{problem}"
+
+
+def _pts(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
 
 
 class Progress:

@@ -169,6 +169,9 @@ class CaseInterpreter:
         except _Missing as missing:
             record.update(outcome="missing", note=str(missing))
             return record
+        except _NotReached as why:  # a read/set/method on a name an earlier step did not produce
+            record.update(outcome="not_reached", note=str(why))
+            return record
         except BaseException as exc:  # noqa: BLE001 - sys.exit() in a step is that step's failure, not ours
             record.update(outcome="raised", error=_describe_error(exc))
         else:

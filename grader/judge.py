@@ -17,6 +17,7 @@ from grader.ops import apply_chain, build_array
 from grader.protocol import CaseObservation, EnumValue, OpaqueValue, StepObservation
 from grader.results import CheckLine, LaunchPoint, StepLine
 from grader.spec_model import (
+    CONTRACT_NAMES,
     ArrayValue,
     Case,
     LaunchesCheck,
@@ -44,6 +45,7 @@ class CaseVerdict:
     steps: tuple[StepLine, ...]
     checks: tuple[CheckLine, ...]
     launches: tuple[LaunchPoint, ...]
+    line: int = 0  # the spec line of the check (or step) behind the first failure, 0 if none
 
 
 # ------------------------------------------------------------------ describing values
@@ -86,8 +88,49 @@ def _outcome(obs: StepObservation) -> str:
     if obs.outcome == "missing":
         return f"could not run: your cudagraph.py does not define {obs.note}"
     if obs.outcome == "not_reached":
-        return f"not run: {obs.note}"
+        return "not run: an earlier step did not produce what it needs"
     return "returned " + describe(obs.value) if obs.value is not None else "returned None"
+
+
+# ------------------------------------------------------------------ what a step is
+def step_kind(case: Case, index: int) -> str:
+    """``eager``, ``capture``, ``replay``, ``call`` or ``other``: what a step does, read from the
+    trusted steps, so that every message speaks of the right thing (an eager run is not a replay).
+
+    A call of a built runner with an input of a shape not seen before on that runner captures;
+    with a shape seen before it replays (padding may make a new shape replay, so a capture is only
+    claimed for the first call)."""
+    step = case.steps[index]
+    if step.action == "call" and step.target == "run_eager":
+        return "eager"
+    if step.action != "call" or step.target in CONTRACT_NAMES:
+        return "other"
+    earlier = [s for s in case.steps[:index] if s.action == "call" and s.target == step.target]
+    return "replay" if earlier else "capture"
+
+
+def _refs(step: Step) -> list[str]:
+    """The names of earlier steps' results that a step uses."""
+    names = [v.name for v in step.args if isinstance(v, RefValue)] + [v.name for _, v in step.kwargs if isinstance(v, RefValue)]
+    if step.action in ("build", "call", "mutate") and step.target not in CONTRACT_NAMES:
+        names.append(step.target)
+    if step.on and step.on not in CONTRACT_NAMES:
+        names.append(step.on)
+    return names
+
+
+def root_causes(case: Case, observations) -> dict[int, int]:
+    """For each step that did not run, the earlier step whose failure stopped it (itself for a
+    step that raised or could not start)."""
+    producer = {s.name: s.index for s in case.steps if s.name}
+    roots: dict[int, int] = {}
+    for step, obs in zip(case.steps, observations):
+        if obs.outcome == "not_reached":
+            cause = next((producer[n] for n in _refs(step) if n in producer and producer[n] < step.index and producer[n] in roots), step.index)
+            roots[step.index] = roots.get(cause, cause)
+        elif obs.outcome in ("raised", "missing"):
+            roots[step.index] = step.index
+    return roots
 
 
 # ------------------------------------------------------------------ the trusted oracle world
@@ -149,24 +192,26 @@ class _Judge:
         self.oracle = Oracle(case, oracles)
         self.lines: list[CheckLine] = []
         self.first_failure: str | None = None
+        self.dead: set[int] = set()  # steps that did not run as the spec needs (see step_health)
+        self.current_line = 0  # the spec line of the check being judged (0: a step's own health)
+        self.first_failure_line = 0
 
     def record(self, step: Step | None, what: str, expected: str, observed: str, problem: str | None) -> None:
         self.lines.append(_line(step, what, expected, observed, problem is None))
         if problem is not None and self.first_failure is None:
             where = f"Step {step.index + 1} ({step.label})" if step else "This case"
             self.first_failure = _cut(f"{where}: {problem}", MAX_MESSAGE)
+            self.first_failure_line = self.current_line or (step.line if step else 0)
 
     def launches(self, check: LaunchesCheck) -> None:
         step, obs = self.case.steps[check.step], self.obs[check.step]
         plural = "launch" if check.equals == 1 else "launches"
-        if obs.launches is None:
-            self.record(step, "launches", f"{check.equals} {plural}", "LaunchCounter.n could not be read", "LaunchCounter.n was not a readable integer.")
+        if obs.launches is None:  # the step ran (a step that did not is collapsed before this)
+            self.record(step, "launches", f"{check.equals} {plural}", "LaunchCounter.n was not an integer before or after this step", "LaunchCounter.n was not a readable integer (it must stay an int class attribute).")
             return
         problem = None
         if obs.launches != check.equals:
-            problem = f"should cost {check.equals} {plural} but cost {obs.launches}." + (
-                " A replay is one graph launch, however many ops it holds." if check.equals == 1 and obs.launches > 1 else ""
-            )
+            problem = f"should cost {check.equals} {plural} but cost {obs.launches}." + _launch_reason(step_kind(self.case, check.step), check.equals, obs.launches)
         self.record(step, "launches during this step", str(check.equals), str(obs.launches), problem)
 
     def output(self, check: OutputCheck) -> None:
@@ -259,15 +304,80 @@ class _Judge:
         self.record(rep_step, what, "the buffer it was handed at capture", "that same buffer" if ok else "a different buffer", None if ok else "on replay the ops read a different buffer than at capture. Constraint 2: copy new inputs into the captured static buffer.")
 
     def step_health(self) -> None:
-        """A step that raised, or could not run, fails the case unless a check expected it."""
+        """A step that raised, or could not run, fails the case unless a check expected it. The
+        checks of the steps it stopped are not made: one line names the step and the cause."""
         expected_to_raise = {c.step for c in self.case.checks if isinstance(c, RaisesCheck)}
+        roots = root_causes(self.case, self.obs)
+        self.dead = {i for i, root in roots.items() if not (root == i and i in expected_to_raise)}
         for step, obs in zip(self.case.steps, self.obs):
+            if step.index not in self.dead or (roots[step.index] != step.index and roots[step.index] in self.dead):
+                continue
+            stopped = sorted(i for i, root in roots.items() if root == step.index and i != step.index)
+            n_checks = sum(1 for c in self.case.checks if set(_check_steps(c)) & ({step.index} | set(stopped)))
+            after = ""
+            if stopped:
+                which = f"step {stopped[0] + 1}" if len(stopped) == 1 else f"steps {_ranges(stopped)}"
+                after = f" {which[0].upper()}{which[1:]} need{'s' if len(stopped) == 1 else ''} its result and did not run"
+                after += f", so {n_checks} check{'s' if n_checks != 1 else ''} could not be made." if n_checks else "."
+            elif n_checks:
+                after = f" {n_checks} check{'s' if n_checks != 1 else ''} of this step could not be made."
             if obs.outcome == "missing":
-                self.record(step, "runs", "the step runs", _outcome(obs), f"your cudagraph.py does not define {obs.note}, which this case needs.")
-            elif obs.outcome == "raised" and step.index not in expected_to_raise:
-                self.record(step, "runs without an exception", "no exception", _outcome(obs), f"{_outcome(obs)}.")
-            elif obs.outcome == "not_reached":
-                self.record(step, "runs", "the step runs", _outcome(obs), f"could not run ({obs.note}).")
+                cause = f"your cudagraph.py does not define {obs.note}, which this case needs."
+            elif obs.outcome == "raised" and obs.error is not None and obs.error.type == "NotImplementedError":
+                cause = "raised NotImplementedError: this part of your cudagraph.py is not written yet."
+            elif obs.outcome == "raised":
+                cause = f"{_outcome(obs)}."
+            else:
+                names = _refs(step)
+                cause = f"could not run: {names[0] if names else 'a name it uses'} was not produced by an earlier step."
+            self.record(step, "runs" if obs.outcome != "raised" else "runs without an exception", "the step runs", _outcome(obs), cause + after)
+
+
+def _step_outcome(case: Case, step: Step, obs: StepObservation) -> str:
+    """What a step did, in words; a step that did not run names the step it waited for."""
+    if obs.outcome != "not_reached":
+        return _outcome(obs)
+    producer = {s.name: s.index for s in case.steps[: step.index] if s.name}
+    for name in _refs(step):
+        if name in producer:
+            return f"not run: needs {name}, which step {producer[name] + 1} did not produce"
+    return _outcome(obs)
+
+
+def _check_steps(check) -> tuple[int, ...]:
+    """The steps a check looks at."""
+    if isinstance(check, StaticBufferCheck):
+        return tuple(check.steps)
+    if isinstance(check, WitnessCheck):
+        return (check.capture, check.replay)
+    return (check.step,)
+
+
+def _ranges(indices: list[int]) -> str:
+    """0-based step indices as students read them: ``2-4, 6``."""
+    parts: list[str] = []
+    start = prev = indices[0]
+    for i in indices[1:] + [None]:  # type: ignore[list-item]
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        parts.append(f"{start + 1}" if start == prev else f"{start + 1}–{prev + 1}")
+        if i is not None:
+            start = prev = i
+    return ", ".join(parts)
+
+
+def _launch_reason(kind: str, expected: int, observed: int) -> str:
+    """One sentence on why the count matters, for the kind of step it is."""
+    if kind == "eager":
+        return " An eager run pays one launch per op in the list it is given" + (
+            " (a fused list holds fewer ops)." if observed > expected else ": call LaunchCounter.bump(1) once per op."
+        )
+    if kind == "replay" and expected == 1:
+        return " A replay is one graph launch, however many ops it holds."
+    if kind == "capture":
+        return " Capture runs each op once, eagerly, to record it: one launch per op."
+    return ""
 
 
 def _as_tuple(value: object) -> object:
@@ -292,6 +402,9 @@ def judge_case(case: Case, oracles: tuple[OracleCall, ...], observation: CaseObs
     judge = _Judge(case, oracles, observation)
     judge.step_health()
     for check in case.checks:
+        if set(_check_steps(check)) & judge.dead:
+            continue  # collapsed into the line that names the step that stopped it
+        judge.current_line = check.line
         if isinstance(check, LaunchesCheck):
             judge.launches(check)
         elif isinstance(check, OutputCheck):
@@ -304,13 +417,13 @@ def judge_case(case: Case, oracles: tuple[OracleCall, ...], observation: CaseObs
             judge.static_buffer(check)
         else:
             judge.witness(check)
-    steps = tuple(StepLine(index=s.index, action=s.label, outcome=_outcome(o)) for s, o in zip(case.steps, judge.obs))
+    steps = tuple(StepLine(index=s.index, action=s.label, outcome=_step_outcome(case, s, o)) for s, o in zip(case.steps, judge.obs))
     launch_checks = {c.step: c.equals for c in case.checks if isinstance(c, LaunchesCheck)}
     launches = tuple(
         LaunchPoint(step=s.index, label=s.label, expected=launch_checks.get(s.index), observed=o.launches)
         for s, o in zip(case.steps, judge.obs)
-        if s.action in ("call", "method") and not s.implicit and (s.index in launch_checks or o.launches)
-    )
+        if s.action in ("call", "method") and not s.implicit and (s.index in launch_checks or o.launches) and s.index not in judge.dead
+    )  # a step that did not run has no launches to picture: its line above says why
     status = "passed" if judge.first_failure is None else "failed"
     message = "All checks passed." if status == "passed" else judge.first_failure
-    return CaseVerdict(status=status, message=message, steps=steps, checks=tuple(judge.lines), launches=launches)
+    return CaseVerdict(status=status, message=message, steps=steps, checks=tuple(judge.lines), launches=launches, line=judge.first_failure_line)

@@ -666,9 +666,10 @@ def load_spec_text(text: str, path: str, oracles: dict[str, tuple[OracleCall, ..
         _refuse_deep_nesting(text, path)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        raise SpecError(f"{path}:{line}: YAML syntax error: {exc.problem or exc.context}") from None
+        from grader.yaml_errors import explain
+
+        line, message = explain(exc, text)
+        raise SpecError(f"{path}:{line}: {message}") from None
     except yaml.reader.ReaderError as exc:  # unmarked: find the line from the position
         line = text.count("\n", 0, exc.position) + 1
         raise SpecError(f"{path}:{line}: YAML error: character {exc.character!r} is not allowed in YAML text") from None

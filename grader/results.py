@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from grader.spec_model import VISIBILITIES
 
-REPORT_FORMAT = 2  # 2 added ``flags``; format 1 (no flags) is still read
+REPORT_FORMAT = 2  # 2 added ``flags``, ``scope``, ``ungraded_points`` and hidden cases in full (staff record); format 1 is still read
 READABLE_FORMATS = (1, 2)
 
 Status = Literal["passed", "failed", "error", "timeout", "crashed", "skipped"]
@@ -115,6 +115,8 @@ class Report:
     duration_s: float = 0.0
     grader_version: str = ""
     flags: tuple[Flag, ...] = ()  # integrity flags, for staff only
+    scope: str = "all"  # "all": every spec graded; "public": the visible specs only (a student's run)
+    ungraded_points: float = 0.0  # points of the specs a "public" run left to the autograder
 
     @property
     def percent(self) -> float:
@@ -276,6 +278,8 @@ def report_from_json(data: Any, where: str = "report") -> Report:
         duration_s=_opt(obj, "duration_s", float, where, 0.0),
         grader_version=_opt(obj, "grader_version", str, where, ""),
         flags=tuple(_flag_from_json(f, f"{where}.flags[{i}]") for i, f in enumerate(_opt(obj, "flags", list, where, []))),
+        scope=_scope(_opt(obj, "scope", str, where, "all"), where),
+        ungraded_points=_opt(obj, "ungraded_points", float, where, 0.0),
     )
 
 
@@ -285,6 +289,12 @@ def _flag_from_json(obj: Any, where: str) -> Flag:
     if line < 0:
         raise ReportError(f"{where}.line: expected a line number (0 or more), got {line}")
     return Flag(rule=_need(obj, "rule", str, where), file=_need(obj, "file", str, where), line=line, message=_need(obj, "message", str, where))
+
+
+def _scope(value: str, where: str) -> str:
+    if value not in ("all", "public"):
+        raise ReportError(f"{where}.scope: {value!r} is not 'all' or 'public'")
+    return value
 
 
 def read_report(path) -> Report:

@@ -62,7 +62,7 @@ def validate_suite(directory: Path, backend: str = "numpy", notes: list[str] | N
                 else:
                     problems.append(f"{where}: the {backend} reference could not capture ops marked capturable: {record.reason}")
             if verdict.status != "passed":
-                problems.append(f"{case.file}:{case.line}: {case.uid}: the {backend} reference fails this case: {verdict.message}")
+                problems.append(f"{case.file}:{verdict.line or case.line}: {case.uid}: the {backend} reference fails this case: {verdict.message}")
     tags = Counter(s.tag for s in loaded.suite.specs)
     missing = [t for t in TAGS if t not in tags]
     if missing:

@@ -3,9 +3,9 @@
 The modules below are pure (typed :class:`grader.results.Report` in, text or
 dicts out); this module does the file I/O:
 
-- :func:`write_submission_outputs` writes ``report.html``, ``results.json``
-  (Gradescope) and ``junit.xml`` for one submission (``report.json`` is the
-  grader's own);
+- :func:`write_submission_outputs` writes ``report.html`` (the student's),
+  ``staff.html`` (hidden cases in full), ``results.json`` (Gradescope) and
+  ``junit.xml`` for one submission (``report.json`` is the grader's own);
 - :func:`write_batch_outputs` writes ``summary.html`` and ``grades.csv`` for a
   class.
 """
@@ -51,27 +51,31 @@ def _write(path: Path, text: str) -> None:
         raise
 
 
-def write_submission_outputs(report: Report, out_dir: Path) -> None:
-    """Write ``report.html``, ``results.json`` (Gradescope) and ``junit.xml`` into ``out_dir``."""
+def write_submission_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden") -> None:
+    """Write ``report.html`` (the student's page), ``staff.html`` (every case in full),
+    ``results.json`` (Gradescope; ``hidden_visibility`` is the test visibility of hidden cases)
+    and ``junit.xml`` into ``out_dir``."""
     out_dir = Path(out_dir)
     _write(out_dir / "report.html", render_submission(report))
+    _write(out_dir / "staff.html", render_submission(report, staff=True))
     _write(
         out_dir / "results.json",
-        json.dumps(to_gradescope(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+        json.dumps(to_gradescope(report, hidden_visibility), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
     )
     _write(out_dir / "junit.xml", to_junit_xml(report))
 
 
-def report_link(report_dir, out_dir) -> str:
-    """The relative URL, from ``out_dir``, of ``report_dir/report.html``."""
-    rel = os.path.relpath(Path(report_dir).resolve() / "report.html", Path(out_dir).resolve())
+def report_link(report_dir, out_dir, page: str = "report.html") -> str:
+    """The relative URL, from ``out_dir``, of ``report_dir/page``."""
+    rel = os.path.relpath(Path(report_dir).resolve() / page, Path(out_dir).resolve())
     return "/".join(quote(part) for part in Path(rel).as_posix().split("/"))
 
 
-def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_dir: Path) -> None:
+def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_dir: Path, paths: Sequence[str] | None = None) -> None:
     """Write ``summary.html`` (links relative to ``out_dir``) and ``grades.csv`` into ``out_dir``.
 
-    ``report_dirs[i]`` is the folder holding ``reports[i]``'s ``report.html``.
+    ``report_dirs[i]`` is the folder holding ``reports[i]``'s ``report.html`` and ``staff.html``;
+    ``paths[i]`` the path it was graded from (a column of both files).
     """
     reports = list(reports)
     report_dirs = list(report_dirs)
@@ -79,5 +83,6 @@ def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_di
         raise ValueError(f"{len(reports)} reports but {len(report_dirs)} report folders")
     out_dir = Path(out_dir)
     links = [report_link(d, out_dir) for d in report_dirs]
-    _write(out_dir / "summary.html", render_summary(reports, links))
-    _write(out_dir / "grades.csv", grades_csv(reports))
+    staff_links = [report_link(d, out_dir, "staff.html") if (Path(d) / "staff.html").is_file() else "" for d in report_dirs]
+    _write(out_dir / "summary.html", render_summary(reports, links, paths, staff_links))
+    _write(out_dir / "grades.csv", grades_csv(reports, paths))

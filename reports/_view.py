@@ -2,8 +2,9 @@
 and the student-facing view of a :class:`grader.results.Report`.
 
 Everything here is a pure function of typed report objects. The one rule that
-matters most lives here too: a ``redacted`` case shows its status, its spec's
-title and its message, and nothing else, whatever other fields it carries.
+matters most lives here too: to a student a ``redacted`` (hidden) case is one
+bit, passed or not passed with one fixed message, whatever other fields it
+carries (the report is the staff's full record; staff views ask for it all).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable
 
 from grader.results import CaseResult, CheckLine, LaunchPoint, Report, SpecSummary, StepLine
@@ -179,6 +181,7 @@ class CaseView:
     output_tail: str = ""
     duration_s: float = 0.0
     tag: str = ""
+    hidden: bool = False  # a hidden case shown in full (staff views only)
 
     @property
     def passed(self) -> bool:
@@ -198,47 +201,71 @@ class CaseView:
         return min(steps) if steps else None
 
 
-def case_views(report: Report) -> tuple[CaseView, ...]:
-    """Every case of the report as a student may see it (redacted ones stripped)."""
+# The one bit a student sees of a hidden case: the same text for every way of not passing
+# (a wrong value, NotImplementedError, a missing name, a crash, a timeout), and no timing.
+HIDDEN_PASSED = "Passed."
+HIDDEN_NOT_PASSED = (
+    "Not passed. This case is hidden: only whether it passed is shown. "
+    "Its spec's explanation and hint say what it checks."
+)
+
+
+def one_bit(c: CaseResult, number: int) -> CaseView:
+    """A hidden case as a student sees it: passed or not, one fixed message, nothing else."""
+    passed = c.status == "passed"
+    return CaseView(
+        spec=c.spec,
+        label=f"Hidden case {number}",
+        status="passed" if passed else "failed",
+        score=c.score if passed else 0.0,
+        max_score=c.max_score,
+        message=HIDDEN_PASSED if passed else HIDDEN_NOT_PASSED,
+        redacted=True,
+        visibility=c.visibility,
+        tag=c.tag,
+    )
+
+
+def full_view(c: CaseResult, label: str | None = None) -> CaseView:
+    """Every detail of a case (a visible case for its student; any case for staff)."""
+    return CaseView(
+        spec=c.spec,
+        label=label or c.case,
+        status=c.status,
+        score=c.score,
+        max_score=c.max_score,
+        message=clean_text(c.message),
+        redacted=False,
+        visibility=c.visibility,
+        description=clean_text(c.description),
+        steps=c.steps,
+        checks=c.checks,
+        launches=c.launches,
+        output_tail=clean_text(c.output_tail),
+        duration_s=c.duration_s,
+        tag=c.tag,
+        hidden=c.redacted,
+    )
+
+
+def case_views(report: Report, staff: bool = False) -> tuple[CaseView, ...]:
+    """Every case of the report as a student may see it (hidden ones as one bit), or, with
+    ``staff=True``, every case in full (hidden ones marked ``hidden``)."""
     hidden_no: dict[str, int] = {}
     out = []
     for c in report.cases:
         if c.redacted:
             hidden_no[c.spec] = hidden_no.get(c.spec, 0) + 1
-            out.append(
-                CaseView(
-                    spec=c.spec,
-                    label=f"Hidden case {hidden_no[c.spec]}",
-                    status=c.status,
-                    score=c.score,
-                    max_score=c.max_score,
-                    message=clean_text(c.message),
-                    redacted=True,
-                    visibility=c.visibility,
-                    tag=c.tag,
-                )
-            )
+            out.append(full_view(c) if staff else one_bit(c, hidden_no[c.spec]))
         else:
-            out.append(
-                CaseView(
-                    spec=c.spec,
-                    label=c.case,
-                    status=c.status,
-                    score=c.score,
-                    max_score=c.max_score,
-                    message=clean_text(c.message),
-                    redacted=False,
-                    visibility=c.visibility,
-                    description=clean_text(c.description),
-                    steps=c.steps,
-                    checks=c.checks,
-                    launches=c.launches,
-                    output_tail=clean_text(c.output_tail),
-                    duration_s=c.duration_s,
-                    tag=c.tag,
-                )
-            )
+            out.append(full_view(c))
     return tuple(out)
+
+
+def student_duration(report: Report) -> float:
+    """Grading time a student may see: 0 when any hidden case ran (its timing is the
+    submission's to choose, so it could signal what the case was given)."""
+    return 0.0 if any(c.redacted for c in report.cases) else report.duration_s
 
 
 # ---------------------------------------------------------------------------
@@ -297,8 +324,8 @@ class GroupView:
 GROUP_TITLES = {"core": "Core lab", "stretch": "Stretch goals", "other": "Other"}
 
 
-def spec_views(report: Report) -> tuple[SpecView, ...]:
-    views = case_views(report)
+def spec_views(report: Report, staff: bool = False) -> tuple[SpecView, ...]:
+    views = case_views(report, staff)
     out = []
     seen_anchors: set[str] = set()
     specs = list(report.specs)
@@ -495,7 +522,9 @@ def launch_chart(points: tuple[LaunchPoint, ...]) -> LaunchChart | None:
             )
         )
     ticks = tuple(Tick(base - plot_h * v / top_value, v) for v in range(0, top_value + 1, tick_step))
-    if mismatches == 0:
+    if all(p.expected is None for p in points):
+        summary = "This case expects no particular launch counts; the bars show your code's launches."
+    elif mismatches == 0:
         summary = "Launches match at every step."
     elif mismatches == 1:
         summary = "Launches differ at 1 step (highlighted)."
@@ -562,3 +591,88 @@ def case_text(view: CaseView, hint: str = "") -> str:
 def spec_titles(report: Report) -> dict[str, SpecSummary]:
     return {s.id: s for s in report.specs}
 
+
+
+# ---------------------------------------------------------------------------
+# Causes: one message per cause, whatever step numbers and counts it names
+
+_STEP_PREFIX = re.compile(r"^Step \d+ \((?P<label>.*?)\): (?P<rest>.*)$", re.S)
+_CONSEQUENCE = re.compile(r"\s*(?:Steps? [\d\u2013, ]+ needs? its result and did not run[^.]*\.|\d+ checks? of this step could not be made\.)")
+_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+def _callee(label: str) -> str:
+    label = re.sub(r"^\w+ = ", "", label)
+    return re.sub(r"\(.*", "(\u2026)", label, flags=re.S)
+
+
+@lru_cache(maxsize=8192)  # a class repeats the same few messages hundreds of times
+def failure_cause(message: str) -> str:
+    """A failure message with what varies per case taken out (step numbers and arguments,
+    counts, values), so that one cause is one row however many cases it stops."""
+    text = one_line(message)
+    m = _STEP_PREFIX.match(text)
+    if m:
+        text = f"{_callee(m.group('label'))}: {m.group('rest')}"
+    text = _CONSEQUENCE.sub("", text)
+    return _NUMBER.sub("#", text).strip()
+
+
+@dataclass(frozen=True)
+class FixFirst:
+    """The one thing a student should fix first: the cause that stops the most visible cases."""
+
+    cause: str
+    message: str  # the first case's own message, as an example
+    n_cases: int
+    n_specs: int
+    anchor: str
+    spec_title: str
+    case_label: str
+
+
+def fix_first(specs: tuple[SpecView, ...]) -> FixFirst | None:
+    """The most common cause among cases shown in full (a hidden case's cause is never used),
+    the earliest spec winning ties: the first failure of a half-done lab is usually the part
+    not written yet, and fixing it clears every case it stops."""
+    groups: dict[str, list[tuple[SpecView, CaseView]]] = {}
+    for s in specs:
+        for c in s.open_cases:
+            if not c.redacted and c.message:
+                groups.setdefault(failure_cause(c.message), []).append((s, c))
+    if not groups:
+        return None
+    cause, hits = max(groups.items(), key=lambda kv: (len(kv[1]), -specs.index(kv[1][0][0])))
+    spec, case = hits[0]
+    return FixFirst(
+        cause=cause,
+        message=case.message,
+        n_cases=len(hits),
+        n_specs=len({id(s) for s, _ in hits}),
+        anchor=f"{spec.anchor}-{slug(case.label)}",
+        spec_title=spec.spec.title,
+        case_label=case.label,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Notation: every short form a report uses, explained where it appears
+
+_NOTATIONS = (
+    (re.compile(r"is_capturable=[CE]+"), "is_capturable=CEC: one letter per op, in order: C the op may be captured into a graph, E it runs eagerly (attention, for example)."),
+    (re.compile(r"\w+\[[\d, ]*\] seed \d+"), "float32[4, 8] seed 1: an input array of that dtype and shape, filled with standard normal values from random seed 1."),
+    (re.compile(r"\w+\[[\d, ]*\] \(literal\)"), "(literal): an input array whose values the spec lists."),
+    (re.compile(r"\b(?:add|mul|matmul|attention)\(-?[\d.]+\)"), "add(1.5), mul(2), matmul(3), attention(5): the grader's ops (x + 1.5, x \u00d7 2, x times a fixed matrix made from seed 3, attention with seed 5); relu, tanh, sigmoid, exp and softmax are the usual functions."),
+    (re.compile(r"\u2026"), "\u2026: a value cut short; only its first items are shown."),
+)
+
+
+def notation_notes(texts: Iterable[str]) -> tuple[str, ...]:
+    """The explanations of the notations that appear in ``texts`` (in a fixed order)."""
+    joined = "\n".join(texts)
+    return tuple(note for pattern, note in _NOTATIONS if pattern.search(joined))
+
+
+def case_notes(view: CaseView) -> tuple[str, ...]:
+    """The notations one case's steps and checks use, explained."""
+    return notation_notes([view.message, *(s.action for s in view.steps), *(s.outcome for s in view.steps), *(c.what for c in view.checks), *(c.expected for c in view.checks), *(c.observed for c in view.checks)])

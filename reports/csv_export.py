@@ -35,15 +35,18 @@ def spec_columns(reports: Sequence[Report]) -> list[str]:
     return cols
 
 
-def grades_rows(reports: Sequence[Report]) -> list[list[str]]:
-    """The header row and one row per submission, as the CSV holds them."""
+def grades_rows(reports: Sequence[Report], paths: Sequence[str] | None = None) -> list[list[str]]:
+    """The header row and one row per submission, as the CSV holds them. ``path`` is where the
+    submission was graded from (two folders both named ``lab`` differ there)."""
     cols = spec_columns(reports)
-    rows = [["submission", *(safe_cell(c) for c in cols), "total", "max"]]
-    for r in reports:
+    paths = list(paths) if paths is not None else [""] * len(reports)
+    rows = [["submission", "path", *(safe_cell(c) for c in cols), "total", "max"]]
+    for r, path in zip(reports, paths):
         earned = {s.id: s.score for s in r.specs}
         rows.append(
             [
                 safe_cell(r.submission),
+                safe_cell(path),
                 *(fmt_points(earned[c]) if c in earned else "" for c in cols),
                 fmt_points(r.score),
                 fmt_points(r.max_score),
@@ -52,17 +55,17 @@ def grades_rows(reports: Sequence[Report]) -> list[list[str]]:
     return rows
 
 
-def grades_csv(reports: Sequence[Report]) -> str:
+def grades_csv(reports: Sequence[Report], paths: Sequence[str] | None = None) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
-    writer.writerows(grades_rows(reports))
+    writer.writerows(grades_rows(reports, paths))
     return buf.getvalue()
 
 
-def write_grades_csv(reports: Sequence[Report], path) -> None:
-    """Write ``grades.csv``: ``submission``, one column per spec id (points earned), ``total``, ``max``.
+def write_grades_csv(reports: Sequence[Report], path, paths: Sequence[str] | None = None) -> None:
+    """Write ``grades.csv``: ``submission``, ``path``, one column per spec id (points earned), ``total``, ``max``.
 
     Columns follow the spec order of the first report, then specs only later
     reports have; a submission without a spec leaves that cell empty.
     """
-    Path(path).write_text(grades_csv(reports), encoding="utf-8", newline="")
+    Path(path).write_text(grades_csv(reports, paths), encoding="utf-8", newline="")

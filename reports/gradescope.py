@@ -15,20 +15,17 @@ from typing import Any
 
 from grader.results import Report
 
-from ._view import case_text, case_views, clean_text, fmt_percent, fmt_points, tag_groups
+from ._view import case_text, clean_text, fmt_percent, fmt_points, full_view, one_bit, student_duration, tag_groups
 
-# Case visibility maps 1:1 onto Gradescope's test visibility.
-VISIBILITY = {
-    "visible": "visible",
-    "hidden": "hidden",
-    "after_due_date": "after_due_date",
-    "after_published": "after_published",
-}
+# Gradescope test visibilities. "hidden" tests are shown to staff only; the others reach the
+# student (now or later), so a hidden case placed there is shown as one bit.
+GRADESCOPE_VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
 def _num(x: float) -> float:
+    """Points in hundredths (the grader's precision): per-test scores add up to the total."""
     x = float(x)
-    return round(x, 4) if math.isfinite(x) else 0.0
+    return round(x, 2) if math.isfinite(x) else 0.0
 
 
 def _overview(report: Report) -> str:
@@ -49,26 +46,42 @@ def _overview(report: Report) -> str:
     return "\n".join(lines)
 
 
-def to_gradescope(report: Report) -> dict[str, Any]:
+def to_gradescope(report: Report, hidden_visibility: str = "hidden") -> dict[str, Any]:
     """The report as a Gradescope ``results.json`` object (a dict ready for ``json.dump``).
 
-    A redacted case is named ``<spec title> (Hidden case N)`` and its output is
-    its message only; nothing else of it leaves the grader.
+    A visible case is a test with visibility ``visible`` and full feedback. A case of a
+    ``hidden`` spec is a test with visibility ``hidden_visibility``: with ``hidden`` (the
+    default; Gradescope shows those tests to staff only) it carries every detail, with any other
+    visibility a student would see it, so it carries one bit (passed or not, one fixed message).
+    Cases of ``after_due_date`` / ``after_published`` specs reach students later: one bit too.
     """
     if not isinstance(report, Report):
         raise TypeError(f"expected a grader.results.Report, got {type(report).__name__}")
+    if hidden_visibility not in GRADESCOPE_VISIBILITIES:
+        raise ValueError(f"hidden_visibility must be one of {', '.join(GRADESCOPE_VISIBILITIES)}, not {hidden_visibility!r}")
     spec_index = {s.id: i for i, s in enumerate(report.specs, start=1)}
     specs = {s.id: s for s in report.specs}
     per_spec: dict[str, int] = {}
     tests = []
-    for view in case_views(report):
+    hidden_no: dict[str, int] = {}
+    for case in report.cases:
+        staff = full_view(case)
+        if case.visibility == "visible" and not case.redacted:
+            view = student = staff
+            visibility = "visible"
+        else:
+            hidden_no[case.spec] = hidden_no.get(case.spec, 0) + 1
+            student = one_bit(case, hidden_no[case.spec])
+            visibility = hidden_visibility if case.visibility in ("hidden", "visible") else case.visibility
+            view = staff if visibility == "hidden" else student
         spec = specs.get(view.spec)
         per_spec[view.spec] = per_spec.get(view.spec, 0) + 1
         number = f"{spec_index.get(view.spec, len(spec_index) + 1)}.{per_spec[view.spec]}"
         title = clean_text(spec.title) if spec else clean_text(view.spec)
+        label = student.label if view is student else f"{staff.label}, hidden from students" if case.redacted or case.visibility != "visible" else staff.label
         tests.append(
             {
-                "name": f"{title} ({clean_text(view.label)})",
+                "name": f"{title} ({clean_text(label)})",
                 "number": number,
                 "score": _num(view.score),
                 "max_score": _num(view.max_score),
@@ -76,12 +89,12 @@ def to_gradescope(report: Report) -> dict[str, Any]:
                 "output": case_text(view, spec.hint if spec else ""),
                 "output_format": "text",
                 "tags": [clean_text(view.tag)] if view.tag else [],
-                "visibility": VISIBILITY.get(view.visibility, "hidden"),
+                "visibility": visibility,
             }
         )
     return {
         "score": _num(report.score),
-        "execution_time": int(round(report.duration_s)) if math.isfinite(report.duration_s) else 0,
+        "execution_time": int(round(student_duration(report))) if math.isfinite(report.duration_s) else 0,
         "output": _overview(report),
         "output_format": "text",
         "visibility": "visible",

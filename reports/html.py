@@ -60,12 +60,14 @@ def environment() -> jinja2.Environment:
         oneline=v.one_line,
         taglabel=v.tag_label,
         taggroup=v.tag_group,
+        slug=v.slug,
     )
     env.globals.update(
         STATUS_LABELS=v.STATUS_LABELS,
         STATUS_ICONS=v.STATUS_ICONS,
         percent=v.percent,
         launch_chart=v.launch_chart,
+        case_notes=v.case_notes,
     )
     return env
 
@@ -80,22 +82,29 @@ def _require_report(report: Any) -> Report:
 # One submission
 
 
-def render_submission(report: Report) -> str:
-    """The student's ``report.html`` for one graded submission."""
+def render_submission(report: Report, staff: bool = False) -> str:
+    """The student's ``report.html`` for one graded submission, or with ``staff=True`` the
+    staff's ``staff.html``: every hidden case in full (steps, expected vs observed, output)."""
     report = _require_report(report)
-    specs = v.spec_views(report)
+    specs = v.spec_views(report, staff)
     n_cases = len(report.cases)
     n_passed = sum(1 for c in report.cases if c.status == "passed")
+    texts = [t for s in specs for c in s.cases for t in (*(st.action for st in c.steps), *(k.expected for k in c.checks), *(k.observed for k in c.checks), c.message)]
     return environment().get_template("submission.html.j2").render(
         report=report,
+        staff=staff,
         submission=v.one_line(report.submission, 200) or "submission",
         problem=v.clean_text(report.problem),
         problem_output=v.clean_text(report.output_tail),
         specs=specs,
         groups=v.tag_groups(report.specs, report.cases),
         headline=v.headline(report),
+        fix=v.fix_first(specs),
+        notes=v.notation_notes(texts),
+        duration=report.duration_s if staff else v.student_duration(report),
         n_cases=n_cases,
         n_passed=n_passed,
+        n_hidden=sum(1 for c in report.cases if c.redacted),
         ring=_ring(report.percent),
     )
 
@@ -170,9 +179,24 @@ class SpecStat:
 
 
 @dataclass(frozen=True)
+class CauseRow:
+    """One cause of failure across the class: its normalised message, how many cases it stopped,
+    in which specs, and which submissions (the first few linked)."""
+
+    cause: str
+    example: str
+    count: int
+    specs: tuple[str, ...]
+    submissions: tuple[tuple[str, str], ...]  # (name, href) of the first few
+    n_submissions: int
+
+
+@dataclass(frozen=True)
 class StudentRow:
     name: str
     href: str  # "" when there is no safe link
+    staff_href: str
+    path: str
     score: float
     max_score: float
     percent: float
@@ -189,6 +213,12 @@ def _safe_href(link: str) -> str:
     if parts.scheme or parts.netloc or link.startswith("//") or "\\" in link:
         return ""
     return link
+
+
+@lru_cache(maxsize=8192)  # a class repeats the same few messages hundreds of times
+def shown(message: str) -> str:
+    """A failure message as one line of at most 300 characters."""
+    return v.one_line(message, 300)
 
 
 def _histogram(percents: Sequence[float]) -> Histogram:
@@ -224,7 +254,7 @@ def _spec_stats(reports: Sequence[Report], top_n: int = 5) -> tuple[SpecStat, ..
         for r, c in cases:
             if c.status == "passed":
                 continue
-            msg = v.one_line(c.message, 300) or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
+            msg = shown(c.message) or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
             row = failing.setdefault(msg, [0, set()])
             row[0] += 1
             row[1].add(id(r))
@@ -256,31 +286,71 @@ def _tag_stats(reports: Sequence[Report]) -> tuple[v.GroupView, ...]:
     return v.tag_groups(specs, cases)
 
 
-def render_summary(reports: list[Report], links: list[str]) -> str:
-    """The instructor's ``summary.html``: score histogram, pass rates, common failures, every student.
+MAX_NAMES_PER_CAUSE = 12
 
-    ``links[i]`` is the relative URL of ``reports[i]``'s ``report.html``; a link
-    with a scheme or a host is shown as plain text, never followed.
+
+def _causes(reports: Sequence[Report], hrefs: Sequence[str], hidden: bool) -> tuple[CauseRow, ...]:
+    """Failures of visible (or hidden) cases clustered by normalised message, most cases first."""
+    rows: dict[str, dict] = {}
+    for r, href in zip(reports, hrefs):
+        name = v.one_line(r.submission, 200) or "(unnamed)"
+        for c in r.cases:
+            if c.status == "passed" or c.redacted != hidden:
+                continue
+            message = shown(c.message) or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
+            row = rows.setdefault(v.failure_cause(message), {"example": message, "count": 0, "specs": [], "who": {}})
+            row["count"] += 1
+            if c.spec not in row["specs"]:
+                row["specs"].append(c.spec)
+            row["who"].setdefault(name, href)
+    ordered = sorted(rows.items(), key=lambda kv: (-kv[1]["count"], -len(kv[1]["who"]), kv[0]))
+    return tuple(
+        CauseRow(
+            cause=cause,
+            example=row["example"],
+            count=row["count"],
+            specs=tuple(row["specs"]),
+            submissions=tuple(list(row["who"].items())[:MAX_NAMES_PER_CAUSE]),
+            n_submissions=len(row["who"]),
+        )
+        for cause, row in ordered
+    )
+
+
+def render_summary(reports: list[Report], links: list[str], paths: Sequence[str] | None = None, staff_links: Sequence[str] | None = None) -> str:
+    """The instructor's ``summary.html``: every student (linked from the top, lowest score
+    first, then by name), score histogram, pass rates, failures clustered by cause (visible and
+    hidden cases apart). A staff page: hidden cases' messages are shown.
+
+    ``links[i]`` is the relative URL of ``reports[i]``'s ``report.html`` (``staff_links[i]``: of
+    its ``staff.html``); a link with a scheme or a host is shown as plain text, never followed.
+    ``paths[i]`` is the path the submission was graded from (two folders named alike differ there).
     """
     reports = [_require_report(r) for r in reports]
     links = list(links)
     if len(links) != len(reports):
         raise ValueError(f"{len(reports)} reports but {len(links)} links")
+    paths = list(paths) if paths is not None else [""] * len(reports)
+    staff_links = list(staff_links) if staff_links is not None else [""] * len(reports)
     percents = [r.percent for r in reports]
+    hrefs = [_safe_href(link) for link in links]
+    staff_hrefs = [_safe_href(link) for link in staff_links]
     students = sorted(
         (
             StudentRow(
                 name=v.one_line(r.submission, 200) or "(unnamed)",
-                href=_safe_href(link),
+                href=href,
+                staff_href=staff_href,
+                path=v.one_line(path, 300),
                 score=r.score,
                 max_score=r.max_score,
                 percent=r.percent,
                 n_failed=sum(1 for c in r.cases if c.status != "passed"),
                 problem=bool(r.problem),
             )
-            for r, link in zip(reports, links)
+            for r, href, staff_href, path in zip(reports, hrefs, staff_hrefs, paths)
         ),
-        key=lambda s: (s.name.lower(), s.name),
+        key=lambda s: (s.percent, s.name.lower(), s.name),
     )
     return environment().get_template("summary.html.j2").render(
         n=len(reports),
@@ -292,5 +362,7 @@ def render_summary(reports: list[Report], links: list[str]) -> str:
         spec_stats=_spec_stats(reports),
         groups=_tag_stats(reports),
         students=students,
-        review=needs_review(reports, [_safe_href(link) for link in links]),
+        review=needs_review(reports, staff_hrefs if any(staff_hrefs) else hrefs),
+        causes=_causes(reports, staff_hrefs if any(staff_hrefs) else hrefs, hidden=False),
+        hidden_causes=_causes(reports, staff_hrefs if any(staff_hrefs) else hrefs, hidden=True),
     )

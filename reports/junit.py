@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 from grader.results import Report
 
-from ._view import case_text, case_views, clean_text, fmt_points, spec_titles
+from ._view import case_text, case_views, clean_text, fmt_points, spec_titles, student_duration
 
 _ERROR_STATUSES = ("error", "timeout", "crashed")
 
@@ -20,8 +20,9 @@ def to_junit_xml(report: Report) -> str:
 
     Each case is a ``<testcase classname="<spec id>" name="<case id>">``;
     ``failed`` adds ``<failure>``, ``error``/``timeout``/``crashed`` add
-    ``<error type="<status>">``, ``skipped`` adds ``<skipped/>``. A redacted
-    case is named ``Hidden case N`` and carries its message only.
+    ``<error type="<status>">``, ``skipped`` adds ``<skipped/>``. JUnit is read by
+    students (GitHub Classroom), so a hidden case is one bit: ``Hidden case N``, passed or a
+    ``<failure>`` with one fixed message, no timing.
     """
     if not isinstance(report, Report):
         raise TypeError(f"expected a grader.results.Report, got {type(report).__name__}")
@@ -33,7 +34,7 @@ def to_junit_xml(report: Report) -> str:
         "errors": sum(1 for c in views if c.status in _ERROR_STATUSES),
         "skipped": sum(1 for c in views if c.status == "skipped"),
     }
-    total_time = sum(c.duration_s for c in views) or report.duration_s
+    total_time = sum(c.duration_s for c in views) or student_duration(report)  # hidden cases: no timing
     name = clean_text(report.submission) or "submission"
     root = ET.Element("testsuites", {"name": "graphgrade", **{k: str(n) for k, n in counts.items()}, "time": _t(total_time)})
     suite = ET.SubElement(root, "testsuite", {"name": name, **{k: str(n) for k, n in counts.items()}, "time": _t(total_time)})

@@ -114,7 +114,7 @@ def _broken() -> list[Broken]:
         cases.append(Broken(name, content, line, fragments))
 
     text = edit("    title: Demo spec", "     title: Demo spec")
-    add("yaml-syntax", text, 5, "YAML syntax error")
+    add("yaml-syntax", text, 5, "indented more than the line above it", "same column")
 
     text = edit("    hint: Points at the code.\n", "    hint: Points at the code.\n    colour: red\n")
     add("unknown-key", text, line_of(text, "colour"), "specs[0].colour", "unknown key", "expected one of", "explanation, hint, cases")
@@ -363,16 +363,17 @@ def test_a_case_the_reference_fails_is_reported_by_validate(tmp_path):
     path.write_text(text)
     load_suite(tmp_path)  # the file itself is well-formed
     problems, summary = validate_suite(tmp_path)
-    case_line = line_of(text, "- id: replay-one")
-    mine = [p for p in problems if p.startswith(f"{path}:{case_line}: demo/replay-one: ")]
+    check_line = line_of(text, "{step: second, equals: 2}")  # the failing check's line, not the case's
+    assert check_line != line_of(text, "- id: replay-one")
+    mine = [p for p in problems if p.startswith(f"{path}:{check_line}: demo/replay-one: ")]
     assert len(mine) == 1, problems
     assert "reference fails this case" in mine[0] and "should cost 2 launches but cost 1" in mine[0]
     assert "problem(s)" in summary
 
-    result = graphgrade("validate", str(tmp_path))
-    assert result.returncode != 0
+    result = graphgrade("validate", "--specs", str(tmp_path))
+    assert result.returncode == 2  # a spec the reference fails is a bad spec
     assert "Traceback" not in result.stderr
-    assert f"{path}:{case_line}: demo/replay-one: " in result.stderr
+    assert f"{path}:{check_line}: demo/replay-one: " in result.stderr
 
 
 def test_validate_of_a_passing_directory_reports_only_the_missing_tags(tmp_path):

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +32,7 @@ from reports.html import TEMPLATE_DIR, _safe_href, environment
 from test_reports_samples import (
     REPLAY_FAIL,
     SCRIPT,
+    SECRET_NUMBER,
     SECRETS,
     all_reports,
     crashing_report,
@@ -244,42 +246,60 @@ def test_report_read_back_renders_the_same(any_report):
 # Redacted (hidden) cases: defence in depth
 
 
-def _student_facing(report: Report, tmp_path: Path) -> dict[str, str]:
+def _all_outputs(report: Report, tmp_path: Path) -> dict[str, str]:
     out = tmp_path / "out"
     write_submission_outputs(report, out / "sub")
     write_batch_outputs([report], [out / "sub"], out)
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(out.rglob("*")) if p.is_file()}
 
 
-def test_redacted_details_appear_in_no_output(tmp_path):
+def _student_facing(report: Report, tmp_path: Path) -> dict[str, str]:
+    """What a student can read: report.html, junit.xml, and the Gradescope tests that are not
+    staff-only (visibility "hidden") with the top-level output."""
+    files = _all_outputs(report, tmp_path)
+    gs = json.loads(files["results.json"])
+    gs["tests"] = [t for t in gs["tests"] if t["visibility"] != "hidden"]
+    return {"report.html": files["report.html"], "junit.xml": files["junit.xml"], "results.json": json.dumps(gs)}
+
+
+def test_redacted_details_appear_in_no_student_output_and_in_every_staff_output(tmp_path):
     report = hidden_report()
     redacted = next(c for c in report.cases if c.redacted)
-    # The careless grader left the secrets in the redacted case itself ...
     leftovers = json.dumps(report_to_json(report))
-    assert all(secret in leftovers for secret in SECRETS)
-    files = _student_facing(report, tmp_path)
-    assert set(files) == {"report.html", "results.json", "junit.xml", "summary.html", "grades.csv"}
-    # ... and none of them reaches any file.
-    for name, text in files.items():
+    assert all(secret in leftovers for secret in SECRETS)  # report.json: the staff's full record
+    files = _all_outputs(report, tmp_path)
+    assert set(files) == {"report.html", "staff.html", "results.json", "junit.xml", "summary.html", "grades.csv"}
+    for name, text in _student_facing(report, tmp_path).items():
         for secret in SECRETS:
             assert secret not in text, f"{secret!r} leaked into {name}"
-    # What does show: status, spec title, message.
+    # The student sees one bit and the one fixed message; not the grader's own message.
     doc = strict_parse(files["report.html"])
     hidden = by_class(doc, "hidden-case")
     assert len(hidden) == 1
     shown = text_of(hidden[0])
-    assert redacted.message in shown and "Failed" in shown
+    assert _view.HIDDEN_NOT_PASSED in shown and redacted.message not in shown and "Not passed" in shown
     assert "Batches pad up to the nearest capture size" in shown
     assert not list(hidden[0].iter(f"{HTML_NS}pre")) and not list(hidden[0].iter(f"{HTML_NS}figure"))
     assert all("icon" in (s.get("class") or "") for s in hidden[0].iter(f"{HTML_NS}svg"))
     assert not by_class(hidden[0], "check") and not by_class(hidden[0], "steps")
-    gs = json.loads(files["results.json"])
-    test = next(t for t in gs["tests"] if t["visibility"] == "hidden" and t["status"] == "failed")
-    assert test["output"] == redacted.message
-    assert test["status"] == "failed"
     junit = ET.fromstring(files["junit.xml"])
     failure = next(tc for tc in junit.iter("testcase") if tc.find("failure") is not None).find("failure")
-    assert failure.text == redacted.message and failure.get("message") == redacted.message
+    assert failure.text == _view.HIDDEN_NOT_PASSED
+    # Staff see it all: staff.html and the staff-only Gradescope test carry steps, checks, output.
+    for secret in SECRETS:
+        assert secret in files["staff.html"], f"{secret!r} missing from staff.html"
+    gs = json.loads(files["results.json"])
+    test = next(t for t in gs["tests"] if t["visibility"] == "hidden" and t["status"] == "failed")
+    assert redacted.message in test["output"] and SECRET_NUMBER in test["output"] and "hidden from students" in test["name"]
+    assert redacted.message in files["summary.html"]
+
+
+def test_hidden_cases_placed_where_students_see_them_are_one_bit(tmp_path):
+    report = hidden_report()
+    gs = to_gradescope(report, hidden_visibility="after_published")
+    (test,) = [t for t in gs["tests"] if t["status"] == "failed"]
+    assert test["visibility"] == "after_published" and test["output"] == _view.HIDDEN_NOT_PASSED
+    assert not any(secret in json.dumps(gs) for secret in SECRETS)
 
 
 def test_redacted_passing_case_shows_nothing_either(tmp_path):
@@ -441,8 +461,8 @@ def test_csv_columns_are_stable_union():
     short = replace(a, specs=a.specs[2:4], submission="short")
     rows = list(csv.reader(io.StringIO(grades_csv([a, only_b, short]))))
     header = rows[0]
-    assert header[0] == "submission" and header[-2:] == ["total", "max"]
-    assert header[1:-2] == [s.id for s in a.specs] + ["extra-spec"]
+    assert header[:2] == ["submission", "path"] and header[-2:] == ["total", "max"]
+    assert header[2:-2] == [s.id for s in a.specs] + ["extra-spec"]
     assert rows[1][header.index("extra-spec")] == ""
     assert rows[2][header.index("extra-spec")] == "1"
     assert rows[3][header.index(a.specs[0].id)] == ""
@@ -475,13 +495,17 @@ def test_summary_page(tmp_path):
     assert "Skipped: InferenceGraphCapture is not defined." in text
     assert "A hidden padding case failed" in text
     assert "Not run: cudagraph.py could not be imported." in text
-    counts = [text_of(el) for el in by_class(doc, "count")]
-    assert "2\u00d7" in counts  # bob's two skipped state-machine cases, counted once as a group
-    # every student, with a relative link that resolves
-    links = {a.get("href"): text_of(a) for a in doc.iter(f"{HTML_NS}a")}
-    assert sorted(links.values()) == sorted(r.submission for r in reports)
+    causes = find_by_id(doc, "causes-table")
+    rows = [[text_of(td) for td in tr.iter(f"{HTML_NS}td")] for tr in causes.iter(f"{HTML_NS}tr")]
+    assert any(r and r[0] == "2" and "InferenceGraphCapture is not defined" in r[1] for r in rows)  # bob's two, one row
+    # every student, with relative links (report and staff view) that resolve
+    students = find_by_id(doc, "students")
+    links = [a.get("href") for a in doc.iter(f"{HTML_NS}a") if not a.get("href").startswith("#")]
+    assert {h for h in links if h.endswith("/report.html")} == {f"subs/{r.submission}/report.html" for r in reports}
+    assert {h for h in links if h.endswith("/staff.html")} >= {f"subs/{r.submission}/staff.html" for r in reports}
     for href in links:
         assert not href.startswith(("/", "http")) and (tmp_path / href).is_file()
+    assert students is not None and find_by_id(doc, "causes") is not None
     for r in reports:
         assert _view.fmt_percent(r.percent) in text
     # grades.csv next to it
@@ -499,7 +523,7 @@ def test_summary_links_are_quoted_and_never_external(tmp_path):
     for bad in ("javascript:alert(1)", "https://evil.example/x", "//evil.example/x", "C:\\x\\report.html"):
         assert _safe_href(bad) == ""
         page = render_summary([r], [bad])
-        assert "href=" not in page
+        assert bad not in page and not re.search(r'href="(?!#)', page)
     assert _safe_href("a/b/report.html") == "a/b/report.html"
     with pytest.raises(ValueError):
         render_summary([r], [])
@@ -549,7 +573,7 @@ def test_write_submission_outputs(tmp_path):
     report = failing_report()
     out = tmp_path / "deep" / "bob"
     write_submission_outputs(report, out)
-    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "results.json", "staff.html"]
     json.loads((out / "results.json").read_text(encoding="utf-8"))
     ET.parse(out / "junit.xml")
     strict_parse((out / "report.html").read_text(encoding="utf-8"))

@@ -1,0 +1,92 @@
+"""Hostile: a hidden case is one bit to a student, however the submission fails it.
+
+Five submissions differ only in how they meet the hidden cases of launch-counter-shared (all of
+which build a GraphRunner): pass, a generic failure (wrong launch count), NotImplementedError,
+GraphRunner not defined, and a crash (os._exit). Every student-facing output of the four that
+fail (report.html, junit.xml, and results.json with hidden cases placed where students see them)
+must be byte-identical once the submission's name is taken out: no message, status or timing
+tells them apart. Staff outputs (report.json, staff.html) do tell them apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+GRAPHGRADE = Path(sys.executable).with_name("graphgrade")
+
+VARIANTS = {
+    "v-pass": "",
+    "v-wrong": "_call = GraphRunner.__call__\n\n\ndef _wrong(self, x):\n    LaunchCounter.bump(5)\n    return _call(self, x)\n\n\nGraphRunner.__call__ = _wrong\n",
+    "v-notimpl": "def _todo(self, *args, **kwargs):\n    raise NotImplementedError\n\n\nGraphRunner.__init__ = _todo\n",
+    "v-missing": "del GraphRunner\n",
+    "v-crash": "import os as _os\n\n\ndef _die(self, *args, **kwargs):\n    _os._exit(3)\n\n\nGraphRunner.__init__ = _die\n",
+}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("onebit")
+    specs = root / "specs"
+    specs.mkdir()
+    shutil.copy(REPO / "specs" / "01_launch_counter.yaml", specs)
+    source = (REPO / "reference" / "cudagraph.py").read_text(encoding="utf-8")
+    subs = []
+    for name, tail in VARIANTS.items():
+        (root / name).mkdir()
+        (root / name / "cudagraph.py").write_text(source + "\n\n" + tail, encoding="utf-8")
+        subs.append(str(root / name))
+    out = root / "out"
+    proc = subprocess.run(
+        [str(GRAPHGRADE), "grade", *subs, "--specs", str(specs), "--out", str(out), "--jobs", "2", "--gradescope-hidden-visibility", "after_published"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def _student_view(out: Path, name: str) -> dict[str, str]:
+    files = {f: (out / name / f).read_text(encoding="utf-8").replace(name, "NAME") for f in ("report.html", "junit.xml", "results.json")}
+    gs = json.loads(files["results.json"])
+    assert all(t["visibility"] != "hidden" for t in gs["tests"])  # placed where students see them
+    # Visible cases run first and keep their own timings (the student's own, noisy from run to
+    # run); a hidden case has none.
+    assert re.findall(r'name="Hidden case \d+" time="([^"]*)"', files["junit.xml"]) and all(
+        t == "0.000" for t in re.findall(r'name="Hidden case \d+" time="([^"]*)"', files["junit.xml"])
+    )
+    visible_total = sum(float(t) for t in re.findall(r'<testcase classname="[^"]*" name="(?!Hidden)[^"]*" time="([^"]*)"', files["junit.xml"]))
+    assert abs(float(re.search(r'<testsuite [^>]*time="([^"]*)"', files["junit.xml"]).group(1)) - visible_total) < 0.01
+    files["junit.xml"] = re.sub(r'time="[^"]*"', 'time="T"', files["junit.xml"])
+    return files
+
+
+def test_the_five_ways_a_hidden_case_ends_are_one_bit_to_the_student(graded):
+    staff = {name: json.loads((graded / name / "report.json").read_text()) for name in VARIANTS}
+    # The submissions really did fail the hidden cases in five different ways (staff see it) ...
+    messages = {name: " | ".join(c["message"] for c in r["cases"] if c["redacted"] and c["status"] != "passed") for name, r in staff.items()}
+    assert messages["v-pass"] == ""
+    assert "should cost" in messages["v-wrong"]
+    assert "NotImplementedError" in messages["v-notimpl"]
+    assert "does not define GraphRunner" in messages["v-missing"]
+    assert any(c["status"] == "crashed" for c in staff["v-crash"]["cases"])
+    assert len({messages[n] for n in VARIANTS if n != "v-pass"}) == 4
+    for name in VARIANTS:
+        assert "hidden from students" in (graded / name / "staff.html").read_text()
+    # ... and a student cannot tell the four failures apart, in any file they can read.
+    views = {name: _student_view(graded, name) for name in VARIANTS}
+    for f in ("report.html", "junit.xml", "results.json"):
+        assert len({views[n][f] for n in ("v-wrong", "v-notimpl", "v-missing", "v-crash")}) == 1, f
+    # The one bit does show: the passing submission's page differs.
+    assert views["v-pass"]["report.html"] != views["v-wrong"]["report.html"]
+    # No timing a hidden case could choose.
+    for name in VARIANTS:
+        gs = json.loads((graded / name / "results.json").read_text())
+        assert gs["execution_time"] == 0
+        assert "graded in" not in views[name]["report.html"]
