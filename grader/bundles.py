@@ -191,7 +191,8 @@ RUN_AUTOGRADER = """\
 # Gradescope runs this as root for every submission, from /autograder.
 set -u
 SRC=/autograder/source
-OUT=/autograder/results/graphgrade
+# Outside /autograder/results: staff.html and report.json hold every hidden case in full.
+OUT=/autograder/graphgrade-out
 
 # The specs hold the hidden cases: root only, so the student's code cannot read them.
 chown -R root:root "$SRC/specs" 2>/dev/null || true
@@ -266,8 +267,8 @@ def build_bundle(zip_path, specs_dir, package_dirs: Mapping[str, Path] | None = 
     The zip holds, at its root: ``setup.sh`` (installs Python 3 and pip with
     apt when missing, then pip-installs ``kit/``), ``run_autograder`` (locks
     ``specs/`` to root, runs ``graphgrade grade /autograder/submission --specs
-    /autograder/source/specs --out /autograder/results/graphgrade
-    --visibility all`` and copies ``graphgrade/submission/results.json`` to
+    /autograder/source/specs --out /autograder/graphgrade-out
+    --visibility all`` and copies ``graphgrade-out/submission/results.json`` to
     ``/autograder/results/results.json``), ``specs/`` and ``kit/``
     (a generated ``pyproject.toml`` and ``README.md``, ``grader/``,
     ``reference/``, ``reports/``, ``specs/`` without its YAML cases,

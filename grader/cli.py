@@ -86,6 +86,10 @@ def _default_submission() -> tuple[list[Path], Path | None]:
     if here.is_file():
         print("graphgrade: no submission given: grading ./cudagraph.py", file=sys.stderr)
         return [here], None
+    from grader.kit import kit_info
+
+    if kit_info() is not None:  # a student kit holds no reference solution to fall back on
+        raise UsageError("no submission given and no cudagraph.py here: give the folder of your work, e.g. graphgrade grade my-lab/")
     ref = reference_dir()
     print(
         "graphgrade: no submission given and no cudagraph.py here: grading the bundled reference solution "
@@ -97,6 +101,7 @@ def _default_submission() -> tuple[list[Path], Path | None]:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from grader.grade import Progress, grade_submissions
+    from grader.kit import grading_note, withheld_points
     from grader.runner import RunSettings, Zygote
 
     if args.submissions:
@@ -120,19 +125,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.specs}: no {args.visibility} specs to grade against")
         graded = grade_submissions(
             zygote, loaded, specs, submissions, args.out, settings, jobs=args.jobs, on_done=Progress(len(submissions)),
-            hidden_visibility=args.gradescope_hidden_visibility, reference=reference,
+            hidden_visibility=args.gradescope_hidden_visibility, reference=reference, withheld_points=withheld_points(args.specs),
         )
     elapsed = time.monotonic() - started
     percents = [g.report.percent for g in graded]
     mean = sum(percents) / len(percents)
-    scope = "public specs" if args.visibility == "visible" else "all specs"
+    scope = "public specs" if args.visibility == "visible" or withheld_points(args.specs) else "all specs"
     print(
         f"graded {len(graded)} submission{'s' if len(graded) != 1 else ''} against {sum(len(s.cases) for s in specs)} cases ({scope}) "
         f"in {elapsed:.1f} s; mean score {mean:.1f}%; reports in {args.out}/",
         file=sys.stderr,
     )
-    from grader.kit import grading_note
-
     if note := grading_note(args.specs):
         print(note, file=sys.stderr)
     failed = [g.name for g in graded if g.grader_failed]

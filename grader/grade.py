@@ -107,11 +107,13 @@ def grade_submissions(
     on_done: Callable[[GradedSubmission, int, int], None] | None = None,
     hidden_visibility: str = "hidden",
     reference: Path | None = None,
+    withheld_points: float = 0.0,
 ) -> list[GradedSubmission]:
     """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order.
 
     ``hidden_visibility``: the Gradescope test visibility of hidden cases (see reports.gradescope).
-    ``reference``: the bundled solution's path when it is graded, so that its line says so."""
+    ``reference``: the bundled solution's path when it is graded, so that its line says so.
+    ``withheld_points``: points of hidden specs that are not in ``loaded`` (a student kit's)."""
     in_run_order = run_order(specs)
     cases = tuple(c for s in in_run_order for c in s.cases)
     messages = case_messages(cases)  # encoded once, shared by every submission
@@ -140,14 +142,14 @@ def grade_submissions(
         slot = slots.get()
         try:
             run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
-            report = replace(build_report(names[index], specs, run, loaded, grader.__version__), flags=integrity_flags(submissions[index]))
+            report = replace(build_report(names[index], specs, run, loaded, grader.__version__, withheld_points), flags=integrity_flags(submissions[index]))
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
             failed = True
             message = f"the grader failed while grading this submission ({type(exc).__name__}: {exc}); please report this"
             run = SubmissionRun(message, tuple(CaseRun(c.uid, "error", None, message, "", 0.0) for c in cases), "", 0.0)
-            report = build_report(names[index], specs, run, loaded, grader.__version__)
+            report = build_report(names[index], specs, run, loaded, grader.__version__, withheld_points)
         finally:
             slots.put(slot)
         _write_outputs(report, target, hidden_visibility)

@@ -82,6 +82,15 @@ def _bundled_specs_dir() -> Path | None:
     return Path(list(spec.submodule_search_locations)[0]).resolve() if spec and spec.submodule_search_locations else None
 
 
+def withheld_points(specs_dir) -> float:
+    """Points of the hidden specs a kit left out, when grading against its bundled specs (else 0)."""
+    info = kit_info()
+    if info is None or _bundled_specs_dir() != Path(specs_dir).resolve():
+        return 0.0
+    points = info.get("hidden_points", 0)
+    return float(points) if isinstance(points, (int, float)) and points > 0 else 0.0
+
+
 def grading_note(specs_dir) -> str:
     """One line saying what a kit graded against ("" outside a kit, or for other specs)."""
     info = kit_info()

@@ -70,9 +70,13 @@ def _case_result(spec: Spec, case: Case, share: float, run: CaseRun, loaded: Loa
     return CaseResult(status=status, score=0.0, message=run.message, output_tail=run.output_tail, **common)
 
 
-def build_report(submission: str, specs: tuple[Spec, ...], run: SubmissionRun, loaded: LoadedSuite, grader_version: str) -> Report:
+def build_report(
+    submission: str, specs: tuple[Spec, ...], run: SubmissionRun, loaded: LoadedSuite, grader_version: str, withheld_points: float = 0.0
+) -> Report:
     """The report of one submission graded against ``specs``: a "public" report when specs of the
-    loaded suite were left out (a student's visible-only run), saying how many points they hold."""
+    loaded suite were left out (a student's visible-only run), saying how many points they hold.
+    ``withheld_points``: points of specs that are not in the loaded suite at all (a student kit
+    ships only the public specs, and knows what its hidden ones are worth)."""
     runs = {c.uid: c for c in run.cases}
     cases: list[CaseResult] = []
     summaries: list[SpecSummary] = []
@@ -103,6 +107,6 @@ def build_report(submission: str, specs: tuple[Spec, ...], run: SubmissionRun, l
         output_tail=run.output_tail,
         duration_s=run.duration_s,
         grader_version=grader_version,
-        scope="all" if len(specs) == len(loaded.suite.specs) else "public",
-        ungraded_points=add_points(s.points for s in loaded.suite.specs if s.id not in {x.id for x in specs}),
+        scope="all" if len(specs) == len(loaded.suite.specs) and not withheld_points else "public",
+        ungraded_points=add_points([*(s.points for s in loaded.suite.specs if s.id not in {x.id for x in specs}), withheld_points]),
     )

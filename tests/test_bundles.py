@@ -86,7 +86,7 @@ def test_build_bundle(tmp_path):
     assert "*.yaml" not in toml["tool"]["setuptools"]["package-data"]["specs"]
     assert (
         "graphgrade grade /autograder/submission --specs \"$SRC/specs\" --out \"$OUT\" --visibility all" in run
-        and "SRC=/autograder/source" in run and "OUT=/autograder/results/graphgrade" in run
+        and "SRC=/autograder/source" in run and "OUT=/autograder/graphgrade-out" in run
     )
     assert "chmod 700 \"$SRC/specs\"" in run
     assert run.index("chmod 700") < run.index("graphgrade grade /autograder")
