@@ -21,6 +21,7 @@ from typing import Callable, Iterable
 import grader
 from grader.loader import LoadedSuite
 from grader.results import STATUSES, Report, write_report
+from grader.safetext import one_line as safe_one_line
 from grader.runner import (
     CaseRun,
     RunSettings,
@@ -173,7 +174,7 @@ def one_line(graded: GradedSubmission) -> str:
     for case in r.cases:
         counts[case.status] = counts.get(case.status, 0) + 1
     parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: STATUSES.index(kv[0])))
-    problem = f"  [{r.problem}]" if r.problem else ""
+    problem = f"  [{safe_one_line(r.problem)}]" if r.problem else ""  # never a line of its own
     return f"{graded.name}: {r.score:g}/{r.max_score:g} ({r.percent:.1f}%)  {parts}{problem}"
 
 

@@ -30,6 +30,7 @@ from typing import Literal
 
 import grader
 from grader import protocol
+from grader.safetext import safe_text
 from grader.spec_model import Case
 from grader.worker.sandbox import Limits
 from grader.worker.uids import UidLease
@@ -286,8 +287,8 @@ class _Tail:
 
 
 def _clean_tail(data: bytes, written: int, limit: int) -> str:
-    text = data.decode("utf-8", errors="replace")
-    text = "".join(ch for ch in text if ch in "\n\t" or ch.isprintable())
+    """What a submission printed enters the grader here, made safe (grader.safetext)."""
+    text = safe_text(data.decode("utf-8", errors="replace"))
     if written > limit:
         text = f"[… {written - limit} earlier bytes cut …]\n" + text
     return text
