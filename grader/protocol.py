@@ -398,7 +398,7 @@ CONTROL_MAGIC = b"GGc1"
 CONTROL_KINDS = {
     "ready": set(),
     "import_error": {"type", "message", "where"},
-    "status": {"case", "exitcode", "signal"},
+    "status": {"case", "exitcode", "signal", "output_end"},  # output_end: the log's size once the case's processes are gone
     "sandbox_error": {"message"},  # the worker could not confine itself: the machine's problem, not the submission's
 }
 
@@ -441,6 +441,8 @@ def _decode_control(body: bytes) -> dict:
     for key in ("exitcode", "signal"):
         if key in msg and msg[key] is not None:
             _int(msg[key], key, -1024, 1024)
+    if "output_end" in msg:
+        _int(msg["output_end"], "output_end", 0, 1 << 62)
     return msg
 
 

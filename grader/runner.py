@@ -271,9 +271,13 @@ class _Tail:
         self.pos = 0
         self.limit = limit
 
-    def take(self) -> str:
+    def take(self, until: int | None = None) -> str:
+        """What was written since the last look, up to ``until`` (the log's size when the case
+        ended, as its worker saw it) when given: what lies beyond is a later case's."""
         try:
             end = os.fstat(self.fd).st_size
+            if until is not None:
+                end = min(end, until)
             if end <= self.pos:
                 return ""
             data = os.pread(self.fd, self.limit, max(self.pos, end - self.limit))
@@ -394,9 +398,10 @@ def run_submission(
     ``messages`` are :func:`case_messages` of ``cases``, when the caller grades many submissions.
     ``look_ahead[i]``: case ``i + 1``'s message may wait in the worker's pipe while case ``i``
     runs, so the worker starts it without waiting for the grader. The worker's output is one
-    stream, so a case that starts early may print into the previous case's tail: the caller
-    allows it only between cases shown alike (both visible, or both redacted), and it stops
-    once a submission has printed anything. Default: never.
+    stream; each case's status frame says where the case's output ends in it (measured by the
+    worker once the case's processes are gone), so a tail holds only what its case printed.
+    That position is the worker's claim, so the caller still allows look-ahead only between
+    cases shown alike (both visible, or both redacted). Default: never.
     ``redacted[i]``: case ``i`` is not shown to students. Once such a case's steps have reached a
     worker, nothing a later worker says at import (its message, its output) is reported: it could
     carry what the hidden case was given. Callers run such cases last (grade.run_order)."""
@@ -474,15 +479,16 @@ def run_submission(
                     results.append(CaseRun(case.uid, "crashed", None, "the worker process was gone before the case could start", tail.take(), 0.0))
                     continue
                 worker.sent = index + 1
-            ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases) and tail.pos == 0
+            ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases)
             if ahead and worker.send_ahead(messages[index + 1]):
                 worker.sent = index + 2
             secret_sent = secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
-            run, healthy = _run_case(worker, case, deadline, settings, budget_end)
+            run, healthy, output_end = _run_case(worker, case, deadline, settings, budget_end)
             if not healthy:  # stopped before its tail is read: all it wrote is its own, none reaches the next
                 worker.stop()
                 worker = None
-            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(), run.duration_s))
+                output_end = None
+            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(output_end), run.duration_s))
     finally:
         if worker is not None:
             worker.stop()
@@ -490,13 +496,14 @@ def run_submission(
     return SubmissionRun(problem, tuple(results), import_tail, time.monotonic() - started)
 
 
-def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float) -> tuple[CaseRun, bool]:
+def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float) -> tuple[CaseRun, bool, int | None]:
     """Collect one case's frames (its message is already in the worker's pipe); returns its
-    record and whether the worker can be reused."""
+    record, whether the worker can be reused, and where the case's output ends in the log."""
     started = time.monotonic()
+    output_end = None
 
     def done(status, message, observation=None, healthy=True):
-        return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started), healthy
+        return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started), healthy, output_end
 
     observation_frames: list[bytes] = []
     try:
@@ -508,6 +515,7 @@ def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSetting
                 ctl = protocol.decode_control(frame)
                 if ctl["kind"] != "status" or ctl["case"] != case.uid:
                     raise protocol.ProtocolError("unexpected control frame")
+                output_end = ctl["output_end"]
                 break
             observation_frames.append(frame)
             if len(observation_frames) > 1:
