@@ -15,10 +15,8 @@ import json
 import math
 import os
 import select
-import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
@@ -30,14 +28,11 @@ from typing import Literal
 
 import grader
 from grader import protocol
+from grader.copying import MODULE_FILE, SubmissionProblem, copy_submission, remove_tree  # noqa: F401 - MODULE_FILE, copy_submission: re-exported
 from grader.safetext import safe_text
 from grader.spec_model import Case
 from grader.worker.sandbox import Limits
 from grader.worker.uids import UidLease
-
-MAX_SUBMISSION_FILES = 200
-MAX_SUBMISSION_BYTES = 16 << 20
-MODULE_FILE = "cudagraph.py"
 
 
 @dataclass(frozen=True)
@@ -69,10 +64,6 @@ class SubmissionRun:
     cases: tuple[CaseRun, ...]
     output_tail: str
     duration_s: float
-
-
-class SubmissionProblem(Exception):
-    """The submission cannot be run at all (e.g. no cudagraph.py)."""
 
 
 class SandboxFailure(RuntimeError):
@@ -169,68 +160,38 @@ class ScratchArea:
     def uid_for(self, slot: int) -> int | None:
         return self.uids.uid(slot) if self.uids is not None else None
 
-    def prepare(self, slot: int, submission: Path) -> tuple[Path, Path, Path]:
+    def prepare(self, slot: int, submission: Path, deadline: float = math.inf) -> tuple[Path, Path, Path]:
         """Fresh scratch for a slot holding a copy of the submission, and an empty output log
         (outside the scratch, written through a descriptor only); returns (scratch, code dir, log)."""
-        scratch, code = self.fresh_copy(slot, submission)
+        scratch, code = self.fresh_copy(slot, submission, deadline)
         log = self.base / f"slot{slot}.log"
         fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         os.close(fd)
         return scratch, code, log
 
-    def fresh_copy(self, slot: int, submission: Path) -> tuple[Path, Path]:
+    def fresh_copy(self, slot: int, submission: Path, deadline: float = math.inf) -> tuple[Path, Path]:
         """Empty the slot's scratch and copy the submission in again: a replacement worker starts
-        from the submission as handed in, not from what an earlier case left there."""
+        from the submission as handed in, not from what an earlier case left there. Bounded
+        (grader.copying); the copy counts against the submission's time budget (``deadline``)."""
         scratch = self.base / f"slot{slot}"
-        if scratch.exists():
-            shutil.rmtree(scratch)
+        remove_tree(scratch)
         scratch.mkdir(mode=0o700)
         code = scratch / "submission"
         code.mkdir()
         try:
-            copy_submission(submission, code)
+            made = copy_submission(submission, code, deadline)
         except OSError as exc:
-            raise SubmissionProblem(f"{submission.name}: could not be copied for grading ({exc.strerror or exc})") from None
+            raise SubmissionProblem(f"{submission.name}: could not be copied for grading ({exc.strerror or type(exc).__name__})") from None
         uid = self.uid_for(slot)
         if uid is not None:
-            for path in [scratch, *scratch.rglob("*")]:
+            for path in [scratch, code, *made]:  # what the copy made, and nothing else: bounded
                 os.lchown(path, uid, uid)
         return scratch, code
 
     def close(self) -> None:
-        shutil.rmtree(self.base, ignore_errors=True)
+        remove_tree(self.base)
         if self.uids is not None:
             self.uids.close()
-
-
-def copy_submission(submission: Path, dest: Path) -> None:
-    """Copy regular files only (no symlinks, no devices), bounded in count and size."""
-    if submission.is_file():
-        if submission.stat().st_size > MAX_SUBMISSION_BYTES:
-            raise SubmissionProblem(f"{submission.name} is larger than {MAX_SUBMISSION_BYTES} bytes")
-        # The path given on the command line is followed (the instructor named it); links inside
-        # a submission directory never are.
-        shutil.copyfile(submission.resolve(), dest / MODULE_FILE, follow_symlinks=False)
-        return
-    if not submission.is_dir():
-        raise SubmissionProblem(f"{submission}: no such file or directory")
-    if not (submission / MODULE_FILE).is_file() or (submission / MODULE_FILE).is_symlink():
-        raise SubmissionProblem(f"no {MODULE_FILE} in {submission.name}/: the submission must hold a file named {MODULE_FILE}")
-    count = total = 0
-    for path in sorted(submission.rglob("*")):
-        rel = path.relative_to(submission)
-        if "__pycache__" in rel.parts or any(part.startswith(".") for part in rel.parts):
-            continue
-        mode = os.lstat(path).st_mode
-        if stat.S_ISDIR(mode):
-            (dest / rel).mkdir(parents=True, exist_ok=True)
-        elif stat.S_ISREG(mode):
-            count += 1
-            total += os.lstat(path).st_size
-            if count > MAX_SUBMISSION_FILES or total > MAX_SUBMISSION_BYTES:
-                raise SubmissionProblem(f"{submission.name}/ has more than {MAX_SUBMISSION_FILES} files or {MAX_SUBMISSION_BYTES} bytes")
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, dest / rel, follow_symlinks=False)
 
 
 # ---------------------------------------------------------------- frames with deadlines
@@ -408,7 +369,7 @@ def run_submission(
     started = time.monotonic()
     budget_end = started + settings.submission_budget_s
     try:
-        scratch, code, log = scratch_area.prepare(slot, submission)
+        scratch, code, log = scratch_area.prepare(slot, submission, budget_end)
     except SubmissionProblem as problem:
         return SubmissionRun(str(problem), tuple(CaseRun(c.uid, "error", None, str(problem), "", 0.0) for c in cases), "", 0.0)
     if messages is None:
@@ -433,7 +394,7 @@ def run_submission(
             if worker is None:
                 if workers_started:  # a replacement starts from the submission as handed in
                     try:
-                        scratch, code = scratch_area.fresh_copy(slot, submission)
+                        scratch, code = scratch_area.fresh_copy(slot, submission, budget_end)
                     except SubmissionProblem as exc:
                         problem = str(exc)
                         results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
