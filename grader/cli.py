@@ -48,7 +48,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     import math
 
     from grader.grade import Progress, grade_submissions
-    from grader.runner import RunSettings, Zygote
+    from grader.runner import RunSettings, Zygote, lost_layers
 
     submissions = [Path(p) for p in args.submissions] or [reference_dir()]
     for path in submissions:
@@ -65,6 +65,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(10.0, args.budget))
     started = time.monotonic()
     with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases
+        for lost in lost_layers(zygote.layers()):
+            print(f"graphgrade: sandbox: {lost} (see SECURITY.md)", file=sys.stderr)
         loaded = _load(args.specs)
         suite = loaded.suite if args.visibility == "all" else loaded.suite.only_visible()
         specs = suite.specs

@@ -126,6 +126,10 @@ class Zygote:
     def kill(self, pid: int, uid: int | None) -> None:
         self._ask({"op": "kill", "pid": pid, "uid": uid})
 
+    def layers(self) -> dict:
+        """Which isolation layers a worker gets on this machine (see :func:`lost_layers`)."""
+        return self._ask({"op": "layers"})
+
     def close(self) -> None:
         try:
             self._sock.close()
@@ -141,6 +145,26 @@ class Zygote:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def lost_layers(layers: dict) -> list[str]:
+    """One line per isolation layer a grading run as root should have and does not here
+    (SECURITY.md, "Deployments", says what each costs). Nothing for a normal user: a student
+    grading their own work on their own machine risks nothing."""
+    if not layers.get("root"):
+        return []
+    lost = []
+    if not layers.get("ipc_namespace"):
+        lost.append("no IPC namespace per worker (unshare refused): submissions graded at once share System V IPC; each uid's objects are still removed between submissions")
+    if not layers.get("net_namespace"):
+        lost.append("no network namespace per worker (unshare refused): the seccomp filter and Landlock still refuse sockets")
+    if not layers.get("cgroup"):
+        lost.append(f"no cgroup memory and process limit per worker ({layers.get('cgroup_detail')}): only per-process limits apply")
+    if not layers.get("landlock_abi"):
+        lost.append("no Landlock: workers read and write what their uid may (world-readable files included)")
+    if not layers.get("seccomp"):
+        lost.append("no seccomp filter on this machine type: sockets, keyrings and namespaces are not filtered")
+    return lost
 
 
 # ---------------------------------------------------------------- scratch space
