@@ -109,6 +109,15 @@ EXPECT: dict[str, Expect] = {
     "h23_env_and_stdin": Expect("same"),
     "h24_fork_bomb": Expect("earned"),
     "h25_disk_fill": Expect("earned"),
+    "h40_ipc_writer": Expect("same"),
+    "h41_ipc_reader": Expect("same"),
+    "h42_surrogate_import": Expect("zero"),
+    "h43_ansi_import": Expect("zero"),
+    "h44_bidi_output": Expect("broken", fusion),
+    "h45_forged_shape": Expect("broken", fusion),
+    "h46_many_dirs": Expect("zero"),
+    "h47_deep_dirs": Expect("zero"),
+    "h48_keyring_userns": Expect("same"),
 }
 
 # Safe to run without root (no uid of its own, so nothing here may rely on one) and without
@@ -127,6 +136,12 @@ NON_ROOT_SUBSET = (
     "h18_lying_ndarray",
     "h21_import_reference",
     "h23_env_and_stdin",
+    "h42_surrogate_import",
+    "h43_ansi_import",
+    "h44_bidi_output",
+    "h45_forged_shape",
+    "h46_many_dirs",
+    "h47_deep_dirs",
 ) + (("h12_kill_parent",) if sandbox.landlock_abi() >= 6 else ())
 
 
@@ -192,11 +207,22 @@ def _sandbox_processes_of_ours() -> list[str]:
 
 
 def _tree(path: Path) -> dict[str, tuple[int, str]]:
-    """Every file beneath ``path``: relative name -> (mtime_ns, sha256)."""
-    found = {}
-    for p in sorted(path.rglob("*")) if path.exists() else []:
-        if p.is_file() and not p.is_symlink():
-            found[str(p.relative_to(path))] = (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+    """Every file beneath ``path``: relative name -> (mtime_ns, sha256); folders too, as
+    ``name/`` (h46 makes 100,000 of them and h47 nests 1,500: walked with a stack)."""
+    found: dict[str, tuple[int, str]] = {}
+    stack = [""] if path.exists() else []
+    while stack:
+        rel = stack.pop()
+        with os.scandir(path / rel if rel else path) as listing:
+            entries = [(e.name, e.path, e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False)) for e in listing]
+        for name, full, is_dir, is_file in entries:
+            child = f"{rel}/{name}" if rel else name
+            if is_dir:
+                found[child + "/"] = (0, "dir")
+                stack.append(child)
+            elif is_file:
+                with open(full, "rb") as f:
+                    found[child] = (os.stat(full).st_mtime_ns, hashlib.sha256(f.read()).hexdigest())
     return found
 
 
@@ -303,6 +329,9 @@ class Batch:
     cwd: Path
     spec_canary: str
     env_canary: str
+    stdout: str = ""
+    ipc_before: frozenset = frozenset()
+    ipc_after: frozenset = frozenset()
 
 
 def _grade(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -342,6 +371,7 @@ def run_batch(tmp: Path, names: list[str]) -> Batch:
 
     listeners = Listeners()
     children_before = _children()
+    ipc_before = ipc_objects()
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # whatever escapes the grader re-parents here
     try:
         started = time.monotonic()
@@ -360,6 +390,7 @@ def run_batch(tmp: Path, names: list[str]) -> Batch:
                 pass
     finally:
         _libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+    ipc_after = ipc_objects()
     arrived = listeners.what_arrived()
     listeners.close()
     trees_after = {k: _tree(v) for k, v in watched.items()}
@@ -376,7 +407,20 @@ def run_batch(tmp: Path, names: list[str]) -> Batch:
     return Batch(
         out, subs, specs, done.returncode, wall, done.stderr, reports, alone, leftover_children, leftover_sandbox, arrived,
         trees_before, trees_after, fakes_before, fakes_after, cwd, spec_canary, env_canary,
+        done.stdout, ipc_before, ipc_after,
     )
+
+
+def ipc_objects() -> frozenset[str]:
+    """Every System V IPC object of this (the grader's) IPC namespace, as ``ipcs`` lists them."""
+    found = set()
+    for kind in ("shm", "msg", "sem"):
+        try:
+            rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        found.update(f"{kind} {' '.join(row.split()[:3])}" for row in rows)
+    return frozenset(found)
 
 
 # ------------------------------------------------------------------ checks shared by both variants
@@ -549,6 +593,96 @@ def test_spec_readers_found_nothing(root_batch):
         _needs_landlock(name)
         messages = " ".join(c["message"] for c in root_batch.reports[name]["cases"] if not c["redacted"])
         assert "LEAK nothing found" in messages, f"{name} read something: {messages[:500]}"
+
+
+# ------------------------------------------------------------------ integrity round 2 (issue 11)
+IPC_SECRET = "IPC-SECRET-5d1e"
+INVISIBLE = ("\u202e", "\u2066", "\u061c", "\u200b", "\u2060", "\ufeff")
+STUDENT_AND_STAFF_FILES = ("report.html", "report.json", "results.json", "junit.xml")
+
+
+def _all_text(report: dict) -> str:
+    return report["output_tail"] + report.get("problem", "") + "".join(c["output_tail"] + c["message"] for c in report["cases"])
+
+
+def test_ipc_is_not_shared_between_submissions(root_batch):
+    """h40 writes a secret into System V shm, a queue and a semaphore; h41, graded in the same
+    batch, looks in every case and finds nothing."""
+    writer = _all_text(root_batch.reports["h40_ipc_writer"])
+    assert "ipc shm secret: WORKED" in writer  # the writer did write (in its own namespace)
+    reader = _all_text(root_batch.reports["h41_ipc_reader"])
+    assert "[hostile] ipc: found nothing" in reader and "ipc FOUND" not in reader
+    for path in (root_batch.out / "h41_ipc_reader").rglob("*"):
+        assert IPC_SECRET not in path.read_text(errors="replace"), path
+
+
+def test_ipc_not_found_by_a_later_run(root_batch, tmp_path):
+    """Graded again alone after the batch (a later run, the same sandbox uids), the reader still
+    finds nothing: nothing of the writer outlived its worker."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env["PYTHONPATH"] = str(REPO)
+    done = _grade([str(root_batch.subs["h41_ipc_reader"]), "--out", str(tmp_path / "out"), "--timeout", str(TIMEOUT), "--budget", str(BUDGET)], tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "out" / "h41_ipc_reader" / "report.json").read_text())
+    text = _all_text(report)
+    assert "[hostile] ipc: found nothing" in text and "ipc FOUND" not in text and IPC_SECRET not in text
+
+
+def test_no_ipc_object_left_behind(root_batch):
+    """After the run, ``ipcs`` lists nothing that was not there before (h40 left four 64 MiB
+    segments, a queue and a semaphore set in its own namespace)."""
+    assert root_batch.ipc_after <= root_batch.ipc_before, sorted(root_batch.ipc_after - root_batch.ipc_before)
+
+
+def test_keyring_and_new_namespaces_refused(root_batch):
+    text = _all_text(root_batch.reports["h48_keyring_userns"])
+    for call in ("add_key", "request_key", "keyctl", "unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "clone3", "setns"):
+        assert f"[hostile] {call}: refused" in text, call
+    assert "WORKED" not in text
+    assert "clone3: refused (errno 38 " in text  # ENOSYS: the C library falls back to clone
+
+
+def test_import_errors_cannot_drive_the_terminal(root_batch):
+    """h42 (a lone surrogate) and h43 (ESC, CR, OSC 52, a forged line, bidi characters) fail to
+    import: the batch completes, each is one clean line on the terminal, the summary is written."""
+    assert root_batch.rc == 0
+    assert (root_batch.out / "summary.html").is_file() and (root_batch.out / "grades.csv").is_file()
+    for bad in ("\x1b", "\r", "\x07", "\x9b", "\ud800", *INVISIBLE):
+        assert bad not in root_batch.stdout + root_batch.stderr, repr(bad)
+    lines = root_batch.stdout.splitlines()
+    names = {"honest", "buggy", *EXPECT}
+    assert all(line.split(":", 1)[0] in names for line in lines), [line for line in lines if line.split(":", 1)[0] not in names]
+    assert len(lines) == len(names)
+    for name in ("h42_surrogate_import", "h43_ansi_import"):
+        assert "could not be imported" in root_batch.reports[name]["problem"]
+    assert "cannot import \ufffd here" in root_batch.reports["h42_surrogate_import"]["problem"]
+
+
+def test_no_invisible_or_bidi_characters_in_any_output(root_batch):
+    """h43 and h44 put bidi controls, zero-width characters and a BOM in an import error, their
+    output and their exception messages; no report, summary, CSV, JUnit or JSON file holds one."""
+    files = [root_batch.out / "summary.html", root_batch.out / "grades.csv"]
+    for name in ("h43_ansi_import", "h44_bidi_output"):
+        files += [root_batch.out / name / f for f in STUDENT_AND_STAFF_FILES]
+    assert "\ufffdevil" in _all_text(root_batch.reports["h44_bidi_output"])  # it printed, and it was neutralised
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for ch in INVISIBLE:
+            assert ch not in text and f"\\u{ord(ch):04x}" not in text.lower(), f"{ch!r} in {path}"
+
+
+def test_forged_array_shape_is_a_protocol_error_for_that_case(root_batch):
+    report = root_batch.reports["h45_forged_shape"]
+    fusion_cases = [c for c in report["cases"] if c["tag"] == "fusion" and not c["redacted"]]
+    assert fusion_cases and all(c["status"] == "error" for c in fusion_cases)
+    assert all("malformed" in c["message"] or "could not be read" in c["message"] for c in fusion_cases), fusion_cases[0]["message"]
+
+
+@pytest.mark.parametrize("name, says", [("h46_many_dirs", "more than 1000 entries"), ("h47_deep_dirs", "nested more than 8 deep")])
+def test_many_and_deep_directories_refused_in_seconds(root_batch, name, says):
+    report = root_batch.reports[name]
+    assert report["score"] == 0 and says in report["problem"]
+    assert report["duration_s"] < 5, f"{name} took {report['duration_s']:.1f} s"
 
 
 # ------------------------------------------------------------------ any user: a smaller batch

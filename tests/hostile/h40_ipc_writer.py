@@ -1,8 +1,8 @@
 """Hostile: tries to pass what it sees to other submissions through System V IPC. At import and
 in every fusion case it writes a secret into a shared memory segment, a message queue and a
 semaphore, all with well-known keys and mode 0666 (h41_ipc_reader looks for them, in the same
-batch and in a later run), and fills and detaches four 64 MiB segments it never removes (memory
-that would outlive the run).
+batch and in a later run); at import it also fills and detaches four 64 MiB segments it never
+removes (memory that would outlive the run).
 
 Must get: it earns its own points honestly; nothing it wrote reaches another submission; after
 the run no IPC object of it is left (each worker has an IPC namespace of its own, and a sandbox
@@ -57,7 +57,7 @@ def _sem(key, value):
     return semid
 
 
-def _leave_secrets():
+def _leave_secrets(big=False):
     for what, fn, args in (
         ("shm secret", _shm, (KEY, SECRET, 4096)),
         ("msg secret", _msg, (KEY, SECRET)),
@@ -67,7 +67,7 @@ def _leave_secrets():
             print(f"[hostile] ipc {what}: WORKED (id {fn(*args)})", flush=True)
         except OSError as exc:
             print(f"[hostile] ipc {what}: refused ({exc})", flush=True)
-    for key in BIG_KEYS:
+    for key in BIG_KEYS if big else ():
         try:
             _shm(key, None, 64 << 20)
             print(f"[hostile] ipc 64 MiB segment {key:#x}: WORKED", flush=True)
@@ -75,7 +75,7 @@ def _leave_secrets():
             print(f"[hostile] ipc 64 MiB segment {key:#x}: refused ({exc})", flush=True)
 
 
-_leave_secrets()
+_leave_secrets(big=True)
 
 
 def fuse_elementwise(ops):
