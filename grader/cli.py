@@ -1,7 +1,9 @@
 """``graphgrade``: the command line. Every user error is one line on stderr, never a traceback.
 
 Exit codes: 0 done (whatever the scores), 1 ``--fail-under`` not met / validation
-or audit found problems, 2 bad arguments or bad specs, 3 an internal error.
+or audit found problems, 2 bad arguments or bad specs, 3 a grader problem (an internal
+error; in ``grade``: the grader failed on a submission, whose report says so, and every
+other submission was graded).
 """
 
 from __future__ import annotations
@@ -152,7 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"graphgrade {grader.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    g = sub.add_parser("grade", help="grade submissions (the reference when none is given) and write reports")
+    g = sub.add_parser(
+        "grade",
+        help="grade submissions (the reference when none is given) and write reports",
+        epilog="exit status: 0 done (whatever the scores), 1 --fail-under not met, 2 bad arguments or specs, "
+        "3 a grader problem (the grader failed on a submission: its report says so; every other submission was graded)",
+    )
     g.add_argument("submissions", nargs="*", metavar="SUBMISSION", help="a directory holding cudagraph.py, or that file")
     g.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
     g.add_argument("--out", type=Path, default=Path("graphgrade-out"), help="output directory (default: graphgrade-out)")
