@@ -265,7 +265,8 @@ class _Tail:
                 end = min(end, until)
             if end <= self.pos:
                 return ""
-            data = os.pread(self.fd, self.limit, max(self.pos, end - self.limit))
+            offset = max(self.pos, end - self.limit)
+            data = os.pread(self.fd, end - offset, offset)  # never past ``end``: what follows is a later case's
         except OSError:
             return ""
         start, self.pos = self.pos, end
@@ -340,16 +341,51 @@ class _Worker:
         except OSError:  # BlockingIOError, BrokenPipeError
             return False
 
-    def stop(self) -> None:
+    def stop(self, case_uid: str | None = None) -> int | None:
+        """End the worker and everything it started. With ``case_uid`` (a case it did not finish
+        in time): where that case's output ends in the log, if the worker said so before it was
+        killed (it may have finished the case, and started the next, just past the deadline);
+        None when it never did, and then the whole rest of the log is that case's."""
         if not self.alive:
-            return
+            return None
         self.alive = False
-        for fd in (self.cmd_w, self.res_r):
+        try:
+            os.close(self.cmd_w)
+        except OSError:
+            pass
+        self.zygote.kill(self.pid, self.uid)  # nothing of this worker runs after this line
+        output_end = None
+        try:
+            if case_uid is not None:
+                output_end = self._late_status(case_uid)
+        finally:
             try:
-                os.close(fd)
+                os.close(self.res_r)
             except OSError:
                 pass
-        self.zygote.kill(self.pid, self.uid)
+        return output_end
+
+    def _late_status(self, case_uid: str) -> int | None:
+        data = self.reader.buf
+        while len(data) <= 2 * protocol.MAX_FRAME_BYTES:
+            try:
+                chunk = os.read(self.res_r, 1 << 20)
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        try:
+            while True:
+                frame, data = protocol.split_frame(data)
+                if frame is None:
+                    return None
+                if protocol.is_control(frame):
+                    ctl = protocol.decode_control(frame)
+                    if ctl["kind"] == "status" and ctl["case"] == case_uid:
+                        return ctl["output_end"]
+        except protocol.ProtocolError:
+            return None
 
 
 def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
@@ -469,10 +505,9 @@ def run_submission(
                 worker.sent = index + 2
             secret_sent = secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
             run, healthy, output_end = _run_case(worker, case, deadline, settings, budget_end)
-            if not healthy:  # stopped before its tail is read: all it wrote is its own, none reaches the next
-                worker.stop()
+            if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
+                output_end = worker.stop(case.uid)
                 worker = None
-                output_end = None
             results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(output_end), run.duration_s))
     finally:
         if worker is not None:
