@@ -166,8 +166,6 @@ def _kill_strays(workers: set[int] = WORKERS) -> None:
 
 def _kill_worker(pid: int, uid: int | None, workers: set[int] = WORKERS) -> None:
     cgroup = WORKER_CGROUPS.pop(pid, None)
-    if cgroup is not None and CGROUPS[0] is not None:
-        CGROUPS[0].remove_worker(cgroup)  # kills what still runs in it
     if pid in workers:  # else not ours: its number may belong to someone else, never signal it
         for target in (-pid, pid):
             try:
@@ -180,6 +178,8 @@ def _kill_worker(pid: int, uid: int | None, workers: set[int] = WORKERS) -> None
         _kill_uid(uid)
     _kill_strays(workers)
     _reap()
+    if cgroup is not None and CGROUPS[0] is not None:
+        CGROUPS[0].remove_worker(cgroup)  # kills whatever still runs in it, then removes it
 
 
 def _plan_from(request: dict, cgroup_procs: tuple[str, ...] = ()) -> sandbox.SandboxPlan:
