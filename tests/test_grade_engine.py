@@ -723,8 +723,8 @@ def test_a_sandbox_that_cannot_be_set_up_stops_grading_instead_of_blaming_the_st
 
     real_prepare = ScratchArea.prepare
 
-    def broken_prepare(self, slot, submission):
-        scratch, code, log = real_prepare(self, slot, submission)
+    def broken_prepare(self, slot, submission, *rest):
+        scratch, code, log = real_prepare(self, slot, submission, *rest)
         return log, code, log  # a file where the scratch directory should be: sandbox.enter fails
 
     monkeypatch.setattr(ScratchArea, "prepare", broken_prepare)
