@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -43,7 +44,14 @@ from grader.worker import sandbox  # noqa: E402
 from grader.worker.sandbox import Limits  # noqa: E402
 
 TIMEOUT, BUDGET, JOBS = 2, 20, 4
-BATCH_WALL_LIMIT_S = 90
+GRADE_TIMEOUT_S = 600  # the test's own guard against a grader that hangs
+
+
+def batch_wall_limit(count: int) -> float:
+    """The longest a batch of ``count`` submissions may take when every one stays within its
+    budget: JOBS at a time, each using all of it (the batch grew with the attacks, and the
+    machine may be busy: a fixed figure measured once is not a bound)."""
+    return math.ceil(count / JOBS) * BUDGET
 SLACK_S = 3.0
 UID_RANGE = range(61000, 62000)
 PORT = 47391  # h22_network aims here
@@ -343,7 +351,7 @@ def _grade(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Comple
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        timeout=BATCH_WALL_LIMIT_S + 60,
+        timeout=GRADE_TIMEOUT_S,
     )
 
 
@@ -435,7 +443,7 @@ def _without_timing(value):
 def check_batch_finished(batch: Batch, count: int) -> None:
     assert batch.rc == 0, f"the grader exited {batch.rc} (killed?):\n{batch.stderr[-3000:]}"
     assert len(batch.reports) == count
-    assert batch.wall_s < BATCH_WALL_LIMIT_S
+    assert batch.wall_s < batch_wall_limit(count), f"{batch.wall_s:.0f} s for {count} submissions"
     for name, report in batch.reports.items():
         assert report, f"no report for {name}"
         assert report["duration_s"] <= BUDGET + SLACK_S, f"{name} ran {report['duration_s']:.1f} s, past its {BUDGET} s budget"
