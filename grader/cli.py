@@ -26,7 +26,9 @@ EXIT_CODES_HELP = """exit status (every subcommand):
      differs from eager execution
   2  bad arguments or bad specs (a spec that does not load, or that the
      reference fails, in validate)
-  3  a grader problem (please report it with the command you ran)"""
+  3  a grader problem (in grade: the grader failed on a submission; its report
+     says so and every other submission was graded; please report it with the
+     command you ran)"""
 
 
 from grader.errors import UsageError  # noqa: E402 - re-exported for the subcommands
@@ -102,7 +104,7 @@ def _default_submission() -> tuple[list[Path], Path | None]:
 def cmd_grade(args: argparse.Namespace) -> int:
     from grader.grade import Progress, grade_submissions
     from grader.kit import grading_note, withheld_points
-    from grader.runner import RunSettings, Zygote
+    from grader.runner import RunSettings, Zygote, lost_layers
 
     if args.submissions:
         submissions, reference = [Path(p) for p in args.submissions], None
@@ -118,6 +120,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(args.import_timeout, args.budget))
     started = time.monotonic()
     with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases
+        for lost in lost_layers(zygote.layers()):
+            print(f"graphgrade: sandbox: {lost} (see SECURITY.md)", file=sys.stderr)
         loaded = _load(args.specs)
         suite = loaded.suite if args.visibility == "all" else loaded.suite.only_visible()
         specs = suite.specs

@@ -6,6 +6,7 @@ The zygote must be started before the specs are loaded (see ``grader.worker.zygo
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import queue
@@ -22,6 +23,7 @@ import grader
 from grader.integrity import integrity_flags
 from grader.loader import LoadedSuite
 from grader.results import STATUSES, Report, write_report
+from grader.safetext import one_line as safe_one_line
 from grader.runner import (
     CaseRun,
     RunSettings,
@@ -133,7 +135,13 @@ def grade_submissions(
     lock = threading.Lock()
     stopping = threading.Event()
 
+    def problem_report(index: int, message: str) -> Report:
+        run = SubmissionRun(message, tuple(CaseRun(c.uid, "error", None, message, "", 0.0) for c in cases), "", 0.0)
+        return build_report(names[index], specs, run, loaded, grader.__version__, withheld_points)
+
     def grade_one(index: int) -> None:
+        """Grade, judge, write and print one submission. Whatever fails in the grader on the way
+        becomes this submission's problem, in its report: never another's, never the batch's."""
         nonlocal done
         if stopping.is_set():
             return
@@ -147,18 +155,32 @@ def grade_submissions(
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
             failed = True
-            message = f"the grader failed while grading this submission ({type(exc).__name__}: {exc}); please report this"
-            run = SubmissionRun(message, tuple(CaseRun(c.uid, "error", None, message, "", 0.0) for c in cases), "", 0.0)
-            report = build_report(names[index], specs, run, loaded, grader.__version__, withheld_points)
+            report = problem_report(index, grader_problem("grading", exc))
         finally:
             slots.put(slot)
-        _write_outputs(report, target, hidden_visibility)
+        try:
+            _write_outputs(report, target, hidden_visibility)
+        except Exception as exc:  # noqa: BLE001
+            failed = True
+            report = problem_report(index, grader_problem("writing its reports", exc))
+            try:
+                _write_outputs(report, target, hidden_visibility)
+            except Exception:  # noqa: BLE001 - nothing more to do here; the exit status says it
+                pass
         graded = GradedSubmission(submissions[index], names[index], report, target, failed, reference is not None and submissions[index] == reference)
-        results[index] = graded
         with lock:
             done += 1
             if on_done:
-                on_done(graded, done, len(submissions))
+                try:
+                    on_done(graded, done, len(submissions))
+                except Exception as exc:  # noqa: BLE001 - e.g. a terminal that cannot encode the line
+                    report = dataclasses.replace(report, problem=grader_problem("printing its result", exc))
+                    graded = dataclasses.replace(graded, report=report, grader_failed=True)
+                    try:
+                        _write_outputs(report, target, hidden_visibility)
+                    except Exception:  # noqa: BLE001
+                        pass
+        results[index] = graded
 
     # Twice as many threads as slots: a slot is handed on as soon as its cases have run, so
     # the next submission's cases run while this one is judged and its reports written.
@@ -174,10 +196,35 @@ def grade_submissions(
         pool.shutdown(wait=True)
         area.close()
     graded = [r for r in results if r is not None]
-    from reports import write_batch_outputs
+    return _write_batch(graded, out_dir, problem_report, names)
 
-    write_batch_outputs([g.report for g in graded], [g.out_dir for g in graded], out_dir, [str(g.path) for g in graded])
-    return graded
+
+def grader_problem(doing: str, exc: BaseException) -> str:
+    """A submission's problem when the grader, not the submission, failed on it."""
+    return f"the grader failed while {doing} ({type(exc).__name__}: {safe_one_line(str(exc))[:300]}); please report this"
+
+
+def _write_batch(graded: list[GradedSubmission], out_dir: Path, problem_report, names: list[str]) -> list[GradedSubmission]:
+    """summary.html and grades.csv, always: a report that cannot be rendered in them is replaced
+    by one that says the grader failed on it (and the run's exit status says so)."""
+    from reports import grades_csv, render_summary, write_batch_outputs
+
+    try:
+        write_batch_outputs([g.report for g in graded], [g.out_dir for g in graded], out_dir, [str(g.path) for g in graded])
+        return graded
+    except Exception:  # noqa: BLE001 - find the submissions it failed on
+        pass
+    checked = []
+    for g in graded:
+        try:
+            render_summary([g.report], ["report.html"])
+            grades_csv([g.report])
+            checked.append(g)
+        except Exception as exc:  # noqa: BLE001
+            report = problem_report(names.index(g.name), grader_problem("writing the class summary", exc))
+            checked.append(dataclasses.replace(g, report=report, grader_failed=True))
+    write_batch_outputs([g.report for g in checked], [g.out_dir for g in checked], out_dir, [str(g.path) for g in checked])
+    return checked
 
 
 def one_line(graded: GradedSubmission) -> str:
@@ -186,7 +233,7 @@ def one_line(graded: GradedSubmission) -> str:
     for case in r.cases:
         counts[case.status] = counts.get(case.status, 0) + 1
     parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: STATUSES.index(kv[0])))
-    problem = f"  [{r.problem}]" if r.problem else ""
+    problem = f"  [{safe_one_line(r.problem)}]" if r.problem else ""  # never a line of its own
     name = f"{graded.name} (bundled solution)" if graded.is_reference else graded.name
     if r.scope == "public":
         scope = f"public specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from grader.ops import OpSpec, OP_KINDS
+from grader.safetext import safe_text
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 PROTOCOL_VERSION = 1
@@ -38,6 +39,7 @@ MAX_DEPTH = 4
 MAX_STEPS = 256
 MAX_WITNESS = 256
 MAX_GRAPHS = 64
+MAX_ELEMENTS = MAX_BLOB_BYTES  # elements of one array (a bool array of the largest blob)
 # The largest length prefix a valid frame can carry (the header, every blob and its
 # 8-byte length, plus slack for magic and counts): a reader refuses anything longer.
 MAX_FRAME_BYTES = MAX_HEADER_BYTES + MAX_BLOB_BYTES + 16 * MAX_BLOBS + 64
@@ -200,6 +202,8 @@ class _Encoder:
         dtype = str(arr.dtype)
         if dtype not in ARRAY_DTYPES:
             return {"object": {"type": f"ndarray[{dtype[:40]}]"}}
+        if math.prod(max(d, 1) for d in arr.shape) > MAX_ELEMENTS:  # what the grader would refuse
+            return {"object": {"type": f"ndarray too large to report (shape {list(arr.shape)[:8]})"}}
         raw = np.ascontiguousarray(arr).tobytes()
         if self.size + len(raw) > MAX_BLOB_BYTES or len(self.blobs) >= MAX_BLOBS:
             return {"object": {"type": f"ndarray too large to report ({arr.size} elements)"}}
@@ -256,15 +260,22 @@ def _int(obj: Any, where: str, lo: int = -(2**63), hi: int = 2**64) -> int:
 
 
 def _text(obj: Any, where: str) -> str:
+    """Every string a worker sends enters the grader here, and leaves it safe (grader.safetext)."""
     if not isinstance(obj, str) or len(obj) > MAX_TEXT:
         raise _fail(where, "expected text of bounded length")
-    return obj
+    return safe_text(obj)
 
 
 def _shape(obj: Any, where: str) -> tuple[int, ...]:
+    """A shape of at most 8 dimensions and MAX_ELEMENTS elements, counting a zero-length
+    dimension as one: (0, 2**31-1, 2**31-1) holds no element, yet numpy refuses to build it, and
+    whatever judges it would work with the other dimensions."""
     if not isinstance(obj, list) or len(obj) > 8:
         raise _fail(where, "expected a shape")
-    return tuple(_int(d, f"{where}[{i}]", 0, 1 << 31) for i, d in enumerate(obj))
+    shape = tuple(_int(d, f"{where}[{i}]", 0, 1 << 31) for i, d in enumerate(obj))
+    if math.prod(max(d, 1) for d in shape) > MAX_ELEMENTS:
+        raise _fail(where, f"a shape of more than {MAX_ELEMENTS} elements")
+    return shape
 
 
 def _keys(obj: Any, allowed: set[str], where: str) -> dict:
@@ -294,7 +305,10 @@ class _Decoder:
             raise _fail(where, f"{len(raw)} bytes do not make a {dtype} array of shape {list(shape)}")
         # A plain ndarray of exactly this dtype and shape, owning its memory: no
         # subclass, no custom __eq__, nothing of the submission's survives.
-        return np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape).copy()
+        try:
+            return np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape).copy()
+        except (ValueError, TypeError, MemoryError) as exc:
+            raise _fail(where, f"cannot rebuild a {dtype} array of shape {list(shape)} ({type(exc).__name__})") from None
 
     def value(self, obj: Any, where: str, depth: int = 0) -> Any:
         if obj is None or isinstance(obj, bool):
@@ -384,7 +398,7 @@ CONTROL_MAGIC = b"GGc1"
 CONTROL_KINDS = {
     "ready": set(),
     "import_error": {"type", "message", "where"},
-    "status": {"case", "exitcode", "signal"},
+    "status": {"case", "exitcode", "signal", "output_end"},  # output_end: the log's size once the case's processes are gone
     "sandbox_error": {"message"},  # the worker could not confine itself: the machine's problem, not the submission's
 }
 
@@ -399,7 +413,17 @@ def is_control(body: bytes) -> bool:
 
 
 def decode_control(body: bytes) -> dict:
-    """A worker's control frame (ready, import_error, status), validated."""
+    """A worker's control frame (ready, import_error, status), validated. Any failure to decode
+    it, whatever raised it, is a :class:`ProtocolError`."""
+    try:
+        return _decode_control(body)
+    except ProtocolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a decoder bug must cost the case, never the batch
+        raise ProtocolError(f"control frame could not be decoded ({type(exc).__name__})") from None
+
+
+def _decode_control(body: bytes) -> dict:
     if len(body) > 64 * 1024:
         raise ProtocolError("control frame too large")
     try:
@@ -413,10 +437,12 @@ def decode_control(body: bytes) -> dict:
         raise ProtocolError(f"a {msg['kind']} frame has fields {sorted(fields)}")
     for key in ("type", "message", "where", "case"):
         if key in msg:
-            _text(msg[key], key)
+            msg[key] = _text(msg[key], key)
     for key in ("exitcode", "signal"):
         if key in msg and msg[key] is not None:
             _int(msg[key], key, -1024, 1024)
+    if "output_end" in msg:
+        _int(msg["output_end"], "output_end", 0, 1 << 62)
     return msg
 
 
@@ -433,7 +459,17 @@ def split_frame(buffer: bytes) -> tuple[bytes | None, bytes]:
 
 
 def decode_observations(body: bytes, expected_case: str, step_count: int) -> CaseObservation:
-    """Validate one observation frame; raises :class:`ProtocolError` when anything is off."""
+    """Validate one observation frame; raises :class:`ProtocolError` when anything is off,
+    whatever raised it (a decoder bug must cost that case, never the batch)."""
+    try:
+        return _decode_observations(body, expected_case, step_count)
+    except ProtocolError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise ProtocolError(f"observation frame could not be decoded ({type(exc).__name__})") from None
+
+
+def _decode_observations(body: bytes, expected_case: str, step_count: int) -> CaseObservation:
     if body[:4] != MAGIC or len(body) < 12:
         raise ProtocolError("not an observation frame (bad magic)")
     header_len, blob_count = struct.unpack_from("<II", body, 4)

@@ -15,10 +15,8 @@ import json
 import math
 import os
 import select
-import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
@@ -30,13 +28,11 @@ from typing import Literal
 
 import grader
 from grader import protocol
+from grader.copying import MODULE_FILE, SubmissionProblem, copy_submission, remove_tree  # noqa: F401 - MODULE_FILE, copy_submission: re-exported
+from grader.safetext import safe_text
 from grader.spec_model import Case
 from grader.worker.sandbox import Limits
 from grader.worker.uids import UidLease
-
-MAX_SUBMISSION_FILES = 200
-MAX_SUBMISSION_BYTES = 16 << 20
-MODULE_FILE = "cudagraph.py"
 
 
 @dataclass(frozen=True)
@@ -68,10 +64,6 @@ class SubmissionRun:
     cases: tuple[CaseRun, ...]
     output_tail: str
     duration_s: float
-
-
-class SubmissionProblem(Exception):
-    """The submission cannot be run at all (e.g. no cudagraph.py)."""
 
 
 class SandboxFailure(RuntimeError):
@@ -134,6 +126,10 @@ class Zygote:
     def kill(self, pid: int, uid: int | None) -> None:
         self._ask({"op": "kill", "pid": pid, "uid": uid})
 
+    def layers(self) -> dict:
+        """Which isolation layers a worker gets on this machine (see :func:`lost_layers`)."""
+        return self._ask({"op": "layers"})
+
     def close(self) -> None:
         try:
             self._sock.close()
@@ -149,6 +145,26 @@ class Zygote:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def lost_layers(layers: dict) -> list[str]:
+    """One line per isolation layer a grading run as root should have and does not here
+    (SECURITY.md, "Deployments", says what each costs). Nothing for a normal user: a student
+    grading their own work on their own machine risks nothing."""
+    if not layers.get("root"):
+        return []
+    lost = []
+    if not layers.get("ipc_namespace"):
+        lost.append("no IPC namespace per worker (unshare refused): submissions graded at once share System V IPC; each uid's objects are still removed between submissions")
+    if not layers.get("net_namespace"):
+        lost.append("no network namespace per worker (unshare refused): the seccomp filter and Landlock still refuse sockets")
+    if not layers.get("cgroup"):
+        lost.append(f"no cgroup memory and process limit per worker ({layers.get('cgroup_detail')}): only per-process limits apply")
+    if not layers.get("landlock_abi"):
+        lost.append("no Landlock: workers read and write what their uid may (world-readable files included)")
+    if not layers.get("seccomp"):
+        lost.append("no seccomp filter on this machine type: sockets, keyrings and namespaces are not filtered")
+    return lost
 
 
 # ---------------------------------------------------------------- scratch space
@@ -168,68 +184,38 @@ class ScratchArea:
     def uid_for(self, slot: int) -> int | None:
         return self.uids.uid(slot) if self.uids is not None else None
 
-    def prepare(self, slot: int, submission: Path) -> tuple[Path, Path, Path]:
+    def prepare(self, slot: int, submission: Path, deadline: float = math.inf) -> tuple[Path, Path, Path]:
         """Fresh scratch for a slot holding a copy of the submission, and an empty output log
         (outside the scratch, written through a descriptor only); returns (scratch, code dir, log)."""
-        scratch, code = self.fresh_copy(slot, submission)
+        scratch, code = self.fresh_copy(slot, submission, deadline)
         log = self.base / f"slot{slot}.log"
         fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         os.close(fd)
         return scratch, code, log
 
-    def fresh_copy(self, slot: int, submission: Path) -> tuple[Path, Path]:
+    def fresh_copy(self, slot: int, submission: Path, deadline: float = math.inf) -> tuple[Path, Path]:
         """Empty the slot's scratch and copy the submission in again: a replacement worker starts
-        from the submission as handed in, not from what an earlier case left there."""
+        from the submission as handed in, not from what an earlier case left there. Bounded
+        (grader.copying); the copy counts against the submission's time budget (``deadline``)."""
         scratch = self.base / f"slot{slot}"
-        if scratch.exists():
-            shutil.rmtree(scratch)
+        remove_tree(scratch)
         scratch.mkdir(mode=0o700)
         code = scratch / "submission"
         code.mkdir()
         try:
-            copy_submission(submission, code)
+            made = copy_submission(submission, code, deadline)
         except OSError as exc:
-            raise SubmissionProblem(f"{submission.name}: could not be copied for grading ({exc.strerror or exc})") from None
+            raise SubmissionProblem(f"{submission.name}: could not be copied for grading ({exc.strerror or type(exc).__name__})") from None
         uid = self.uid_for(slot)
         if uid is not None:
-            for path in [scratch, *scratch.rglob("*")]:
+            for path in [scratch, code, *made]:  # what the copy made, and nothing else: bounded
                 os.lchown(path, uid, uid)
         return scratch, code
 
     def close(self) -> None:
-        shutil.rmtree(self.base, ignore_errors=True)
+        remove_tree(self.base)
         if self.uids is not None:
             self.uids.close()
-
-
-def copy_submission(submission: Path, dest: Path) -> None:
-    """Copy regular files only (no symlinks, no devices), bounded in count and size."""
-    if submission.is_file():
-        if submission.stat().st_size > MAX_SUBMISSION_BYTES:
-            raise SubmissionProblem(f"{submission.name} is larger than {MAX_SUBMISSION_BYTES} bytes")
-        # The path given on the command line is followed (the instructor named it); links inside
-        # a submission directory never are.
-        shutil.copyfile(submission.resolve(), dest / MODULE_FILE, follow_symlinks=False)
-        return
-    if not submission.is_dir():
-        raise SubmissionProblem(f"{submission}: no such file or directory")
-    if not (submission / MODULE_FILE).is_file() or (submission / MODULE_FILE).is_symlink():
-        raise SubmissionProblem(f"no {MODULE_FILE} in {submission.name}/: the submission must hold a file named {MODULE_FILE}")
-    count = total = 0
-    for path in sorted(submission.rglob("*")):
-        rel = path.relative_to(submission)
-        if "__pycache__" in rel.parts or any(part.startswith(".") for part in rel.parts):
-            continue
-        mode = os.lstat(path).st_mode
-        if stat.S_ISDIR(mode):
-            (dest / rel).mkdir(parents=True, exist_ok=True)
-        elif stat.S_ISREG(mode):
-            count += 1
-            total += os.lstat(path).st_size
-            if count > MAX_SUBMISSION_FILES or total > MAX_SUBMISSION_BYTES:
-                raise SubmissionProblem(f"{submission.name}/ has more than {MAX_SUBMISSION_FILES} files or {MAX_SUBMISSION_BYTES} bytes")
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, dest / rel, follow_symlinks=False)
 
 
 # ---------------------------------------------------------------- frames with deadlines
@@ -270,12 +256,17 @@ class _Tail:
         self.pos = 0
         self.limit = limit
 
-    def take(self) -> str:
+    def take(self, until: int | None = None) -> str:
+        """What was written since the last look, up to ``until`` (the log's size when the case
+        ended, as its worker saw it) when given: what lies beyond is a later case's."""
         try:
             end = os.fstat(self.fd).st_size
+            if until is not None:
+                end = min(end, until)
             if end <= self.pos:
                 return ""
-            data = os.pread(self.fd, self.limit, max(self.pos, end - self.limit))
+            offset = max(self.pos, end - self.limit)
+            data = os.pread(self.fd, end - offset, offset)  # never past ``end``: what follows is a later case's
         except OSError:
             return ""
         start, self.pos = self.pos, end
@@ -286,8 +277,8 @@ class _Tail:
 
 
 def _clean_tail(data: bytes, written: int, limit: int) -> str:
-    text = data.decode("utf-8", errors="replace")
-    text = "".join(ch for ch in text if ch in "\n\t" or ch.isprintable())
+    """What a submission printed enters the grader here, made safe (grader.safetext)."""
+    text = safe_text(data.decode("utf-8", errors="replace"))
     if written > limit:
         text = f"[… {written - limit} earlier bytes cut …]\n" + text
     return text
@@ -350,16 +341,51 @@ class _Worker:
         except OSError:  # BlockingIOError, BrokenPipeError
             return False
 
-    def stop(self) -> None:
+    def stop(self, case_uid: str | None = None) -> int | None:
+        """End the worker and everything it started. With ``case_uid`` (a case it did not finish
+        in time): where that case's output ends in the log, if the worker said so before it was
+        killed (it may have finished the case, and started the next, just past the deadline);
+        None when it never did, and then the whole rest of the log is that case's."""
         if not self.alive:
-            return
+            return None
         self.alive = False
-        for fd in (self.cmd_w, self.res_r):
+        try:
+            os.close(self.cmd_w)
+        except OSError:
+            pass
+        self.zygote.kill(self.pid, self.uid)  # nothing of this worker runs after this line
+        output_end = None
+        try:
+            if case_uid is not None:
+                output_end = self._late_status(case_uid)
+        finally:
             try:
-                os.close(fd)
+                os.close(self.res_r)
             except OSError:
                 pass
-        self.zygote.kill(self.pid, self.uid)
+        return output_end
+
+    def _late_status(self, case_uid: str) -> int | None:
+        data = self.reader.buf
+        while len(data) <= 2 * protocol.MAX_FRAME_BYTES:
+            try:
+                chunk = os.read(self.res_r, 1 << 20)
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        try:
+            while True:
+                frame, data = protocol.split_frame(data)
+                if frame is None:
+                    return None
+                if protocol.is_control(frame):
+                    ctl = protocol.decode_control(frame)
+                    if ctl["kind"] == "status" and ctl["case"] == case_uid:
+                        return ctl["output_end"]
+        except protocol.ProtocolError:
+            return None
 
 
 def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
@@ -393,16 +419,17 @@ def run_submission(
     ``messages`` are :func:`case_messages` of ``cases``, when the caller grades many submissions.
     ``look_ahead[i]``: case ``i + 1``'s message may wait in the worker's pipe while case ``i``
     runs, so the worker starts it without waiting for the grader. The worker's output is one
-    stream, so a case that starts early may print into the previous case's tail: the caller
-    allows it only between cases shown alike (both visible, or both redacted), and it stops
-    once a submission has printed anything. Default: never.
+    stream; each case's status frame says where the case's output ends in it (measured by the
+    worker once the case's processes are gone), so a tail holds only what its case printed.
+    That position is the worker's claim, so the caller still allows look-ahead only between
+    cases shown alike (both visible, or both redacted). Default: never.
     ``redacted[i]``: case ``i`` is not shown to students. Once such a case's steps have reached a
     worker, nothing a later worker says at import (its message, its output) is reported: it could
     carry what the hidden case was given. Callers run such cases last (grade.run_order)."""
     started = time.monotonic()
     budget_end = started + settings.submission_budget_s
     try:
-        scratch, code, log = scratch_area.prepare(slot, submission)
+        scratch, code, log = scratch_area.prepare(slot, submission, budget_end)
     except SubmissionProblem as problem:
         return SubmissionRun(str(problem), tuple(CaseRun(c.uid, "error", None, str(problem), "", 0.0) for c in cases), "", 0.0)
     if messages is None:
@@ -427,7 +454,7 @@ def run_submission(
             if worker is None:
                 if workers_started:  # a replacement starts from the submission as handed in
                     try:
-                        scratch, code = scratch_area.fresh_copy(slot, submission)
+                        scratch, code = scratch_area.fresh_copy(slot, submission, budget_end)
                     except SubmissionProblem as exc:
                         problem = str(exc)
                         results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
@@ -473,15 +500,15 @@ def run_submission(
                     results.append(CaseRun(case.uid, "crashed", None, "the worker process was gone before the case could start", tail.take(), 0.0))
                     continue
                 worker.sent = index + 1
-            ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases) and tail.pos == 0
+            ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases)
             if ahead and worker.send_ahead(messages[index + 1]):
                 worker.sent = index + 2
             secret_sent = secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
-            run, healthy = _run_case(worker, case, deadline, settings, budget_end)
-            if not healthy:  # stopped before its tail is read: all it wrote is its own, none reaches the next
-                worker.stop()
+            run, healthy, output_end = _run_case(worker, case, deadline, settings, budget_end)
+            if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
+                output_end = worker.stop(case.uid)
                 worker = None
-            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(), run.duration_s))
+            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(output_end), run.duration_s))
     finally:
         if worker is not None:
             worker.stop()
@@ -489,13 +516,14 @@ def run_submission(
     return SubmissionRun(problem, tuple(results), import_tail, time.monotonic() - started)
 
 
-def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float) -> tuple[CaseRun, bool]:
+def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float) -> tuple[CaseRun, bool, int | None]:
     """Collect one case's frames (its message is already in the worker's pipe); returns its
-    record and whether the worker can be reused."""
+    record, whether the worker can be reused, and where the case's output ends in the log."""
     started = time.monotonic()
+    output_end = None
 
     def done(status, message, observation=None, healthy=True):
-        return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started), healthy
+        return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started), healthy, output_end
 
     observation_frames: list[bytes] = []
     try:
@@ -507,6 +535,7 @@ def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSetting
                 ctl = protocol.decode_control(frame)
                 if ctl["kind"] != "status" or ctl["case"] != case.uid:
                     raise protocol.ProtocolError("unexpected control frame")
+                output_end = ctl["output_end"]
                 break
             observation_frames.append(frame)
             if len(observation_frames) > 1:

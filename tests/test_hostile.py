@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -43,7 +44,14 @@ from grader.worker import sandbox  # noqa: E402
 from grader.worker.sandbox import Limits  # noqa: E402
 
 TIMEOUT, BUDGET, JOBS = 2, 20, 4
-BATCH_WALL_LIMIT_S = 90
+GRADE_TIMEOUT_S = 600  # the test's own guard against a grader that hangs
+
+
+def batch_wall_limit(count: int) -> float:
+    """The longest a batch of ``count`` submissions may take when every one stays within its
+    budget: JOBS at a time, each using all of it (the batch grew with the attacks, and the
+    machine may be busy: a fixed figure measured once is not a bound)."""
+    return math.ceil(count / JOBS) * BUDGET
 SLACK_S = 3.0
 UID_RANGE = range(61000, 62000)
 PORT = 47391  # h22_network aims here
@@ -109,7 +117,16 @@ EXPECT: dict[str, Expect] = {
     "h23_env_and_stdin": Expect("same"),
     "h24_fork_bomb": Expect("earned"),
     "h25_disk_fill": Expect("earned"),
-    "h40_forged_structure": Expect("same"),  # and flagged: test_forged_structure_is_flagged_not_penalised
+    "h40_ipc_writer": Expect("same"),
+    "h41_ipc_reader": Expect("same"),
+    "h42_surrogate_import": Expect("zero"),
+    "h43_ansi_import": Expect("zero"),
+    "h44_bidi_output": Expect("broken", fusion),
+    "h45_forged_shape": Expect("broken", fusion),
+    "h46_many_dirs": Expect("zero"),
+    "h47_deep_dirs": Expect("zero"),
+    "h48_keyring_userns": Expect("same"),
+    "h49_forged_structure": Expect("same"),  # and flagged: test_forged_structure_is_flagged_not_penalised
 }
 
 # Safe to run without root (no uid of its own, so nothing here may rely on one) and without
@@ -128,7 +145,13 @@ NON_ROOT_SUBSET = (
     "h18_lying_ndarray",
     "h21_import_reference",
     "h23_env_and_stdin",
-    "h40_forged_structure",
+    "h42_surrogate_import",
+    "h43_ansi_import",
+    "h44_bidi_output",
+    "h45_forged_shape",
+    "h46_many_dirs",
+    "h47_deep_dirs",
+    "h49_forged_structure",
 ) + (("h12_kill_parent",) if sandbox.landlock_abi() >= 6 else ())
 
 
@@ -194,11 +217,22 @@ def _sandbox_processes_of_ours() -> list[str]:
 
 
 def _tree(path: Path) -> dict[str, tuple[int, str]]:
-    """Every file beneath ``path``: relative name -> (mtime_ns, sha256)."""
-    found = {}
-    for p in sorted(path.rglob("*")) if path.exists() else []:
-        if p.is_file() and not p.is_symlink():
-            found[str(p.relative_to(path))] = (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+    """Every file beneath ``path``: relative name -> (mtime_ns, sha256); folders too, as
+    ``name/`` (h46 makes 100,000 of them and h47 nests 1,500: walked with a stack)."""
+    found: dict[str, tuple[int, str]] = {}
+    stack = [""] if path.exists() else []
+    while stack:
+        rel = stack.pop()
+        with os.scandir(path / rel if rel else path) as listing:
+            entries = [(e.name, e.path, e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False)) for e in listing]
+        for name, full, is_dir, is_file in entries:
+            child = f"{rel}/{name}" if rel else name
+            if is_dir:
+                found[child + "/"] = (0, "dir")
+                stack.append(child)
+            elif is_file:
+                with open(full, "rb") as f:
+                    found[child] = (os.stat(full).st_mtime_ns, hashlib.sha256(f.read()).hexdigest())
     return found
 
 
@@ -305,6 +339,9 @@ class Batch:
     cwd: Path
     spec_canary: str
     env_canary: str
+    stdout: str = ""
+    ipc_before: frozenset = frozenset()
+    ipc_after: frozenset = frozenset()
 
 
 def _grade(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -316,7 +353,7 @@ def _grade(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Comple
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        timeout=BATCH_WALL_LIMIT_S + 60,
+        timeout=GRADE_TIMEOUT_S,
     )
 
 
@@ -344,6 +381,7 @@ def run_batch(tmp: Path, names: list[str]) -> Batch:
 
     listeners = Listeners()
     children_before = _children()
+    ipc_before = ipc_objects()
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # whatever escapes the grader re-parents here
     try:
         started = time.monotonic()
@@ -362,6 +400,7 @@ def run_batch(tmp: Path, names: list[str]) -> Batch:
                 pass
     finally:
         _libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+    ipc_after = ipc_objects()
     arrived = listeners.what_arrived()
     listeners.close()
     trees_after = {k: _tree(v) for k, v in watched.items()}
@@ -378,7 +417,20 @@ def run_batch(tmp: Path, names: list[str]) -> Batch:
     return Batch(
         out, subs, specs, done.returncode, wall, done.stderr, reports, alone, leftover_children, leftover_sandbox, arrived,
         trees_before, trees_after, fakes_before, fakes_after, cwd, spec_canary, env_canary,
+        done.stdout, ipc_before, ipc_after,
     )
+
+
+def ipc_objects() -> frozenset[str]:
+    """Every System V IPC object of this (the grader's) IPC namespace, as ``ipcs`` lists them."""
+    found = set()
+    for kind in ("shm", "msg", "sem"):
+        try:
+            rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        found.update(f"{kind} {' '.join(row.split()[:3])}" for row in rows)
+    return frozenset(found)
 
 
 # ------------------------------------------------------------------ checks shared by both variants
@@ -393,7 +445,7 @@ def _without_timing(value):
 def check_batch_finished(batch: Batch, count: int) -> None:
     assert batch.rc == 0, f"the grader exited {batch.rc} (killed?):\n{batch.stderr[-3000:]}"
     assert len(batch.reports) == count
-    assert batch.wall_s < BATCH_WALL_LIMIT_S
+    assert batch.wall_s < batch_wall_limit(count), f"{batch.wall_s:.0f} s for {count} submissions"
     for name, report in batch.reports.items():
         assert report, f"no report for {name}"
         assert report["duration_s"] <= BUDGET + SLACK_S, f"{name} ran {report['duration_s']:.1f} s, past its {BUDGET} s budget"
@@ -553,6 +605,96 @@ def test_spec_readers_found_nothing(root_batch):
         assert "LEAK nothing found" in messages, f"{name} read something: {messages[:500]}"
 
 
+# ------------------------------------------------------------------ integrity round 2 (issue 11)
+IPC_SECRET = "IPC-SECRET-5d1e"
+INVISIBLE = ("\u202e", "\u2066", "\u061c", "\u200b", "\u2060", "\ufeff")
+STUDENT_AND_STAFF_FILES = ("report.html", "report.json", "results.json", "junit.xml")
+
+
+def _all_text(report: dict) -> str:
+    return report["output_tail"] + report.get("problem", "") + "".join(c["output_tail"] + c["message"] for c in report["cases"])
+
+
+def test_ipc_is_not_shared_between_submissions(root_batch):
+    """h40 writes a secret into System V shm, a queue and a semaphore; h41, graded in the same
+    batch, looks in every case and finds nothing."""
+    writer = _all_text(root_batch.reports["h40_ipc_writer"])
+    assert "ipc shm secret: WORKED" in writer  # the writer did write (in its own namespace)
+    reader = _all_text(root_batch.reports["h41_ipc_reader"])
+    assert "[hostile] ipc: found nothing" in reader and "ipc FOUND" not in reader
+    for path in (root_batch.out / "h41_ipc_reader").rglob("*"):
+        assert IPC_SECRET not in path.read_text(errors="replace"), path
+
+
+def test_ipc_not_found_by_a_later_run(root_batch, tmp_path):
+    """Graded again alone after the batch (a later run, the same sandbox uids), the reader still
+    finds nothing: nothing of the writer outlived its worker."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env["PYTHONPATH"] = str(REPO)
+    done = _grade([str(root_batch.subs["h41_ipc_reader"]), "--out", str(tmp_path / "out"), "--timeout", str(TIMEOUT), "--budget", str(BUDGET)], tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "out" / "h41_ipc_reader" / "report.json").read_text())
+    text = _all_text(report)
+    assert "[hostile] ipc: found nothing" in text and "ipc FOUND" not in text and IPC_SECRET not in text
+
+
+def test_no_ipc_object_left_behind(root_batch):
+    """After the run, ``ipcs`` lists nothing that was not there before (h40 left four 64 MiB
+    segments, a queue and a semaphore set in its own namespace)."""
+    assert root_batch.ipc_after <= root_batch.ipc_before, sorted(root_batch.ipc_after - root_batch.ipc_before)
+
+
+def test_keyring_and_new_namespaces_refused(root_batch):
+    text = _all_text(root_batch.reports["h48_keyring_userns"])
+    for call in ("add_key", "request_key", "keyctl", "unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "clone3", "setns"):
+        assert f"[hostile] {call}: refused" in text, call
+    assert "WORKED" not in text
+    assert "clone3: refused (errno 38 " in text  # ENOSYS: the C library falls back to clone
+
+
+def test_import_errors_cannot_drive_the_terminal(root_batch):
+    """h42 (a lone surrogate) and h43 (ESC, CR, OSC 52, a forged line, bidi characters) fail to
+    import: the batch completes, each is one clean line on the terminal, the summary is written."""
+    assert root_batch.rc == 0
+    assert (root_batch.out / "summary.html").is_file() and (root_batch.out / "grades.csv").is_file()
+    for bad in ("\x1b", "\r", "\x07", "\x9b", "\ud800", *INVISIBLE):
+        assert bad not in root_batch.stdout + root_batch.stderr, repr(bad)
+    lines = root_batch.stdout.splitlines()
+    names = {"honest", "buggy", *EXPECT}
+    assert all(line.split(":", 1)[0] in names for line in lines), [line for line in lines if line.split(":", 1)[0] not in names]
+    assert len(lines) == len(names)
+    for name in ("h42_surrogate_import", "h43_ansi_import"):
+        assert "could not be imported" in root_batch.reports[name]["problem"]
+    assert "cannot import \ufffd here" in root_batch.reports["h42_surrogate_import"]["problem"]
+
+
+def test_no_invisible_or_bidi_characters_in_any_output(root_batch):
+    """h43 and h44 put bidi controls, zero-width characters and a BOM in an import error, their
+    output and their exception messages; no report, summary, CSV, JUnit or JSON file holds one."""
+    files = [root_batch.out / "summary.html", root_batch.out / "grades.csv"]
+    for name in ("h43_ansi_import", "h44_bidi_output"):
+        files += [root_batch.out / name / f for f in STUDENT_AND_STAFF_FILES]
+    assert "\ufffdevil" in _all_text(root_batch.reports["h44_bidi_output"])  # it printed, and it was neutralised
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for ch in INVISIBLE:
+            assert ch not in text and f"\\u{ord(ch):04x}" not in text.lower(), f"{ch!r} in {path}"
+
+
+def test_forged_array_shape_is_a_protocol_error_for_that_case(root_batch):
+    report = root_batch.reports["h45_forged_shape"]
+    fusion_cases = [c for c in report["cases"] if c["tag"] == "fusion" and not c["redacted"]]
+    assert fusion_cases and all(c["status"] == "error" for c in fusion_cases)
+    assert all("malformed" in c["message"] or "could not be read" in c["message"] for c in fusion_cases), fusion_cases[0]["message"]
+
+
+@pytest.mark.parametrize("name, says", [("h46_many_dirs", "more than 1000 entries"), ("h47_deep_dirs", "nested more than 8 deep")])
+def test_many_and_deep_directories_refused_in_seconds(root_batch, name, says):
+    report = root_batch.reports[name]
+    assert report["score"] == 0 and says in report["problem"]
+    assert report["duration_s"] < 5, f"{name} took {report['duration_s']:.1f} s"
+
+
 # ------------------------------------------------------------------ any user: a smaller batch
 def test_hostile_subset_without_root(tmp_path):
     """The attacks that need no uid of their own to be survived, graded as whoever runs the tests.
@@ -579,7 +721,7 @@ def test_forged_structure_is_flagged_not_penalised(root_batch):
     in summary.html, and scores exactly what the honest core scores (a flag never costs or
     earns a point). The honest baseline's own code carries no flag: its only flags come from
     the hostile helper copied beside every submission."""
-    report, honest = root_batch.reports["h40_forged_structure"], root_batch.reports["honest"]
+    report, honest = root_batch.reports["h49_forged_structure"], root_batch.reports["honest"]
     rules = {f["rule"] for f in report["flags"] if f["file"] == "cudagraph.py"}
     assert {"gc", "frames", "patch-builtins", "patch-numpy"} <= rules
     assert report["score"] == honest["score"] == honest["max_score"]
@@ -587,6 +729,6 @@ def test_forged_structure_is_flagged_not_penalised(root_batch):
     assert {f["file"] for f in honest["flags"]} <= {"_hostile_kit.py"}
     summary = (root_batch.out / "summary.html").read_text()
     review = summary[summary.index('id="needs-review"'):summary.index("</table>", summary.index('id="needs-review"'))]
-    assert "h40_forged_structure" in review and "needs review" in review
-    student_facing = [(root_batch.out / "h40_forged_structure" / n).read_text() for n in ("report.html", "results.json", "junit.xml")]
+    assert "h49_forged_structure" in review and "needs review" in review
+    student_facing = [(root_batch.out / "h49_forged_structure" / n).read_text() for n in ("report.html", "results.json", "junit.xml")]
     assert not any("patch-builtins" in text or "needs review" in text for text in student_facing)

@@ -15,8 +15,17 @@ Layers, each applied where the platform allows it (see SECURITY.md):
    process outside its own sandbox (ABI 6). Specs, reports, the reference
    solution and other submissions are simply not there for it;
 5. a seccomp filter: no socket but a Unix one (so no UDP, no raw or netlink
-   socket either, which Landlock does not cover) and no io_uring (which could
-   open them behind the filter's back).
+   socket either, which Landlock does not cover), no io_uring (which could
+   open them behind the filter's back), no kernel keyring (add_key, request_key,
+   keyctl: keys outlive the process), no new namespace (unshare or clone with a
+   CLONE_NEW* flag, setns; clone3 cannot be filtered by its flags, so it fails
+   with ENOSYS and the C library falls back to clone);
+6. as root, namespaces of its own: IPC (System V shared memory, message queues
+   and semaphores, and POSIX message queues, die with the worker and are never
+   shared with another) and network (no interface but a loopback that is down),
+   and a read-only, empty ``/dev/shm``; and, where the host gives a writable
+   cgroup, a memory and a process limit for the worker's whole tree
+   (:mod:`grader.worker.cgroups`).
 """
 
 from __future__ import annotations
@@ -41,6 +50,10 @@ LANDLOCK_RULE_PATH_BENEATH = 1
 LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET = 1
 LANDLOCK_SCOPE_SIGNAL = 2
 CLONE_NEWNS = 0x00020000
+CLONE_NEWTIME, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x80, 0x02000000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+NAMESPACE_FLAGS = CLONE_NEWNS | CLONE_NEWTIME | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+MS_RDONLY = 1
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 WORK_DIR = "work"  # beneath the scratch directory: the only place a worker may write
 
@@ -63,6 +76,7 @@ class Limits:
     open_files: int = 64
     processes: int = 64
     scratch_bytes: int = 64 << 20  # size of the tmpfs working directory (root only)
+    memory_bytes: int = 1 << 30  # the whole worker tree's memory, where a cgroup is writable (root only)
 
 
 @dataclass(frozen=True)
@@ -73,6 +87,7 @@ class SandboxPlan:
     readable: tuple[str, ...]  # paths the worker may read (and execute) beneath
     use_landlock: bool = True
     import_paths: tuple[str, ...] = ()  # trusted extra import roots (the audit's mutants need the reference)
+    cgroup_procs: tuple[str, ...] = ()  # the worker's cgroup.procs files to join (grader.worker.cgroups)
 
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -182,17 +197,19 @@ def _stdlib_entries() -> set[str]:
     return entries
 
 
-# ------------------------------------------------------------------ seccomp: Unix sockets only
+# ------------------------------------------------------------------ seccomp
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
-_SECCOMP_ARCH = {  # machine: (AUDIT_ARCH_*, __NR_socket, __NR_io_uring_setup)
-    "x86_64": (0xC000003E, 41, 425),
-    "aarch64": (0xC00000B7, 198, 425),
+# machine: (AUDIT_ARCH_*, syscall numbers)
+_SECCOMP_ARCH = {
+    "x86_64": (0xC000003E, {"socket": 41, "io_uring_setup": 425, "add_key": 248, "request_key": 249, "keyctl": 250, "unshare": 272, "clone": 56, "clone3": 435, "setns": 308}),
+    "aarch64": (0xC00000B7, {"socket": 198, "io_uring_setup": 425, "add_key": 217, "request_key": 218, "keyctl": 219, "unshare": 97, "clone": 220, "clone3": 435, "setns": 268}),
 }
 _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
-_LD_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+_LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _X32_SYSCALL_BIT = 0x40000000
+_ARG0_LOW = 16  # offset of args[0]'s low 32 bits in struct seccomp_data (little-endian)
 
 
 class _SockFilter(ctypes.Structure):
@@ -203,29 +220,76 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-def apply_socket_filter() -> bool:
-    """Forbid every socket family but AF_UNIX, io_uring, and every syscall of a foreign ABI
-    (x32, 32-bit compat), for this process and its children. False where unsupported."""
+def _assemble(program: list[tuple]) -> list[tuple[int, int, int, int]]:
+    """Classic BPF with labels: ``("label", name)`` marks a place; a jump's targets may be
+    label names (resolved to the relative offsets BPF wants) or 0 (the next instruction)."""
+    labels, position = {}, 0
+    for item in program:
+        if item[0] == "label":
+            labels[item[1]] = position
+        else:
+            position += 1
+    out = []
+    for item in program:
+        if item[0] == "label":
+            continue
+        code, jt, jf, k = item
+        here = len(out)
+        jt = labels[jt] - here - 1 if isinstance(jt, str) else jt
+        jf = labels[jf] - here - 1 if isinstance(jf, str) else jf
+        out.append((code, jt, jf, k))
+    return out
+
+
+def seccomp_program(machine: str) -> list[tuple[int, int, int, int]] | None:
+    """The filter every worker runs under (None on a machine it does not know)."""
     import errno
 
-    known = _SECCOMP_ARCH.get(os.uname().machine)
+    known = _SECCOMP_ARCH.get(machine)
     if known is None:
+        return None
+    arch, nr = known
+    return _assemble(
+        [
+            (_LD_ABS, 0, 0, 4),  # arch
+            (_JEQ, 0, "eperm", arch),  # a foreign ABI (32-bit compat)
+            (_LD_ABS, 0, 0, 0),  # syscall number
+            (_JGE, "eperm", 0, _X32_SYSCALL_BIT),  # x32
+            (_JEQ, "socket", 0, nr["socket"]),
+            (_JEQ, "namespace_flags", 0, nr["unshare"]),
+            (_JEQ, "namespace_flags", 0, nr["clone"]),
+            (_JEQ, "enosys", 0, nr["clone3"]),  # its flags live in memory, out of a filter's reach
+            (_JEQ, "eperm", 0, nr["io_uring_setup"]),
+            (_JEQ, "eperm", 0, nr["add_key"]),
+            (_JEQ, "eperm", 0, nr["request_key"]),
+            (_JEQ, "eperm", 0, nr["keyctl"]),
+            (_JEQ, "eperm", 0, nr["setns"]),
+            (_RET, 0, 0, _RET_ALLOW),
+            ("label", "socket"),
+            (_LD_ABS, 0, 0, _ARG0_LOW),  # the address family
+            (_JEQ, "allow", "eacces", 1),  # AF_UNIX only
+            ("label", "namespace_flags"),
+            (_LD_ABS, 0, 0, _ARG0_LOW),  # unshare's and clone's flags (the kernel reads their low 32 bits)
+            (_JSET, "eperm", "allow", NAMESPACE_FLAGS),
+            ("label", "allow"),
+            (_RET, 0, 0, _RET_ALLOW),
+            ("label", "eacces"),
+            (_RET, 0, 0, _RET_ERRNO | errno.EACCES),
+            ("label", "enosys"),
+            (_RET, 0, 0, _RET_ERRNO | errno.ENOSYS),
+            ("label", "eperm"),
+            (_RET, 0, 0, _RET_ERRNO | errno.EPERM),
+        ]
+    )
+
+
+def apply_socket_filter() -> bool:
+    """Forbid every socket family but AF_UNIX, io_uring, the kernel keyring, new namespaces,
+    and every syscall of a foreign ABI (x32, 32-bit compat), for this process and its children.
+    False where unsupported."""
+    program = seccomp_program(os.uname().machine)
+    if program is None:
         return False
-    arch, nr_socket, nr_io_uring_setup = known
-    program = [
-        (_LD_ABS, 0, 0, 4),  # 0: arch
-        (_JEQ, 0, 9, arch),  # 1: foreign ABI -> 11
-        (_LD_ABS, 0, 0, 0),  # 2: syscall number
-        (_JGE, 7, 0, _X32_SYSCALL_BIT),  # 3: x32 -> 11
-        (_JEQ, 2, 0, nr_socket),  # 4: socket() -> 7
-        (_JEQ, 5, 0, nr_io_uring_setup),  # 5: io_uring_setup -> 11
-        (_RET, 0, 0, _RET_ALLOW),  # 6
-        (_LD_ABS, 0, 0, 16),  # 7: socket's family (args[0], low half)
-        (_JEQ, 0, 1, 1),  # 8: AF_UNIX -> 9, else 10
-        (_RET, 0, 0, _RET_ALLOW),  # 9
-        (_RET, 0, 0, _RET_ERRNO | errno.EACCES),  # 10
-        (_RET, 0, 0, _RET_ERRNO | errno.EPERM),  # 11
-    ]
     filters = (_SockFilter * len(program))(*[_SockFilter(*ins) for ins in program])
     prog = _SockFprog(len(program), ctypes.cast(filters, ctypes.POINTER(_SockFilter)))
     try:
@@ -393,6 +457,41 @@ def _private_tmpfs(work: str, uid: int, size: int) -> bool:
     return _libc.mount(b"tmpfs", os.fsencode(work), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) == 0
 
 
+def private_namespaces(mount_namespace: bool) -> dict[str, bool]:
+    """An IPC and a network namespace of this process's own (root only; each where the kernel
+    allows it): System V IPC objects made here are invisible to every other worker and die with
+    this one; no network interface but a loopback that is down. In a private mount namespace,
+    also an empty, read-only /dev/shm (POSIX shared memory and semaphores live there, outside
+    the IPC namespace). Returns what was applied."""
+    applied = {
+        "ipc_namespace": _libc.unshare(CLONE_NEWIPC) == 0,
+        "net_namespace": _libc.unshare(CLONE_NEWNET) == 0,
+    }
+    if mount_namespace and os.path.isdir("/dev/shm"):
+        options = b"size=4k,nr_inodes=1,mode=0555"
+        applied["private_dev_shm"] = _libc.mount(b"none", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, options) == 0
+    return applied
+
+
+def probe_namespaces() -> dict[str, bool]:
+    """What :func:`private_namespaces` would get here, tried in a throwaway child."""
+    names = ("ipc_namespace", "net_namespace")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the probe itself
+        try:
+            os.close(r)
+            got = private_namespaces(False)
+            os.write(w, bytes(int(got[n]) for n in names))
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    return {n: bool(data[i]) if i < len(data) else False for i, n in enumerate(names)}
+
+
 def work_dir(plan: SandboxPlan) -> str:
     return os.path.join(plan.scratch, WORK_DIR)
 
@@ -414,7 +513,13 @@ def enter(plan: SandboxPlan, keep_fds: tuple[int, ...]) -> dict[str, object]:
     as_root = plan.uid is not None and os.geteuid() == 0
     os.makedirs(work, mode=0o700, exist_ok=True)
     if as_root:
+        if plan.cgroup_procs:  # first: every process this worker starts is counted there
+            from grader.worker import cgroups
+
+            cgroups.join(plan.cgroup_procs)
+            applied["cgroup"] = True
         applied["tmpfs"] = _private_tmpfs(work, plan.uid, plan.limits.scratch_bytes)
+        applied.update(private_namespaces(bool(applied["tmpfs"])))
         os.chown(work, plan.uid, plan.uid)
     os.chdir(work)
     os.environ.clear()

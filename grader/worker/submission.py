@@ -251,8 +251,22 @@ def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: 
     _write_all(
         res_fd,
         relayable(data)
-        + protocol.control_frame("status", case=uid, exitcode=exitcode if exitcode >= 0 else None, signal=-exitcode if exitcode < 0 else None),
+        + protocol.control_frame(
+            "status", case=uid, exitcode=exitcode if exitcode >= 0 else None, signal=-exitcode if exitcode < 0 else None, output_end=_output_end()
+        ),
     )
+
+
+def _output_end() -> int:
+    """The output log's size now that the case's processes (and those they left) are gone: all
+    this case printed lies before it, and nothing of the next case (which may already wait in the
+    command pipe) can, so the grader cuts the case's tail exactly here."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        return os.fstat(1).st_size
+    except OSError:
+        return 0
 
 
 def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: int, out_fd: int) -> None:

@@ -62,7 +62,7 @@ import numpy  # noqa: F401
 import numpy.linalg  # noqa: F401
 import numpy.random  # noqa: F401
 
-from grader.worker import sandbox
+from grader.worker import cgroups, sandbox, uids
 from grader.worker.submission import serve
 
 MAX_REQUEST = 64 * 1024
@@ -75,6 +75,9 @@ KILL_SECONDS = 2.0
 # unreaped pid (and the process group it leads) cannot be reused, so signalling it as root can
 # never hit an unrelated process that happened to get the same number.
 WORKERS: set[int] = set()
+# The run's cgroups (grader.worker.cgroups), or None, and why; each live worker's cgroup name.
+CGROUPS: list = [None, "not set up"]
+WORKER_CGROUPS: dict[int, str] = {}
 
 
 def _reap() -> None:
@@ -123,9 +126,12 @@ def _uid_running(uid: int) -> bool:
 
 def _kill_uid(uid: int) -> None:
     """Kill every process running as ``uid`` (a sandbox uid this grading run holds alone),
-    until none is left alive: one that was forking when killed may leave a child behind."""
+    until none is left alive: one that was forking when killed may leave a child behind.
+    Then remove what it left in the kernel: its System V IPC objects and its keys."""
     until = time.monotonic() + KILL_SECONDS
-    while _uid_running(uid) and time.monotonic() < until:
+    first = True
+    while first or (_uid_running(uid) and time.monotonic() < until):
+        first = False
         pid = os.fork()
         if pid == 0:
             try:
@@ -133,10 +139,12 @@ def _kill_uid(uid: int) -> None:
                 os.setgid(uid)
                 os.setuid(uid)
                 os.kill(-1, signal.SIGKILL)
+                uids.clear_own_keys()
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
         _reap()  # those that re-parented here
+    uids.remove_ipc_objects(uid)
 
 
 def _kill_strays(workers: set[int] = WORKERS) -> None:
@@ -157,6 +165,7 @@ def _kill_strays(workers: set[int] = WORKERS) -> None:
 
 
 def _kill_worker(pid: int, uid: int | None, workers: set[int] = WORKERS) -> None:
+    cgroup = WORKER_CGROUPS.pop(pid, None)
     if pid in workers:  # else not ours: its number may belong to someone else, never signal it
         for target in (-pid, pid):
             try:
@@ -169,9 +178,11 @@ def _kill_worker(pid: int, uid: int | None, workers: set[int] = WORKERS) -> None
         _kill_uid(uid)
     _kill_strays(workers)
     _reap()
+    if cgroup is not None and CGROUPS[0] is not None:
+        CGROUPS[0].remove_worker(cgroup)  # kills whatever still runs in it, then removes it
 
 
-def _plan_from(request: dict) -> sandbox.SandboxPlan:
+def _plan_from(request: dict, cgroup_procs: tuple[str, ...] = ()) -> sandbox.SandboxPlan:
     limits = sandbox.Limits(**request["limits"])
     readable = sandbox.python_readable_paths(tuple(request.get("import_paths", ())) + (request["submission_root"],))
     return sandbox.SandboxPlan(
@@ -181,7 +192,19 @@ def _plan_from(request: dict) -> sandbox.SandboxPlan:
         readable=readable,
         use_landlock=request.get("landlock", True),
         import_paths=tuple(request.get("import_paths", ())),
+        cgroup_procs=cgroup_procs,
     )
+
+
+def layers() -> dict:
+    """Which isolation layers a worker gets on this machine, and why not where it does not
+    (the grader prints what is lost; SECURITY.md says what that costs)."""
+    root = os.geteuid() == 0
+    found: dict = {"root": root, "landlock_abi": sandbox.landlock_abi(), "seccomp": sandbox.seccomp_program(os.uname().machine) is not None}
+    found.update(sandbox.probe_namespaces() if root else {"ipc_namespace": False, "net_namespace": False})
+    found["cgroup"] = CGROUPS[0] is not None
+    found["cgroup_detail"] = CGROUPS[1]
+    return found
 
 
 def warm_up() -> None:
@@ -214,6 +237,8 @@ def main(sock_fd: int) -> None:
     warm_up()
     sandbox.set_child_subreaper()
     sandbox.die_with_parent()
+    limits = sandbox.Limits()
+    CGROUPS[:] = cgroups.setup(limits.memory_bytes, limits.processes)
     sock = socket.socket(fileno=sock_fd)
     workers = WORKERS
     while True:
@@ -233,9 +258,18 @@ def main(sock_fd: int) -> None:
         _reap()
         if request["op"] == "spawn":
             cmd_fd, res_fd, out_fd = fds
-            plan = _plan_from(request)
+            run_cgroups = CGROUPS[0]
+            cgroup_name, cgroup_procs = None, ()
+            if run_cgroups is not None and request.get("uid") is not None:
+                limits = sandbox.Limits(**request["limits"])
+                run_cgroups.memory_bytes, run_cgroups.processes = limits.memory_bytes, limits.processes
+                try:
+                    cgroup_name, cgroup_procs = run_cgroups.make_worker()
+                except OSError as exc:  # the host took the cgroup away: go on without, and say so
+                    CGROUPS[:] = [None, f"lost during the run ({exc.strerror or exc})"]
+            plan = _plan_from(request, cgroup_procs)
             if plan.uid is not None and os.geteuid() == 0:
-                _kill_uid(plan.uid)  # nothing may run as this uid but the new worker's sandbox
+                _kill_uid(plan.uid)  # nothing may run as this uid (or be left of it) but the new worker's sandbox
             pid = os.fork()
             if pid == 0:
                 sock.close()
@@ -243,7 +277,11 @@ def main(sock_fd: int) -> None:
             for fd in fds:
                 os.close(fd)
             workers.add(pid)
+            if cgroup_name is not None:
+                WORKER_CGROUPS[pid] = cgroup_name
             sock.sendall(json.dumps({"pid": pid}).encode())
+        elif request["op"] == "layers":
+            sock.sendall(json.dumps(layers()).encode())
         elif request["op"] == "kill":
             _kill_worker(int(request["pid"]), request.get("uid"), workers)
             sock.sendall(b'{"ok": true}')
@@ -261,6 +299,8 @@ def main(sock_fd: int) -> None:
         _wait_dead(pid, time.monotonic() + KILL_SECONDS)
     _kill_strays(set())
     _reap()
+    if CGROUPS[0] is not None:
+        CGROUPS[0].close()
     os._exit(0)
 
 

@@ -13,6 +13,7 @@ By hand::
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -23,6 +24,35 @@ BASELINES = {
     "honest": "from _honest_core import *  # noqa: F401,F403\n",
     "buggy": "import _honest_core\n\n_honest_core.BUGGY = True\nfrom _honest_core import *  # noqa: F401,F403,E402\n",
 }
+
+
+MANY_DIRS = 100_000
+DEEP_DIRS = 1_500
+
+
+def _many_dirs(folder: Path) -> None:
+    """h46: 100,000 empty directories beside cudagraph.py."""
+    base = folder / "many"
+    base.mkdir(exist_ok=True)
+    for i in range(MANY_DIRS):
+        os.mkdir(base / f"d{i}")
+
+
+def _deep_dirs(folder: Path) -> None:
+    """h47: 1,500 directories, each inside the last (made through descriptors, not paths)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(DEEP_DIRS):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+
+
+# Submissions whose attack is the folder itself, not only the module.
+LAYOUTS = {"h46_many_dirs": _many_dirs, "h47_deep_dirs": _deep_dirs}
 
 
 def hostile_names() -> list[str]:
@@ -37,6 +67,8 @@ def materialize(dest: Path, names: list[str] | None = None) -> dict[str, Path]:
         made[name] = _submission(dest / name, source)
     for name in names if names is not None else hostile_names():
         made[name] = _submission(dest / name, (HERE / f"{name}.py").read_text())
+        if name in LAYOUTS:
+            LAYOUTS[name](made[name])
     return made
 
 

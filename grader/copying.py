@@ -1,0 +1,140 @@
+"""Copy a submission into its scratch directory, and remove scratch directories, within bounds.
+
+A submission directory is the student's: it may hold 100,000 empty folders, folders
+nested 1,500 deep, links, devices or gigabytes. Copying it, giving the copy to the
+sandbox uid and removing it again happen in the grader, outside every process limit,
+so each of them must be bounded: in entries of every kind (files, folders, links,
+anything else), in depth and in bytes, in time (the submission's own budget), and
+walked with an explicit stack (never recursion, which ends in RecursionError).
+
+Only what a submission can use is copied: regular files, outside hidden folders
+(``.git``) and ``__pycache__``, which are not even looked into. Links, devices,
+sockets and pipes are counted and never copied.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import stat
+import time
+from pathlib import Path
+
+MODULE_FILE = "cudagraph.py"
+MAX_SUBMISSION_FILES = 200  # regular files copied
+MAX_SUBMISSION_BYTES = 16 << 20  # their total size
+MAX_SUBMISSION_ENTRIES = 1000  # every entry looked at: files, folders, links, anything else
+MAX_SUBMISSION_DEPTH = 8  # folders inside folders
+LIFT_DEPTH = 16  # remove_tree moves deeper folders up, so that no path it uses grows long
+
+
+class SubmissionProblem(Exception):
+    """The submission cannot be run at all (e.g. no cudagraph.py, too many files)."""
+
+
+def copy_submission(submission: Path, dest: Path, deadline: float = math.inf) -> list[Path]:
+    """Copy the submission's regular files into ``dest`` (an empty folder); returns every path
+    made beneath ``dest``. Raises :class:`SubmissionProblem`, with a message for the student,
+    over any bound or past ``deadline`` (``time.monotonic()``)."""
+    if submission.is_file():
+        if submission.stat().st_size > MAX_SUBMISSION_BYTES:
+            raise SubmissionProblem(f"{submission.name} is larger than {MAX_SUBMISSION_BYTES} bytes")
+        # The path given on the command line is followed (the instructor named it); links inside
+        # a submission directory never are.
+        shutil.copyfile(submission.resolve(), dest / MODULE_FILE, follow_symlinks=False)
+        return [dest / MODULE_FILE]
+    if not submission.is_dir():
+        raise SubmissionProblem(f"{submission}: no such file or directory")
+    if not (submission / MODULE_FILE).is_file() or (submission / MODULE_FILE).is_symlink():
+        raise SubmissionProblem(f"no {MODULE_FILE} in {submission.name}/: the submission must hold a file named {MODULE_FILE}")
+    name = submission.name
+    made: list[Path] = []
+    entries = files = total = 0
+    stack: list[tuple[str, int]] = [("", 0)]  # (folder relative to the submission, its depth)
+    while stack:
+        rel, depth = stack.pop()
+        with os.scandir(submission / rel if rel else submission) as listing:
+            for entry in listing:
+                entries += 1
+                if entries > MAX_SUBMISSION_ENTRIES:
+                    raise SubmissionProblem(
+                        f"{name}/ has more than {MAX_SUBMISSION_ENTRIES} entries (files, folders and links); "
+                        f"a submission is {MODULE_FILE} and a few modules, so it was not graded"
+                    )
+                if time.monotonic() > deadline:
+                    raise SubmissionProblem(f"copying {name}/ for grading took longer than the submission's time budget")
+                if entry.name.startswith(".") or entry.name == "__pycache__":
+                    continue
+                child = os.path.join(rel, entry.name)
+                mode = entry.stat(follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode):
+                    if depth + 1 > MAX_SUBMISSION_DEPTH:
+                        raise SubmissionProblem(f"{name}/ has folders nested more than {MAX_SUBMISSION_DEPTH} deep, so it was not graded")
+                    (dest / child).mkdir()
+                    made.append(dest / child)
+                    stack.append((child, depth + 1))
+                elif stat.S_ISREG(mode):
+                    files += 1
+                    total += entry.stat(follow_symlinks=False).st_size
+                    if files > MAX_SUBMISSION_FILES or total > MAX_SUBMISSION_BYTES:
+                        raise SubmissionProblem(f"{name}/ has more than {MAX_SUBMISSION_FILES} files or {MAX_SUBMISSION_BYTES} bytes")
+                    shutil.copyfile(entry.path, dest / child, follow_symlinks=False)
+                    made.append(dest / child)
+    return made
+
+
+def remove_tree(root: Path) -> None:
+    """``shutil.rmtree(root, ignore_errors=True)`` without recursion and without long paths,
+    whatever a worker left there (folders nested thousands deep, folders it made unreadable):
+    each folder is listed once; one found deeper than LIFT_DEPTH is first moved up to ``root``."""
+    root_s = str(root)
+    lifted = 0
+    stack: list[tuple[str, int, bool]] = [(root_s, 0, False)]  # (folder, depth, its entries are gone)
+    while stack:
+        path, depth, emptied = stack.pop()
+        if emptied:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+            continue
+        try:
+            listing = _list(path)
+        except NotADirectoryError:
+            _unlink(path)
+            continue
+        except OSError:
+            continue
+        stack.append((path, depth, True))
+        for entry_path, is_dir in listing:
+            if not is_dir:
+                _unlink(entry_path)
+                continue
+            child_depth = depth + 1
+            if child_depth > LIFT_DEPTH and path != root_s:
+                lifted += 1
+                moved = os.path.join(root_s, f".graphgrade-lifted-{os.getpid()}-{lifted}")
+                try:
+                    os.rename(entry_path, moved)
+                except OSError:
+                    continue
+                entry_path, child_depth = moved, 1
+            stack.append((entry_path, child_depth, False))
+
+
+def _list(path: str) -> list[tuple[str, bool]]:
+    try:
+        with os.scandir(path) as listing:
+            return [(e.path, e.is_dir(follow_symlinks=False)) for e in listing]
+    except PermissionError:  # a folder its owner made unreadable: make it ours again, once
+        os.chmod(path, 0o700)
+        with os.scandir(path) as listing:
+            return [(e.path, e.is_dir(follow_symlinks=False)) for e in listing]
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -1,0 +1,76 @@
+"""Make text a submission controls safe, once, where it enters the grader.
+
+Everything a worker sends back is a claim written by the submission: exception
+messages, strings it returned, the file and line of an import error, what it
+printed. Before any of it is stored, judged, printed on the grader's terminal or
+rendered (HTML, CSV, JUnit, JSON, Gradescope), it goes through :func:`safe_text`,
+called from the two places submission text enters the grader: the protocol
+decoder (:mod:`grader.protocol`, which also carries the import-error message) and
+the output log reader (:mod:`grader.runner`). Nothing downstream needs to know.
+
+What it does, and why:
+
+* lone surrogates (which JSON can carry as ``\\ud800``) become U+FFFD: they
+  cannot be encoded as UTF-8, so printing or writing them raises mid-batch;
+* terminal escape sequences (CSI ``ESC [ ...``, OSC ``ESC ] ... BEL`` such as
+  OSC 52, which writes the clipboard) are removed whole, then every other C0 and
+  C1 control but newline and tab (a carriage return could overwrite a terminal
+  line; ``\\r\\n`` and a lone ``\\r`` become ``\\n``);
+* bidirectional controls (U+202A-202E, U+2066-2069, U+200E/F, U+061C), zero-width
+  characters (U+200B-200D, U+2060), the BOM (U+FEFF), every other invisible
+  format character (Unicode category Cf) and the line and paragraph separators
+  become U+FFFD, visible and inert: they could reorder or hide what staff read
+  ("Trojan Source") or split a line where a JSON or JavaScript reader would not.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+REPLACEMENT = "\ufffd"
+# ESC followed by a CSI (ESC [ params final), an OSC/DCS/SOS/PM/APC string (ended by BEL or
+# ESC \, or by the end of the text), or any single character.
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"
+    r"|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x9b[0-?]*[ -/]*[@-~]?"
+    r"|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b.?",
+    re.DOTALL,
+)
+_NEUTRALISED = frozenset(
+    "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"  # bidi controls
+    "\u200b\u200c\u200d\u2060\ufeff"  # zero-width characters, BOM
+    "\u2028\u2029"  # line and paragraph separators
+)
+
+
+def _safe_char(ch: str) -> str:
+    if ch in "\n\t":
+        return ch
+    if ch in _NEUTRALISED:
+        return REPLACEMENT
+    category = unicodedata.category(ch)
+    if category == "Cc":  # C0 and C1 controls (and DEL)
+        return ""
+    if category in ("Cs", "Cf"):  # lone surrogates; invisible format characters
+        return REPLACEMENT
+    return ch
+
+
+def safe_text(text: str) -> str:
+    """``text`` with nothing that can encode badly, drive a terminal, or hide and reorder what is shown."""
+    if not isinstance(text, str):
+        text = str(text)
+    if text.isascii() and text.isprintable():
+        return text  # the common case: nothing to do
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    return "".join(ch if ch.isprintable() and ch.isascii() else _safe_char(ch) for ch in text)
+
+
+def one_line(text: str) -> str:
+    """``safe_text`` on one terminal line: newlines and tabs become spaces (a submission's
+    message must never start a line of its own, such as a forged ``someone: 100/100``)."""
+    return " ".join(safe_text(text).split())

@@ -1,0 +1,477 @@
+"""Integrity round 2 (issue 11), tested directly: workers that cannot reach each other (IPC and
+network namespaces, seccomp on keyrings and namespaces, cgroup limits, a uid's IPC objects and
+keys removed), submission text made safe where it enters, every decoding failure a
+ProtocolError, a bounded copy and clean-up, and a batch that no submission can stop.
+
+The hostile suite (``tests/test_hostile.py``) attacks the same layers end to end.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import signal
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_sandbox import IS_ROOT, confined, layout, lease, needs_root  # noqa: E402,F401 - fixtures
+
+from grader import protocol  # noqa: E402
+from grader.copying import (  # noqa: E402
+    MAX_SUBMISSION_DEPTH,
+    MAX_SUBMISSION_ENTRIES,
+    SubmissionProblem,
+    copy_submission,
+    remove_tree,
+)
+from grader.safetext import one_line, safe_text  # noqa: E402
+from grader.worker import cgroups, sandbox, uids  # noqa: E402
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+MACHINE = os.uname().machine
+NR = sandbox._SECCOMP_ARCH.get(MACHINE, (0, {}))[1]
+needs_seccomp = pytest.mark.skipif(not NR, reason=f"no seccomp filter for {MACHINE}")
+IPC_CREAT, IPC_PRIVATE = 0o1000, 0
+
+
+def _namespaces_possible() -> bool:
+    return IS_ROOT and all(sandbox.probe_namespaces().values())
+
+
+needs_namespaces = pytest.mark.skipif(not _namespaces_possible(), reason="unshare(CLONE_NEWIPC|CLONE_NEWNET) refused here (not root, or a restricted container)")
+
+
+# ------------------------------------------------------------------ namespaces
+@needs_namespaces
+def test_each_worker_has_ipc_and_network_namespaces_of_its_own(layout):
+    plan, _, _ = layout
+
+    def probe(applied):
+        with open("/proc/self/net/dev") as f:
+            interfaces = [line.split(":")[0].strip() for line in f.readlines()[2:]]
+        return {"ipc": os.readlink("/proc/self/ns/ipc"), "net": os.readlink("/proc/self/ns/net"), "interfaces": interfaces}
+
+    first, second = confined(plan, probe), confined(plan, probe)
+    mine = {"ipc": os.readlink("/proc/self/ns/ipc"), "net": os.readlink("/proc/self/ns/net")}
+    for kind in ("ipc", "net"):
+        assert first[kind] != mine[kind] and second[kind] != mine[kind]  # (a dead namespace's number is reused)
+    assert first["interfaces"] == ["lo"]
+    assert first["applied"]["ipc_namespace"] and first["applied"]["net_namespace"]
+
+
+@needs_namespaces
+def test_system_v_ipc_made_in_a_worker_dies_with_it(layout):
+    plan, _, _ = layout
+    key = 0x47470F0F
+    before = Path("/proc/sysvipc/shm").read_text()
+
+    def probe(applied):
+        shmid = libc.shmget(key, ctypes.c_size_t(1 << 20), IPC_CREAT | 0o666)
+        qid = libc.msgget(key, IPC_CREAT | 0o666)
+        semid = libc.semget(key, 1, IPC_CREAT | 0o666)
+        return {"made": [shmid, qid, semid], "found_again": libc.shmget(key, 0, 0)}
+
+    answer = confined(plan, probe)
+    assert min(answer["made"]) >= 0 and answer["found_again"] == answer["made"][0]  # in its own namespace
+    for kind in ("shm", "msg", "sem"):
+        assert str(key) not in Path(f"/proc/sysvipc/{kind}").read_text()
+    assert Path("/proc/sysvipc/shm").read_text() == before
+
+
+@needs_namespaces
+def test_dev_shm_is_empty_and_read_only(layout):
+    """The mount itself, so without Landlock (which also refuses writes there)."""
+    plan, _, _ = layout
+    plan = sandbox.SandboxPlan(**{**plan.__dict__, "use_landlock": False})
+
+    def probe(applied):
+        try:
+            Path("/dev/shm/x").write_text("x")
+            written = "written"
+        except OSError as exc:
+            written = errno.errorcode.get(exc.errno, str(exc.errno))
+        return {"written": written, "entries": os.listdir("/dev/shm")}
+
+    answer = confined(plan, probe)
+    assert answer["written"] in ("EROFS", "EACCES", "EPERM") and answer["entries"] == []
+
+
+# ------------------------------------------------------------------ seccomp
+def test_seccomp_program_jumps_land_inside_it():
+    for machine in sandbox._SECCOMP_ARCH:
+        program = sandbox.seccomp_program(machine)
+        for i, (code, jt, jf, _) in enumerate(program):
+            if code in (0x15, 0x35, 0x45):
+                assert i + 1 + max(jt, jf) < len(program)
+        assert program[-1][0] == 0x06
+
+
+@needs_seccomp
+def test_seccomp_refuses_keyrings_and_new_namespaces_but_not_fork_or_threads(layout):
+    plan, _, _ = layout
+
+    def call(*args):
+        ctypes.set_errno(0)
+        result = libc.syscall(*args)
+        if result == 0 and args[0] == NR["clone"]:
+            os._exit(0)
+        return ctypes.get_errno() if result < 0 else "allowed"
+
+    def probe(applied):
+        c = ctypes.c_char_p
+        found = {
+            "add_key": call(NR["add_key"], c(b"user"), c(b"gg"), c(b"data"), ctypes.c_size_t(4), ctypes.c_int(-4)),
+            "request_key": call(NR["request_key"], c(b"user"), c(b"gg"), None, ctypes.c_int(0)),
+            "keyctl": call(NR["keyctl"], ctypes.c_int(0), ctypes.c_int(-4), ctypes.c_int(1)),
+            "unshare_user": call(NR["unshare"], ctypes.c_ulong(sandbox.CLONE_NEWUSER)),
+            "unshare_net": call(NR["unshare"], ctypes.c_ulong(sandbox.CLONE_NEWNET)),
+            "clone_user": call(NR["clone"], ctypes.c_ulong(sandbox.CLONE_NEWUSER | signal.SIGCHLD), None, None, None, ctypes.c_ulong(0)),
+            "clone3": call(NR["clone3"], None, ctypes.c_size_t(0)),
+            "setns": call(NR["setns"], ctypes.c_int(0), ctypes.c_int(0)),
+        }
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)
+        found["fork"] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        box = []
+        thread = threading.Thread(target=box.append, args=(1,))
+        thread.start()
+        thread.join()
+        found["thread"] = box
+        return found
+
+    answer = confined(plan, probe)
+    assert answer["applied"]["socket_filter"]
+    for name in ("add_key", "request_key", "keyctl", "unshare_user", "unshare_net", "clone_user", "setns"):
+        assert answer[name] == errno.EPERM, (name, answer[name])
+    assert answer["clone3"] == errno.ENOSYS
+    assert answer["fork"] == 7 and answer["thread"] == [1]
+
+
+# ------------------------------------------------------------------ cgroups
+def _cgroups_or_skip(memory_bytes: int, processes: int) -> cgroups.RunCgroups:
+    run, why = cgroups.setup(memory_bytes, processes)
+    if run is None:
+        pytest.skip(f"no writable cgroup here ({why}): SECURITY.md says what is lost")
+    return run
+
+
+@needs_root
+def test_worker_cgroup_bounds_the_whole_tree(layout):
+    plan, _, _ = layout
+    run = _cgroups_or_skip(96 << 20, 8)
+    try:
+        name, procs = run.make_worker()
+        plan = sandbox.SandboxPlan(**{**plan.__dict__, "cgroup_procs": procs})
+
+        def probe(applied):
+            forks = 0
+            children = []
+            try:
+                for _ in range(20):
+                    pid = os.fork()
+                    if pid == 0:
+                        time.sleep(5)
+                        os._exit(0)
+                    children.append(pid)
+                    forks += 1
+            except OSError:
+                pass
+            for pid in children:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            return {"cgroup": Path("/proc/self/cgroup").read_text(), "forks": forks}
+
+        answer = confined(plan, probe)
+        assert answer["applied"]["cgroup"]
+        assert f"{cgroups.RUN_PREFIX}{os.getpid()}/{name}" in answer["cgroup"]
+        assert answer["forks"] < 8  # pids.max counts the worker itself too
+
+        # memory: a child that touches more than the limit is killed (the OOM killer, in the cgroup)
+        name, procs = run.make_worker()
+        plan = sandbox.SandboxPlan(**{**plan.__dict__, "cgroup_procs": procs})
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            try:
+                sandbox.enter(plan, keep_fds=())
+                block = bytearray(256 << 20)
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+            finally:
+                os._exit(0)
+        status = os.waitpid(pid, 0)[1]
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    finally:
+        run.close()
+    assert not os.path.exists(next(iter(run.roots.values())))
+
+
+def test_lost_layers_name_what_is_missing_as_root_only():
+    from grader.runner import lost_layers
+
+    everything = {"root": True, "ipc_namespace": True, "net_namespace": True, "cgroup": True, "landlock_abi": 6, "seccomp": True}
+    assert lost_layers(everything) == []
+    assert lost_layers({**everything, "root": False, "cgroup": False}) == []
+    lines = lost_layers({**everything, "ipc_namespace": False, "cgroup": False, "cgroup_detail": "v1: Read-only file system"})
+    assert len(lines) == 2 and "IPC namespace" in lines[0] and "Read-only file system" in lines[1]
+
+
+# ------------------------------------------------------------------ a sandbox uid's leftovers
+@needs_root
+def test_uid_purge_removes_its_ipc_objects_and_keys(lease):
+    uid = lease.uid(7)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the sandbox uid leaves things behind
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            made = [libc.shmget(IPC_PRIVATE, ctypes.c_size_t(4096), 0o600), libc.msgget(IPC_PRIVATE, 0o600), libc.semget(IPC_PRIVATE, 1, 0o600)]
+            key = libc.syscall(NR.get("add_key", -1), ctypes.c_char_p(b"user"), ctypes.c_char_p(b"gg-purge"), ctypes.c_char_p(b"x"), ctypes.c_size_t(1), ctypes.c_int(-4))
+            os.write(w, json.dumps({"made": made, "key": key}).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    made = json.loads(os.read(r, 4096))
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert min(made["made"]) >= 0
+    assert uids.remove_ipc_objects(uid) >= 3
+    for kind in ("shm", "msg", "sem"):
+        rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        assert not any(str(uid) in row.split() for row in rows), kind
+    if NR and made["key"] > 0:  # keys: the zygote's clean-up empties the uid's keyrings
+        from grader.worker import zygote
+
+        zygote._kill_uid(uid)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                found = libc.syscall(NR["request_key"], ctypes.c_char_p(b"user"), ctypes.c_char_p(b"gg-purge"), None, ctypes.c_int(0))
+                os.write(w, str(found).encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        found = int(os.read(r, 64))
+        os.close(r)
+        os.waitpid(pid, 0)
+        assert found < 0, "the key outlived the purge"
+
+
+# ------------------------------------------------------------------ text made safe where it enters
+@pytest.mark.parametrize(
+    "raw, clean",
+    [
+        ("plain text, 1 + 1 = 2\n\tindented", "plain text, 1 + 1 = 2\n\tindented"),
+        ("caf\u00e9 \u4e2d\u6587 \u2192 ok", "caf\u00e9 \u4e2d\u6587 \u2192 ok"),
+        ("cannot import \ud800 here", "cannot import \ufffd here"),
+        ("\x1b[2K\r\x1b[1Aforged", "\nforged"),
+        ("a\x1b]52;c;aGVsbG8=\x07b", "ab"),
+        ("a\x1b]0;title\x1b\\b", "ab"),
+        ("a\x9b31mb\x85c\x00d\x7fe", "abcde"),
+        ("line\r\nnext\rthird", "line\nnext\nthird"),
+        ("\u202eevil\u2066 \u2067\u2068\u2069\u202a\u202b\u202c\u202d\u200e\u200f\u061c", "\ufffdevil\ufffd " + "\ufffd" * 10),
+        ("zero\u200bwidth\u200c\u200d\u2060\ufeff", "zero\ufffdwidth" + "\ufffd" * 4),
+        ("sep\u2028arators\u2029", "sep\ufffdarators\ufffd"),
+    ],
+)
+def test_safe_text(raw, clean):
+    assert safe_text(raw) == clean
+    assert safe_text(clean) == clean  # idempotent
+    safe_text(raw).encode("utf-8")  # always encodable
+
+
+def test_one_line_never_starts_a_line_of_its_own():
+    assert one_line("x\nsomeone-else: 100/100\r\n\x1b[2K") == "x someone-else: 100/100"
+
+
+def test_text_from_a_worker_is_made_safe_when_decoded():
+    ctl = protocol.control_frame("import_error", type="RuntimeError", message="a\x1b[31m\u202eb\ud800", where="cudagraph.py:1")
+    body, _ = protocol.split_frame(ctl)
+    decoded = protocol.decode_control(body)
+    assert decoded["message"] == "a\ufffdb\ufffd"
+
+
+# ------------------------------------------------------------------ every decoding failure is a ProtocolError
+def _frame(value, blobs=(b"",), steps=1, case="s/c"):
+    records = [{"index": i, "outcome": "returned", "value": value if i == 0 else 0} for i in range(steps)]
+    header = json.dumps({"protocol": 1, "case": case, "steps": records}).encode()
+    body = protocol.MAGIC + struct.pack("<II", len(header), len(blobs)) + header
+    for blob in blobs:
+        body += struct.pack("<Q", len(blob)) + blob
+    return body
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [[0, 2**31 - 1, 2**31 - 1, 2**31 - 1], [0, protocol.MAX_ELEMENTS + 1], [2**31 - 1, 0], [1, 2, 0, 2**20, 2**20]],
+)
+def test_forged_shapes_are_protocol_errors(shape):
+    body = _frame({"ndarray": {"dtype": "float32", "shape": shape, "blob": 0}})
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode_observations(body, "s/c", 1)
+
+
+def test_empty_arrays_within_bounds_still_decode():
+    body = _frame({"ndarray": {"dtype": "float32", "shape": [0, 4], "blob": 0}})
+    assert protocol.decode_observations(body, "s/c", 1).steps[0].value.shape == (0, 4)
+
+
+def test_any_failure_inside_the_decoder_is_a_protocol_error(monkeypatch):
+    def broken(self, obj, where):
+        raise KeyError("a decoder bug")
+
+    monkeypatch.setattr(protocol._Decoder, "step", broken)
+    with pytest.raises(protocol.ProtocolError, match="KeyError"):
+        protocol.decode_observations(_frame(1, blobs=()), "s/c", 1)
+
+
+# ------------------------------------------------------------------ a bounded copy, an iterative clean-up
+def _submission(tmp_path: Path) -> Path:
+    sub = tmp_path / "alice"
+    sub.mkdir()
+    (sub / "cudagraph.py").write_text("x = 1\n")
+    return sub
+
+
+def test_copy_refuses_too_many_entries_fast(tmp_path):
+    sub = _submission(tmp_path)
+    for i in range(MAX_SUBMISSION_ENTRIES + 5):
+        (sub / f"d{i}").mkdir()
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with pytest.raises(SubmissionProblem, match=f"more than {MAX_SUBMISSION_ENTRIES} entries"):
+        copy_submission(sub, dest)
+
+
+def test_copy_refuses_deep_folders_without_recursion(tmp_path):
+    sub = _submission(tmp_path)
+    fd = os.open(sub, os.O_RDONLY)
+    for _ in range(1500):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with pytest.raises(SubmissionProblem, match=f"nested more than {MAX_SUBMISSION_DEPTH} deep"):
+        copy_submission(sub, dest)
+    remove_tree(sub)
+    assert not sub.exists()
+
+
+def test_copy_takes_regular_files_only_and_skips_hidden_folders(tmp_path):
+    sub = _submission(tmp_path)
+    (sub / "pkg").mkdir()
+    (sub / "pkg" / "helpers.py").write_text("y = 2\n")
+    (sub / ".git").mkdir()
+    for i in range(MAX_SUBMISSION_ENTRIES * 2):  # not even looked into
+        (sub / ".git" / f"o{i}").write_text("")
+    os.symlink("/etc/passwd", sub / "link.py")
+    os.mkfifo(sub / "fifo")
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    made = copy_submission(sub, dest)
+    assert sorted(str(p.relative_to(dest)) for p in made) == ["cudagraph.py", "pkg", "pkg/helpers.py"]
+    assert not (dest / "link.py").exists() and not (dest / "fifo").exists() and not (dest / ".git").exists()
+
+
+def test_copy_counts_against_its_deadline(tmp_path):
+    sub = _submission(tmp_path)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with pytest.raises(SubmissionProblem, match="time budget"):
+        copy_submission(sub, dest, deadline=time.monotonic() - 1)
+
+
+def test_remove_tree_handles_deep_wide_and_unreadable_trees(tmp_path):
+    root = tmp_path / "scratch"
+    root.mkdir()
+    deep = root
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(3000):  # paths longer than PATH_MAX, deeper than the recursion limit
+        os.mkdir("dd", dir_fd=fd)
+        inner = os.open("dd", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    with open(os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd), "w") as f:
+        f.write("x")
+    os.close(fd)
+    wide = root / "wide"
+    wide.mkdir()
+    for i in range(2000):
+        (wide / f"f{i}").write_text("")
+    locked = root / "locked"
+    locked.mkdir()
+    (locked / "inside").write_text("x")
+    locked.chmod(0)
+    remove_tree(root)
+    assert not root.exists(), deep
+
+
+# ------------------------------------------------------------------ one submission never stops a batch
+def test_a_failure_writing_or_printing_one_submission_costs_only_that_one(tmp_path, monkeypatch):
+    from grader import grade
+    from grader.loader import load_suite
+    from grader.runner import RunSettings, Zygote
+
+    import specs as specs_package
+
+    names = ["alice", "bob", "carol"]
+    subs = []
+    for name in names:
+        sub = tmp_path / "subs" / name
+        sub.mkdir(parents=True)
+        (sub / "cudagraph.py").write_text("raise ImportError('nothing here')\n")
+        subs.append(sub)
+    real_write = grade._write_outputs
+
+    def write(report, out_dir):
+        if report.submission == "bob" and "grader failed" not in report.problem:
+            raise RuntimeError("disk on fire")
+        real_write(report, out_dir)
+
+    printed = []
+
+    def on_done(graded, done, total):
+        if graded.name == "carol":
+            raise UnicodeEncodeError("ascii", "\u202e", 0, 1, "a terminal that cannot show it")
+        printed.append(graded.name)
+
+    monkeypatch.setattr(grade, "_write_outputs", write)
+    with Zygote() as zygote:
+        loaded = load_suite(Path(specs_package.__file__).resolve().parent)
+        specs = loaded.suite.only_visible().specs[:2]
+        graded = grade.grade_submissions(zygote, loaded, specs, subs, tmp_path / "out", RunSettings(), jobs=2, on_done=on_done)
+    by_name = {g.name: g for g in graded}
+    assert sorted(by_name) == names
+    assert not by_name["alice"].grader_failed and printed == ["alice", "bob"]
+    assert by_name["bob"].grader_failed and "writing its reports" in by_name["bob"].report.problem
+    assert by_name["carol"].grader_failed and "printing its result" in by_name["carol"].report.problem
+    for name in names:
+        assert (tmp_path / "out" / name / "report.json").is_file()
+    assert "printing its result" in (tmp_path / "out" / "carol" / "report.json").read_text()
+    assert (tmp_path / "out" / "summary.html").is_file() and (tmp_path / "out" / "grades.csv").is_file()
+
+
+def test_the_exit_status_of_a_grader_problem_is_documented():
+    from grader.cli import build_parser
+
+    grade_help = build_parser()._subparsers._group_actions[0].choices["grade"].format_help()
+    for text in ("0 done", "1 --fail-under not met", "2 bad arguments or specs", "3 a grader problem"):
+        assert text in " ".join(grade_help.split()), text
