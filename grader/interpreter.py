@@ -177,7 +177,7 @@ class CaseInterpreter:
             record["value"] = self.encode_result(result)
         after = _launch_count(self.module)
         record["launches"] = after - before if before is not None and after is not None else None
-        record["witness"] = [[lid, pos, addr, list(shape), dtype] for lid, pos, addr, shape, dtype in self.witness.since(mark)[: protocol.MAX_WITNESS]]
+        record["witness"] = [[lid, pos, addr, list(shape), dtype, zeros] for lid, pos, addr, shape, dtype, zeros in self.witness.since(mark)[: protocol.MAX_WITNESS]]
         if step.observe_graphs:
             try:
                 record["graphs"] = self.graphs_snapshot(self.target_object(step.target))

@@ -27,6 +27,7 @@ from grader.spec_model import (
     Step,
     ValueCheck,
     WitnessCheck,
+    PaddedRowsCheck,
 )
 
 TOLERANCE = {"float32": (1e-5, 1e-6), "float64": (1e-9, 1e-12)}
@@ -230,6 +231,9 @@ class _Judge:
                 self.record(step, "same static_input object as at capture", "the buffer made at capture", "a different array", "the input was copied into a new buffer. Constraint 2: a captured graph only ever reads the static input buffer it was captured with, so every replay must copy into that same array.")
                 return
             x = self.oracle.inputs.get(index)
+            if x is not None and entry.static_input.dtype != x.dtype:
+                self.record(step, "static_input has the input's dtype", str(x.dtype), str(entry.static_input.dtype), f"the static input buffer is {entry.static_input.dtype} but the input is {x.dtype}: allocate the buffer with the input's dtype, or every replay computes in another precision than the caller asked for.")
+                return
             if x is not None:
                 rows = entry.static_input[: x.shape[0]] if entry.static_input.ndim else entry.static_input
                 ok = rows.shape == x.shape and np.array_equal(rows, x)
@@ -257,6 +261,33 @@ class _Judge:
             return
         ok = at_replay.address == at_capture.address
         self.record(rep_step, what, "the buffer it was handed at capture", "that same buffer" if ok else "a different buffer", None if ok else "on replay the ops read a different buffer than at capture. Constraint 2: copy new inputs into the captured static buffer.")
+
+    def padded_rows(self, check: PaddedRowsCheck) -> None:
+        what = f"op {check.op} is handed the padded buffer, its rows beyond the real batch all zero"
+        for index in check.steps:
+            step, obs = self.case.steps[index], self.obs[index]
+            x = self.oracle.inputs.get(index)
+            call = next((w for w in obs.witness if w.list_id == check.list_id and w.position == check.op), None)
+            if x is None or call is None:
+                self.record(step, what, f"op {check.op} runs on a buffer of {check.padded_batch} rows", "it was never called", f"op {check.op} was never called during this step, so the padded buffer could not be seen.")
+                return
+            real = x.shape[0]
+            pad = check.padded_batch - real
+            if not call.shape or call.shape[0] != check.padded_batch:
+                got = call.shape[0] if call.shape else "no"
+                self.record(step, what, f"{check.padded_batch} rows", f"{got} rows", f"op {check.op} was handed {got} rows, not the {check.padded_batch} rows of the padded batch: pad the batch up to its capture size before running the graph.")
+                return
+            ok = call.zero_rows >= pad
+            observed = f"the last {pad} rows all zero" if ok else ("not known" if call.zero_rows < 0 else f"{pad - min(call.zero_rows, pad)} of the last {pad} rows not zero")
+            self.record(
+                step,
+                what,
+                f"the last {pad} of {check.padded_batch} rows all zero",
+                observed,
+                None if ok else f"the {pad} padded rows beyond the real batch of {real} were not all zero when op {check.op} ran. Zero the padded rows on every call: a smaller batch after a larger one must not leave the larger batch's rows behind.",
+            )
+            if not ok:
+                return
 
     def step_health(self) -> None:
         """A step that raised, or could not run, fails the case unless a check expected it."""
@@ -302,6 +333,8 @@ def judge_case(case: Case, oracles: tuple[OracleCall, ...], observation: CaseObs
             judge.raises(check)
         elif isinstance(check, StaticBufferCheck):
             judge.static_buffer(check)
+        elif isinstance(check, PaddedRowsCheck):
+            judge.padded_rows(check)
         else:
             judge.witness(check)
     steps = tuple(StepLine(index=s.index, action=s.label, outcome=_outcome(o)) for s, o in zip(case.steps, judge.obs))

@@ -166,6 +166,7 @@ class WitnessCall:
     address: int
     shape: tuple[int, ...]
     dtype: str
+    zero_rows: int = -1  # trailing all-zero rows of the array the op was handed; -1: not known
 
 
 @dataclass(frozen=True)
@@ -343,9 +344,10 @@ class _Decoder:
             raise _fail(f"{where}.witness", "expected a bounded list")
         witness = []
         for i, w in enumerate(witness_raw):
-            if not isinstance(w, list) or len(w) != 5:
-                raise _fail(f"{where}.witness[{i}]", "expected [list, position, address, shape, dtype]")
-            witness.append(WitnessCall(_int(w[0], where, 0, 1 << 16), _int(w[1], where, 0, 1 << 16), _int(w[2], where), _shape(w[3], where), _text(w[4], where)))
+            if not isinstance(w, list) or len(w) not in (5, 6):
+                raise _fail(f"{where}.witness[{i}]", "expected [list, position, address, shape, dtype, zero rows]")
+            zero_rows = _int(w[5], where, -1, 1 << 40) if len(w) == 6 else -1
+            witness.append(WitnessCall(_int(w[0], where, 0, 1 << 16), _int(w[1], where, 0, 1 << 16), _int(w[2], where), _shape(w[3], where), _text(w[4], where), zero_rows))
         graphs = None
         if obj.get("graphs") is not None:
             if not isinstance(obj["graphs"], list) or len(obj["graphs"]) > MAX_GRAPHS:

@@ -51,6 +51,7 @@ CHECK_KINDS = (
     "step_mode",
     "static_buffer",
     "witness",
+    "padded_rows",
 )
 
 
@@ -218,7 +219,20 @@ class WitnessCheck:
     line: int = 0
 
 
-Check = Union[LaunchesCheck, OutputCheck, ValueCheck, RaisesCheck, StaticBufferCheck, WitnessCheck]
+@dataclass(frozen=True)
+class PaddedRowsCheck:
+    """On each listed step, op ``op`` of the runner was handed a buffer of the padded batch
+    whose rows beyond the call's real batch are all zero (padding is zeroed on every call)."""
+
+    of: str
+    list_id: int
+    steps: tuple[int, ...]
+    padded_batch: int
+    op: int = 0
+    line: int = 0
+
+
+Check = Union[LaunchesCheck, OutputCheck, ValueCheck, RaisesCheck, StaticBufferCheck, WitnessCheck, PaddedRowsCheck]
 
 
 # ---------------------------------------------------------------- cases and specs
