@@ -34,7 +34,7 @@ TAGS: tuple[str, ...] = (
 CORE_TAGS = TAGS[:6]
 VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
 
-# The names of the student contract (DESIGN.md) a step may use.
+# The names of the student contract (docs/contract.md) a step may use.
 CONTRACT_CLASSES = ("LaunchCounter", "GraphEntry", "GraphRunner", "PiecewiseGraphRunner", "StepMode", "InferenceGraphCapture")
 CONTRACT_FUNCTIONS = ("run_eager", "fuse_elementwise")
 CONTRACT_NAMES = CONTRACT_CLASSES + CONTRACT_FUNCTIONS
