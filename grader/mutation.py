@@ -216,6 +216,10 @@ def generate_mutants(path: Path, display: str | None = None, only: Callable[[str
             continue
         seen.add(new_source)
         line = where.start.line
+        if operator != "remove_statement" and where.start.line == where.end.line:
+            # a change within one line reads best as that line before and after
+            before, after = lines[line - 1].strip(), new_source.splitlines()[line - 1].strip()
+            change = f"{before} -> {after}" if len(before) + len(after) < 2 * MAX_CHANGE else change
         mutant = Mutant(display, line, scope, lines[line - 1].strip(), change, operator, new_source)
         count = occurrences.get(mutant.key, 0) + 1
         occurrences[mutant.key] = count

@@ -61,3 +61,67 @@ def validate_suite(directory: Path, backend: str = "numpy") -> tuple[list[str], 
         + f" specs: {'OK' if not problems else f'{len(problems)} problem(s)'} on the {backend} reference{note}"
     )
     return problems, summary
+
+
+def cases_no_mutant_kills(directory: Path) -> list[str]:
+    """One warning line per case that no named mutant (``reference/mutants/``) fails.
+
+    Such a case may be good teaching, but it catches none of the known mistakes: the
+    instructor should know (and perhaps write the mutant it was meant for). The mutants
+    are the project's own trusted code, so they run here, in this process, through the
+    same interpreter and judge as validation. Each mutant is loaded once, and its launch
+    counter is set back to 0 before each case, as a fresh worker would find it; a case
+    stops at the first mutant it kills. Loading problems are
+    validate_suite's to report, so this returns nothing for a suite that does not load.
+    """
+    import importlib.util
+    import itertools
+
+    from grader.audit import discover_mutants
+
+    try:
+        loaded = load_suite(directory)
+    except SpecErrors:
+        return []
+    mutants = discover_mutants()
+    serial = itertools.count()
+
+    def fresh(path: Path):
+        spec = importlib.util.spec_from_file_location(f"_graphgrade_validate_mutant_{next(serial)}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    modules = [fresh(m.path) for m in mutants]
+    control_module = _fresh_reference()
+
+    def observe(module, case):
+        module.LaunchCounter.n = 0
+        return observe_in_process(module, case.uid, case.steps)
+
+    warnings = []
+    for spec in loaded.suite.specs:
+        for case in spec.cases:
+            oracles = loaded.oracles[case.uid]
+            control = judge_case(case, oracles, observe(control_module, case))
+            if control.status != "passed":
+                continue  # validate_suite reports it
+            killed = False
+            for module in modules:
+                try:
+                    verdict = judge_case(case, oracles, observe(module, case))
+                except Exception:  # noqa: BLE001 - a mutant that breaks the observer fails the case
+                    killed = True
+                    break
+                if verdict.status != "passed":
+                    killed = True
+                    break
+            if not killed:
+                warnings.append(f"{case.file}:{case.line}: {case.uid}: no named mutant fails this case (reference/mutants/); it may teach, but it catches none of the known mistakes")
+    return warnings
+
+
+def _fresh_reference():
+    from reference.mutants._base import fresh_reference
+
+    return fresh_reference("validate")
