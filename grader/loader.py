@@ -46,6 +46,7 @@ from grader.spec_model import (
     ValueCheck,
     WitnessCheck,
     PaddedRowsCheck,
+    FusedOpsCheck,
 )
 
 MAX_SPEC_FILE_BYTES = 2 * 1024 * 1024
@@ -320,6 +321,13 @@ class _CaseBuilder:
         self._list_ids: dict[int, int] = {}
 
 
+def _literal_op_count(build_step: dict) -> int | None:
+    """How many ops a runner holds, when it was built from a literal op list (a fused list's
+    length is the submission's business)."""
+    ops = _arg(build_step, 0, "ops")
+    return len(ops.chain) if isinstance(ops, OpsValue) else None
+
+
 def _arg(step: dict, position: int, keyword: str) -> Value | None:
     if keyword in step["kwargs"]:
         return step["kwargs"][keyword]
@@ -557,7 +565,15 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
                 raise ctx.fail(f["steps"][1], f"{at}.steps", f"the steps' inputs land in different buffer shapes {sorted(shapes)}; list steps of one graph")
             for m in members:
                 m["observe_graphs"] = True
-            pending.append(lambda idx, of=of, ms=members, sh=shapes.pop(), line=line: StaticBufferCheck(of, tuple(idx[id(m)] for m in ms), sh, line))
+            pending.append(lambda idx, of=of, ms=members, sh=shapes.pop(), n=_literal_op_count(by_name[of]), line=line: StaticBufferCheck(of, tuple(idx[id(m)] for m in ms), sh, line, n))
+        elif kind == "fused_ops":
+            f = ctx.mapping(body, at, ("step",), ("step",))
+            s = step_ref(f["step"][1], f"{at}.step", ("call",))
+            info = b.bound.get(s["name"])
+            if s["target"] != "fuse_elementwise" or info is None or info.chain is None or info.list_id is None:
+                raise ctx.fail(f["step"][1], f"{at}.step", f"step {s['name']!r} must be a call of fuse_elementwise on a literal op list")
+            flags = tuple(op.kind.elementwise for op in info.chain)
+            pending.append(lambda idx, s=s, lid=info.list_id, fl=flags, line=line: FusedOpsCheck(idx[id(s)], lid, fl, line))
         elif kind == "padded_rows":
             f = ctx.mapping(body, at, ("of", "steps", "op"), ("of", "steps"))
             of = ctx.ident(f["of"][1], f"{at}.of")

@@ -95,6 +95,7 @@ def build_schema() -> dict:
         "static_buffer": _obj({"of": step_name, "steps": {"type": "array", "items": step_name, "minItems": 2}}, ("of", "steps")),
         "witness": _obj({"of": step_name, "capture": step_name, "replay": step_name, "op": {"type": "integer", "minimum": 0}}, ("of", "capture", "replay")),
         "padded_rows": _obj({"of": step_name, "steps": {"type": "array", "items": step_name, "minItems": 1}, "op": {"type": "integer", "minimum": 0}}, ("of", "steps")),
+        "fused_ops": _obj({"step": step_name}, ("step",)),
     }
     assert tuple(checks) == CHECK_KINDS
     case = _obj(

@@ -52,6 +52,7 @@ CHECK_KINDS = (
     "static_buffer",
     "witness",
     "padded_rows",
+    "fused_ops",
 )
 
 
@@ -204,6 +205,7 @@ class StaticBufferCheck:
     steps: tuple[int, ...]
     buffer_shape: tuple[int, ...]
     line: int = 0
+    num_ops: int | None = None  # the ops the runner was built with; the GraphEntry must say so
 
 
 @dataclass(frozen=True)
@@ -232,7 +234,19 @@ class PaddedRowsCheck:
     line: int = 0
 
 
-Check = Union[LaunchesCheck, OutputCheck, ValueCheck, RaisesCheck, StaticBufferCheck, WitnessCheck, PaddedRowsCheck]
+@dataclass(frozen=True)
+class FusedOpsCheck:
+    """The list a ``fuse_elementwise`` call returned is the fusion of its op list: each maximal
+    run of two or more elementwise ops is one new op marked elementwise, and every other op is
+    the very op object it was given, in order."""
+
+    step: int
+    list_id: int
+    elementwise: tuple[bool, ...]  # per op of the list given, in order
+    line: int = 0
+
+
+Check = Union[LaunchesCheck, OutputCheck, ValueCheck, RaisesCheck, StaticBufferCheck, WitnessCheck, PaddedRowsCheck, FusedOpsCheck]
 
 
 # ---------------------------------------------------------------- cases and specs
