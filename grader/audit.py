@@ -379,6 +379,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         raise UsageError(f"--html {args.html}: is a directory, give a file name")
     if not Path(args.specs).is_dir():
         raise UsageError(f"{args.specs}: not a directory of spec files")
+    if getattr(args, "deep", False):
+        return _cmd_deep(args)
     try:
         result = run_audit(Path(args.specs), jobs=args.jobs, load=_load)
     except AuditSetupError as exc:
@@ -399,6 +401,28 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_FINDINGS
 
 
+def _cmd_deep(args: argparse.Namespace) -> int:
+    """``audit --deep``: the mutation score on systematic mutants of the reference (grader.deep_audit)."""
+    from grader.cli import EXIT_FINDINGS, EXIT_OK, _load
+    from grader.deep_audit import format_deep_text, run_deep_audit
+
+    if args.html is not None:
+        raise UsageError("--html goes with the named-mutant audit, not with --deep")
+    only = None
+    if args.only:
+        prefixes = tuple(args.only)
+        only = lambda scope: scope.startswith(prefixes)  # noqa: E731
+    try:
+        result = run_deep_audit(Path(args.specs), jobs=args.jobs, load=_load, only=only)
+    except (AuditSetupError, ImportError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        sys.stdout.write(format_deep_text(result))
+    return EXIT_OK if result.ok else EXIT_FINDINGS
+
+
 def add_audit_parser(sub) -> None:
     """Register ``graphgrade audit`` on the CLI's subparsers."""
     a = sub.add_parser(
@@ -414,4 +438,20 @@ def add_audit_parser(sub) -> None:
     a.add_argument("--json", action="store_true", help="print the result as JSON")
     a.add_argument("--html", type=Path, default=None, metavar="FILE", help="also write an HTML page of the kill matrix")
     a.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default: 2)")
+    a.add_argument(
+        "--deep",
+        action="store_true",
+        help=(
+            "instead of the named mutants, grade every systematic single-change mutant of reference/cudagraph.py "
+            "and print the mutation score; survivors must be killed by a case or listed in "
+            "reference/mutants/equivalent.yaml (needs the 'audit' extra; takes minutes)"
+        ),
+    )
+    a.add_argument(
+        "--only",
+        action="append",
+        default=None,
+        metavar="SCOPE",
+        help="with --deep: mutate only functions whose name starts with SCOPE, e.g. GraphRunner._load (repeatable)",
+    )
     a.set_defaults(func=cmd_audit)

@@ -205,6 +205,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"graphgrade: {problem}", file=sys.stderr)
     print(summary, file=sys.stderr if problems else sys.stdout)
+    if not problems:
+        from grader.validate import cases_no_mutant_kills
+
+        for warning in cases_no_mutant_kills(specs_dir):  # a warning only: the exit status stays
+            print(f"graphgrade: warning: {warning}", file=sys.stderr)
     return EXIT_USAGE if problems else EXIT_OK  # a spec that does not load, or that the reference fails, is a bad spec
 
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, Callable
 
+import numpy as np
+
 from grader import protocol
-from grader.ops import Witness, build_array, data_address, make_ops
+from grader.ops import GraderOp, Witness, build_array, data_address, make_ops
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 
@@ -118,7 +120,9 @@ class CaseInterpreter:
             static = getattr(entry, "static_input", None)
             shape = getattr(entry, "shape", None)
             num_ops = getattr(entry, "num_ops", None)
+            output = getattr(entry, "output", None)
             host_static = self.to_host(static) if static is not None else None
+            host_output = self.to_host(output) if output is not None else None
             snapshot.append(
                 {
                     "key": protocol._short(repr(key)),
@@ -127,6 +131,7 @@ class CaseInterpreter:
                     "static_input_address": data_address(static),
                     "static_input": self.encoder.value(host_static) if host_static is not None else None,
                     "num_ops": num_ops if isinstance(num_ops, int) and not isinstance(num_ops, bool) else None,
+                    "output": self.encoder.value(host_output) if isinstance(host_output, np.ndarray) else None,
                 }
             )
         return snapshot
@@ -145,6 +150,24 @@ class CaseInterpreter:
             except BaseException:  # noqa: BLE001
                 name = "object"
             return {"object": {"type": protocol._short(name if isinstance(name, str) else "object")}}
+
+    def listed_ops(self, result: Any) -> list | None:
+        """Each entry of a returned op list: one of this case's own ops (by list and position) or
+        a new callable, and whether it is marked elementwise. None if it is not a list."""
+        try:
+            if not isinstance(result, (list, tuple)):
+                return None
+            listed = []
+            for op in list(result)[: protocol.MAX_WITNESS]:
+                given = type(op) is GraderOp and op._witness is self.witness
+                try:
+                    elementwise = bool(getattr(op, "elementwise", False))
+                except BaseException:  # noqa: BLE001 - a submission's odd object only costs its own case
+                    elementwise = False
+                listed.append([given, op.list_id if given else -1, op.position if given else -1, elementwise])
+            return listed
+        except BaseException:  # noqa: BLE001
+            return None
 
     def run_step(self, step: Step) -> dict:
         record: dict = {"index": step.index, "outcome": "returned", "value": None, "error": None, "launches": None, "witness": [], "input_address": None, "graphs": None, "note": ""}
@@ -178,9 +201,11 @@ class CaseInterpreter:
             if step.name:
                 self.env[step.name] = result
             record["value"] = self.encode_result(result)
+            if step.action == "call" and step.target == "fuse_elementwise":
+                record["ops"] = self.listed_ops(result)
         after = _launch_count(self.module)
         record["launches"] = after - before if before is not None and after is not None else None
-        record["witness"] = [[lid, pos, addr, list(shape), dtype] for lid, pos, addr, shape, dtype in self.witness.since(mark)[: protocol.MAX_WITNESS]]
+        record["witness"] = [[lid, pos, addr, list(shape), dtype, zeros] for lid, pos, addr, shape, dtype, zeros in self.witness.since(mark)[: protocol.MAX_WITNESS]]
         if step.observe_graphs:
             try:
                 record["graphs"] = self.graphs_snapshot(self.target_object(step.target))

@@ -28,6 +28,8 @@ from grader.spec_model import (
     Step,
     ValueCheck,
     WitnessCheck,
+    PaddedRowsCheck,
+    FusedOpsCheck,
 )
 
 TOLERANCE = {"float32": (1e-5, 1e-6), "float64": (1e-9, 1e-12)}
@@ -275,13 +277,39 @@ class _Judge:
                 self.record(step, "same static_input object as at capture", "the buffer made at capture", "a different array", "the input was copied into a new buffer. Constraint 2: a captured graph only ever reads the static input buffer it was captured with, so every replay must copy into that same array.")
                 return
             x = self.oracle.inputs.get(index)
+            if x is not None and entry.static_input.dtype != x.dtype:
+                self.record(step, "static_input has the input's dtype", str(x.dtype), str(entry.static_input.dtype), f"the static input buffer is {entry.static_input.dtype} but the input is {x.dtype}: allocate the buffer with the input's dtype, or every replay computes in another precision than the caller asked for.")
+                return
             if x is not None:
                 rows = entry.static_input[: x.shape[0]] if entry.static_input.ndim else entry.static_input
                 ok = rows.shape == x.shape and np.array_equal(rows, x)
                 self.record(step, "static_input holds this call's input", describe(x), describe(rows), None if ok else "the static input buffer does not hold the input of this call: copy each new input into it before running the ops.")
                 if not ok:
                     return
+            if not self._graph_entry_record(step, entry, check, index):
+                return
         self.record(None, "one static_input buffer across the calls", "same object every time", "same object every time", None)
+
+    def _graph_entry_record(self, step: Step, entry, check: StaticBufferCheck, index: int) -> bool:
+        """The GraphEntry itself: its shape is the buffer's shape, num_ops the number of ops, and
+        output holds the result of this very call (its real rows, when padded)."""
+        shape = list(check.buffer_shape)
+        got_shape = list(entry.shape) if entry.shape is not None else "not a tuple of integers"
+        if entry.shape != check.buffer_shape:
+            self.record(step, "GraphEntry.shape", str(shape), str(got_shape), f"the GraphEntry's shape is {got_shape}, not the shape {shape} the graph was captured for.")
+            return False
+        if check.num_ops is not None and entry.num_ops != check.num_ops:
+            self.record(step, "GraphEntry.num_ops", str(check.num_ops), str(entry.num_ops), f"the GraphEntry's num_ops is {entry.num_ops}, not the {check.num_ops} ops the graph holds.")
+            return False
+        expected = self.oracle.outputs.get(index)
+        if expected is not None:
+            out = entry.output
+            rows = out[: expected.shape[0]] if isinstance(out, np.ndarray) and out.ndim and expected.ndim else out
+            problem = _compare_arrays(expected, rows, str(expected.dtype))
+            self.record(step, "GraphEntry.output holds this call's result", describe(expected), describe(rows), None if problem is None else f"the GraphEntry's output does not hold this call's result ({problem}): store the result of every capture and replay in entry.output.")
+            if problem is not None:
+                return False
+        return True
 
     def witness(self, check: WitnessCheck) -> None:
         cap_step, rep_step = self.case.steps[check.capture], self.case.steps[check.replay]
@@ -302,6 +330,61 @@ class _Judge:
             return
         ok = at_replay.address == at_capture.address
         self.record(rep_step, what, "the buffer it was handed at capture", "that same buffer" if ok else "a different buffer", None if ok else "on replay the ops read a different buffer than at capture. Constraint 2: copy new inputs into the captured static buffer.")
+
+    def fused_ops(self, check: FusedOpsCheck) -> None:
+        step, obs = self.case.steps[check.step], self.obs[check.step]
+        groups: list[list[int]] = []  # the contract's fusion: maximal runs of elementwise ops
+        for i, elementwise in enumerate(check.elementwise):
+            if elementwise and groups and check.elementwise[groups[-1][-1]] and groups[-1][-1] == i - 1:
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+        expected = " ".join(f"fused({', '.join(map(str, g))})" if len(g) > 1 else f"op {g[0]}" for g in groups)
+        what = "the fused list: each run of elementwise ops is one new op marked elementwise; other ops are the very ops given"
+        listed = obs.ops
+        if listed is None:
+            self.record(step, what, expected, _outcome(obs) if obs.outcome != "returned" else "not a list", "fuse_elementwise should return a list of ops.")
+            return
+        seen = " ".join(f"op {o.position}" if o.given and o.list_id == check.list_id else ("new op" + ("" if o.elementwise else " (not elementwise)")) for o in listed)
+        problem = None
+        if len(listed) != len(groups):
+            problem = f"returned {len(listed)} ops, expected {len(groups)}: each maximal run of adjacent elementwise ops becomes one op (a run of three is one op, not a pair and a single)."
+        else:
+            for group, got in zip(groups, listed):
+                if len(group) == 1 and not (got.given and got.list_id == check.list_id and got.position == group[0]):
+                    problem = f"op {group[0]} should be kept as the very op object it was given (a lone elementwise op is not wrapped)."
+                    break
+                if len(group) > 1 and (got.given or not got.elementwise):
+                    problem = f"ops {group[0]} to {group[-1]} should become one new op marked elementwise = True (so that a later fusion pass can merge it again)."
+                    break
+        self.record(step, what, expected, seen, problem)
+
+    def padded_rows(self, check: PaddedRowsCheck) -> None:
+        what = f"op {check.op} is handed the padded buffer, its rows beyond the real batch all zero"
+        for index in check.steps:
+            step, obs = self.case.steps[index], self.obs[index]
+            x = self.oracle.inputs.get(index)
+            call = next((w for w in obs.witness if w.list_id == check.list_id and w.position == check.op), None)
+            if x is None or call is None:
+                self.record(step, what, f"op {check.op} runs on a buffer of {check.padded_batch} rows", "it was never called", f"op {check.op} was never called during this step, so the padded buffer could not be seen.")
+                return
+            real = x.shape[0]
+            pad = check.padded_batch - real
+            if not call.shape or call.shape[0] != check.padded_batch:
+                got = call.shape[0] if call.shape else "no"
+                self.record(step, what, f"{check.padded_batch} rows", f"{got} rows", f"op {check.op} was handed {got} rows, not the {check.padded_batch} rows of the padded batch: pad the batch up to its capture size before running the graph.")
+                return
+            ok = call.zero_rows >= pad
+            observed = f"the last {pad} rows all zero" if ok else ("not known" if call.zero_rows < 0 else f"{pad - min(call.zero_rows, pad)} of the last {pad} rows not zero")
+            self.record(
+                step,
+                what,
+                f"the last {pad} of {check.padded_batch} rows all zero",
+                observed,
+                None if ok else f"the {pad} padded rows beyond the real batch of {real} were not all zero when op {check.op} ran. Zero the padded rows on every call: a smaller batch after a larger one must not leave the larger batch's rows behind.",
+            )
+            if not ok:
+                return
 
     def step_health(self) -> None:
         """A step that raised, or could not run, fails the case unless a check expected it. The
@@ -415,6 +498,10 @@ def judge_case(case: Case, oracles: tuple[OracleCall, ...], observation: CaseObs
             judge.raises(check)
         elif isinstance(check, StaticBufferCheck):
             judge.static_buffer(check)
+        elif isinstance(check, PaddedRowsCheck):
+            judge.padded_rows(check)
+        elif isinstance(check, FusedOpsCheck):
+            judge.fused_ops(check)
         else:
             judge.witness(check)
     steps = tuple(StepLine(index=s.index, action=s.label, outcome=_step_outcome(case, s, o)) for s, o in zip(case.steps, judge.obs))

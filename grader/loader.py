@@ -45,6 +45,8 @@ from grader.spec_model import (
     Value,
     ValueCheck,
     WitnessCheck,
+    PaddedRowsCheck,
+    FusedOpsCheck,
 )
 
 MAX_SPEC_FILE_BYTES = 2 * 1024 * 1024
@@ -319,6 +321,13 @@ class _CaseBuilder:
         self._list_ids: dict[int, int] = {}
 
 
+def _literal_op_count(build_step: dict) -> int | None:
+    """How many ops a runner holds, when it was built from a literal op list (a fused list's
+    length is the submission's business)."""
+    ops = _arg(build_step, 0, "ops")
+    return len(ops.chain) if isinstance(ops, OpsValue) else None
+
+
 def _arg(step: dict, position: int, keyword: str) -> Value | None:
     if keyword in step["kwargs"]:
         return step["kwargs"][keyword]
@@ -556,7 +565,36 @@ def _parse_case(ctx: _Ctx, node: Node, where: str, spec_id: str) -> tuple[Case, 
                 raise ctx.fail(f["steps"][1], f"{at}.steps", f"the steps' inputs land in different buffer shapes {sorted(shapes)}; list steps of one graph")
             for m in members:
                 m["observe_graphs"] = True
-            pending.append(lambda idx, of=of, ms=members, sh=shapes.pop(), line=line: StaticBufferCheck(of, tuple(idx[id(m)] for m in ms), sh, line))
+            pending.append(lambda idx, of=of, ms=members, sh=shapes.pop(), n=_literal_op_count(by_name[of]), line=line: StaticBufferCheck(of, tuple(idx[id(m)] for m in ms), sh, line, n))
+        elif kind == "fused_ops":
+            f = ctx.mapping(body, at, ("step",), ("step",))
+            s = step_ref(f["step"][1], f"{at}.step", ("call",))
+            info = b.bound.get(s["name"])
+            if s["target"] != "fuse_elementwise" or info is None or info.chain is None or info.list_id is None:
+                raise ctx.fail(f["step"][1], f"{at}.step", f"step {s['name']!r} must be a call of fuse_elementwise on a literal op list")
+            flags = tuple(op.kind.elementwise for op in info.chain)
+            pending.append(lambda idx, s=s, lid=info.list_id, fl=flags, line=line: FusedOpsCheck(idx[id(s)], lid, fl, line))
+        elif kind == "padded_rows":
+            f = ctx.mapping(body, at, ("of", "steps", "op"), ("of", "steps"))
+            of = ctx.ident(f["of"][1], f"{at}.of")
+            if of not in b.bound or b.bound[of].kind != "runner" or b.bound[of].list_id is None or not b.bound[of].capture_sizes:
+                raise ctx.fail(f["of"][1], f"{at}.of", f"expected the name of a runner built with a literal op list and capture_sizes, got {of!r}")
+            op = ctx.integer(f["op"][1], f"{at}.op", 0) if "op" in f else 0
+            if op >= len(b.bound[of].chain or ()):
+                raise ctx.fail(f["op"][1], f"{at}.op", f"{of!r} has only {len(b.bound[of].chain or ())} ops")
+            members = [step_ref(n, f"{at}.steps[{j}]", ("call",)) for j, n in enumerate(ctx.sequence(f["steps"][1], f"{at}.steps", 1))]
+            batches = set()
+            for j, m in enumerate(members):
+                info = b.bound.get(m["name"])
+                if m["target"] != of or info is None or not isinstance(info.input, ArrayValue) or not info.input.shape:
+                    raise ctx.fail(f["steps"][1], f"{at}.steps[{j}]", f"step {m['name']!r} must be a named call of {of!r} with a literal array input of at least one dimension")
+                padded = _padded_shape(info.input.shape, b.bound[of].capture_sizes)
+                if padded[0] <= info.input.shape[0]:
+                    raise ctx.fail(f["steps"][1], f"{at}.steps[{j}]", f"the batch of step {m['name']!r} fills its buffer (no padded rows to check); use a batch below a capture size")
+                batches.add(padded[0])
+            if len(batches) != 1:
+                raise ctx.fail(f["steps"][1], f"{at}.steps", f"the steps' inputs pad to different batches {sorted(batches)}; list steps of one graph")
+            pending.append(lambda idx, of=of, lid=b.bound[of].list_id, ms=members, pb=batches.pop(), op=op, line=line: PaddedRowsCheck(of, lid, tuple(idx[id(m)] for m in ms), pb, op, line))
         else:  # witness
             f = ctx.mapping(body, at, ("of", "capture", "replay", "op"), ("of", "capture", "replay"))
             of = ctx.ident(f["of"][1], f"{at}.of")

@@ -8,9 +8,12 @@ fusion passes may merge it) and ``capturable`` (the attention-like op is not,
 like attention with a dynamic KV cache in vLLM's piecewise mode).
 
 Every call is written to a :class:`Witness` log: which op, which list it came
-from, the data address, shape and dtype of the array it was handed. That lets
-a check see Constraint 2 directly: on replay the first op must be handed the
-very buffer it was handed at capture, not the caller's array.
+from, the data address, shape and dtype of the array it was handed, and how
+many of its last rows (along the batch axis) are all zero. That lets a check
+see Constraint 2 directly: on replay the first op must be handed the very
+buffer it was handed at capture, not the caller's array. And it lets a check
+see padding: the rows of a padded buffer beyond the real batch must be zero on
+every call, not whatever an earlier, larger batch left there.
 """
 
 from __future__ import annotations
@@ -159,16 +162,30 @@ def apply_chain(chain: tuple[OpSpec, ...], x: np.ndarray) -> np.ndarray:
 
 
 class Witness:
-    """Append-only log of op calls for one case: (list id, position, address, shape, dtype)."""
+    """Append-only log of op calls for one case: (list id, position, address, shape, dtype, zero rows)."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[int, int, int, tuple[int, ...], str]] = []
+        self.calls: list[tuple[int, int, int, tuple[int, ...], str, int]] = []
 
     def mark(self) -> int:
         return len(self.calls)
 
-    def since(self, mark: int) -> list[tuple[int, int, int, tuple[int, ...], str]]:
+    def since(self, mark: int) -> list[tuple[int, int, int, tuple[int, ...], str, int]]:
         return self.calls[mark:]
+
+
+def trailing_zero_rows(x: object) -> int:
+    """How many of the last rows (axis 0) of a numpy array are entirely zero; -1 when not known.
+
+    Only numpy arrays are inspected: reading a device array would synchronise with the
+    host, which is not allowed while a CUDA graph is being captured."""
+    if not isinstance(x, np.ndarray) or x.ndim == 0:
+        return -1
+    try:
+        nonzero = np.flatnonzero(x.reshape(x.shape[0], -1).any(axis=1)) if x.size else np.array([], dtype=np.intp)
+    except Exception:  # noqa: BLE001 - an exotic array must not break observing
+        return -1
+    return int(x.shape[0] - (nonzero[-1] + 1)) if nonzero.size else int(x.shape[0])
 
 
 def data_address(x: object) -> int:
@@ -207,7 +224,7 @@ class GraderOp:
 
     def __call__(self, x):
         arr = x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x)
-        self._witness.calls.append((self.list_id, self.position, data_address(arr), tuple(arr.shape), str(arr.dtype)))
+        self._witness.calls.append((self.list_id, self.position, data_address(arr), tuple(arr.shape), str(arr.dtype), trailing_zero_rows(arr)))
         return self.spec.apply(arr)
 
     def __repr__(self) -> str:

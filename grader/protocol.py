@@ -159,6 +159,7 @@ class GraphObservation:
     static_input_address: int
     static_input: np.ndarray | None
     num_ops: int | None
+    output: np.ndarray | None = None  # the entry's ``output`` array, when it is one
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,18 @@ class WitnessCall:
     address: int
     shape: tuple[int, ...]
     dtype: str
+    zero_rows: int = -1  # trailing all-zero rows of the array the op was handed; -1: not known
+
+
+@dataclass(frozen=True)
+class ListedOp:
+    """One entry of a list of ops a step returned: one of the case's own ops (its list and
+    position), or a new callable; and whether it is marked ``elementwise``."""
+
+    given: bool
+    list_id: int
+    position: int
+    elementwise: bool
 
 
 @dataclass(frozen=True)
@@ -180,6 +193,7 @@ class StepObservation:
     witness: tuple[WitnessCall, ...] = ()
     input_address: int | None = None
     graphs: tuple[GraphObservation, ...] | None = None
+    ops: tuple[ListedOp, ...] | None = None  # what a fuse_elementwise call returned
     note: str = ""  # why a step was missing / not reached
 
 
@@ -310,6 +324,18 @@ class _Decoder:
         except (ValueError, TypeError, MemoryError) as exc:
             raise _fail(where, f"cannot rebuild a {dtype} array of shape {list(shape)} ({type(exc).__name__})") from None
 
+    def listed_ops(self, raw: Any, where: str) -> tuple[ListedOp, ...] | None:
+        if raw is None:
+            return None
+        if not isinstance(raw, list) or len(raw) > MAX_WITNESS:
+            raise _fail(where, "expected a bounded list")
+        found = []
+        for i, entry in enumerate(raw):
+            if not isinstance(entry, list) or len(entry) != 4 or not isinstance(entry[0], bool) or not isinstance(entry[3], bool):
+                raise _fail(f"{where}[{i}]", "expected [given, list, position, elementwise]")
+            found.append(ListedOp(entry[0], _int(entry[1], where, -1, 1 << 16), _int(entry[2], where, -1, 1 << 16), entry[3]))
+        return tuple(found)
+
     def value(self, obj: Any, where: str, depth: int = 0) -> Any:
         if obj is None or isinstance(obj, bool):
             return obj
@@ -343,7 +369,7 @@ class _Decoder:
         raise _fail(where, f"unknown value tag {tag!r}")
 
     def step(self, obj: Any, where: str) -> StepObservation:
-        obj = _keys(obj, {"index", "outcome", "value", "error", "launches", "witness", "input_address", "graphs", "note"}, where)
+        obj = _keys(obj, {"index", "outcome", "value", "error", "launches", "witness", "input_address", "graphs", "note", "ops"}, where)
         outcome = obj.get("outcome")
         if outcome not in OUTCOMES:
             raise _fail(f"{where}.outcome", f"expected one of {OUTCOMES}")
@@ -357,9 +383,10 @@ class _Decoder:
             raise _fail(f"{where}.witness", "expected a bounded list")
         witness = []
         for i, w in enumerate(witness_raw):
-            if not isinstance(w, list) or len(w) != 5:
-                raise _fail(f"{where}.witness[{i}]", "expected [list, position, address, shape, dtype]")
-            witness.append(WitnessCall(_int(w[0], where, 0, 1 << 16), _int(w[1], where, 0, 1 << 16), _int(w[2], where), _shape(w[3], where), _text(w[4], where)))
+            if not isinstance(w, list) or len(w) not in (5, 6):
+                raise _fail(f"{where}.witness[{i}]", "expected [list, position, address, shape, dtype, zero rows]")
+            zero_rows = _int(w[5], where, -1, 1 << 40) if len(w) == 6 else -1
+            witness.append(WitnessCall(_int(w[0], where, 0, 1 << 16), _int(w[1], where, 0, 1 << 16), _int(w[2], where), _shape(w[3], where), _text(w[4], where), zero_rows))
         graphs = None
         if obj.get("graphs") is not None:
             if not isinstance(obj["graphs"], list) or len(obj["graphs"]) > MAX_GRAPHS:
@@ -367,8 +394,9 @@ class _Decoder:
             graphs = []
             for i, g in enumerate(obj["graphs"]):
                 at = f"{where}.graphs[{i}]"
-                g = _keys(g, {"key", "shape", "static_input_id", "static_input_address", "static_input", "num_ops"}, at)
+                g = _keys(g, {"key", "shape", "static_input_id", "static_input_address", "static_input", "num_ops", "output"}, at)
                 static = g.get("static_input")
+                output = g.get("output")
                 graphs.append(
                     GraphObservation(
                         key=_text(g.get("key"), f"{at}.key"),
@@ -377,6 +405,7 @@ class _Decoder:
                         static_input_address=_int(g.get("static_input_address"), f"{at}.static_input_address"),
                         static_input=self.array(static["ndarray"], f"{at}.static_input") if isinstance(static, dict) and "ndarray" in static else None,
                         num_ops=_int(g["num_ops"], f"{at}.num_ops") if g.get("num_ops") is not None else None,
+                        output=self.array(output["ndarray"], f"{at}.output") if isinstance(output, dict) and "ndarray" in output else None,
                     )
                 )
             graphs = tuple(graphs)
@@ -388,6 +417,7 @@ class _Decoder:
             launches=_int(launches, f"{where}.launches") if launches is not None else None,
             witness=tuple(witness),
             input_address=_int(obj["input_address"], f"{where}.input_address") if obj.get("input_address") is not None else None,
+            ops=self.listed_ops(obj.get("ops"), f"{where}.ops"),
             graphs=graphs,
             note=_text(obj.get("note", ""), f"{where}.note"),
         )

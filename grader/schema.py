@@ -94,6 +94,8 @@ def build_schema() -> dict:
         "step_mode": _obj({"of": step_name, "equals": {"enum": list(STEP_MODES)}, "after": after}, ("of", "equals")),
         "static_buffer": _obj({"of": step_name, "steps": {"type": "array", "items": step_name, "minItems": 2}}, ("of", "steps")),
         "witness": _obj({"of": step_name, "capture": step_name, "replay": step_name, "op": {"type": "integer", "minimum": 0}}, ("of", "capture", "replay")),
+        "padded_rows": _obj({"of": step_name, "steps": {"type": "array", "items": step_name, "minItems": 1}, "op": {"type": "integer", "minimum": 0}}, ("of", "steps")),
+        "fused_ops": _obj({"step": step_name}, ("step",)),
     }
     assert tuple(checks) == CHECK_KINDS
     case = _obj(

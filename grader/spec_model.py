@@ -34,7 +34,7 @@ TAGS: tuple[str, ...] = (
 CORE_TAGS = TAGS[:6]
 VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
 
-# The names of the student contract (DESIGN.md) a step may use.
+# The names of the student contract (docs/contract.md) a step may use.
 CONTRACT_CLASSES = ("LaunchCounter", "GraphEntry", "GraphRunner", "PiecewiseGraphRunner", "StepMode", "InferenceGraphCapture")
 CONTRACT_FUNCTIONS = ("run_eager", "fuse_elementwise")
 CONTRACT_NAMES = CONTRACT_CLASSES + CONTRACT_FUNCTIONS
@@ -51,6 +51,8 @@ CHECK_KINDS = (
     "step_mode",
     "static_buffer",
     "witness",
+    "padded_rows",
+    "fused_ops",
 )
 
 
@@ -203,6 +205,7 @@ class StaticBufferCheck:
     steps: tuple[int, ...]
     buffer_shape: tuple[int, ...]
     line: int = 0
+    num_ops: int | None = None  # the ops the runner was built with; the GraphEntry must say so
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,32 @@ class WitnessCheck:
     line: int = 0
 
 
-Check = Union[LaunchesCheck, OutputCheck, ValueCheck, RaisesCheck, StaticBufferCheck, WitnessCheck]
+@dataclass(frozen=True)
+class PaddedRowsCheck:
+    """On each listed step, op ``op`` of the runner was handed a buffer of the padded batch
+    whose rows beyond the call's real batch are all zero (padding is zeroed on every call)."""
+
+    of: str
+    list_id: int
+    steps: tuple[int, ...]
+    padded_batch: int
+    op: int = 0
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class FusedOpsCheck:
+    """The list a ``fuse_elementwise`` call returned is the fusion of its op list: each maximal
+    run of two or more elementwise ops is one new op marked elementwise, and every other op is
+    the very op object it was given, in order."""
+
+    step: int
+    list_id: int
+    elementwise: tuple[bool, ...]  # per op of the list given, in order
+    line: int = 0
+
+
+Check = Union[LaunchesCheck, OutputCheck, ValueCheck, RaisesCheck, StaticBufferCheck, WitnessCheck, PaddedRowsCheck, FusedOpsCheck]
 
 
 # ---------------------------------------------------------------- cases and specs

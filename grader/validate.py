@@ -14,7 +14,7 @@ from pathlib import Path
 from grader.interpreter import observe_in_process
 from grader.judge import judge_case
 from grader.loader import SpecErrors, load_suite
-from grader.spec_model import TAGS, WitnessCheck
+from grader.spec_model import TAGS, PaddedRowsCheck, WitnessCheck
 
 
 def validate_suite(directory: Path, backend: str = "numpy", notes: list[str] | None = None) -> tuple[list[str], str]:
@@ -44,7 +44,7 @@ def validate_suite(directory: Path, backend: str = "numpy", notes: list[str] | N
             if backend != "numpy":
                 # A real graph replays recorded kernels: the grader's Python ops are not called
                 # again, so the simulation's op witness has nothing to observe on a GPU.
-                kept = tuple(c for c in checks if not isinstance(c, WitnessCheck))
+                kept = tuple(c for c in checks if not isinstance(c, (WitnessCheck, PaddedRowsCheck)))
                 skipped_witness += len(checks) - len(kept)
                 case = type(case)(**{**case.__dict__, "checks": kept})
             try:
@@ -82,3 +82,67 @@ def _capture_records(backend):
     """The cupy backend's capture decisions during a block (an empty list elsewhere)."""
     recording = getattr(backend.module, "recording_captures", None)
     return recording() if backend.name != "numpy" and recording is not None else contextlib.nullcontext([])
+
+
+def cases_no_mutant_kills(directory: Path) -> list[str]:
+    """One warning line per case that no named mutant (``reference/mutants/``) fails.
+
+    Such a case may be good teaching, but it catches none of the known mistakes: the
+    instructor should know (and perhaps write the mutant it was meant for). The mutants
+    are the project's own trusted code, so they run here, in this process, through the
+    same interpreter and judge as validation. Each mutant is loaded once, and its launch
+    counter is set back to 0 before each case, as a fresh worker would find it; a case
+    stops at the first mutant it kills. Loading problems are
+    validate_suite's to report, so this returns nothing for a suite that does not load.
+    """
+    import importlib.util
+    import itertools
+
+    from grader.audit import discover_mutants
+
+    try:
+        loaded = load_suite(directory)
+    except SpecErrors:
+        return []
+    mutants = discover_mutants()
+    serial = itertools.count()
+
+    def fresh(path: Path):
+        spec = importlib.util.spec_from_file_location(f"_graphgrade_validate_mutant_{next(serial)}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    modules = [fresh(m.path) for m in mutants]
+    control_module = _fresh_reference()
+
+    def observe(module, case):
+        module.LaunchCounter.n = 0
+        return observe_in_process(module, case.uid, case.steps)
+
+    warnings = []
+    for spec in loaded.suite.specs:
+        for case in spec.cases:
+            oracles = loaded.oracles[case.uid]
+            control = judge_case(case, oracles, observe(control_module, case))
+            if control.status != "passed":
+                continue  # validate_suite reports it
+            killed = False
+            for module in modules:
+                try:
+                    verdict = judge_case(case, oracles, observe(module, case))
+                except Exception:  # noqa: BLE001 - a mutant that breaks the observer fails the case
+                    killed = True
+                    break
+                if verdict.status != "passed":
+                    killed = True
+                    break
+            if not killed:
+                warnings.append(f"{case.file}:{case.line}: {case.uid}: no named mutant fails this case (reference/mutants/); it may teach, but it catches none of the known mistakes")
+    return warnings
+
+
+def _fresh_reference():
+    from reference.mutants._base import fresh_reference
+
+    return fresh_reference("validate")

@@ -99,7 +99,8 @@ class GraphRunner:
       no batch axis and is keyed by its shape, unpadded.
     - ``warmup_steps``: the first ``warmup_steps`` calls of each key run
       eagerly (engines warm up kernels and allocators before capturing);
-      the next call captures.
+      the next call captures. 0 (the default) or any value below it means no
+      warm-up: the first call of a key captures.
 
     Every call through a graph returns a fresh array. A real engine instead
     returns a view of its static output buffer, which the next replay
@@ -256,12 +257,14 @@ class _FusedElementwise:
 
 
 def fuse_elementwise(ops: Sequence[Op]) -> list[Op]:
-    """Merge each run of two or more adjacent elementwise ops into one op.
+    """Merge each maximal run of two or more adjacent elementwise ops into one op.
 
     This is what torch.compile's fusion does: ``+1`` then ``*2`` become one
     kernel, so even eager execution launches fewer kernels. An op counts as
     elementwise when it has ``elementwise = True``; the fused op is marked
     the same way. A lone elementwise op and every other op are kept as is.
+    A run is merged whole: ``[+1, *2, relu, softmax]`` becomes
+    ``[fused(+1, *2, relu), softmax]``, not two fused pairs.
     """
     fused: list[Op] = []
     run: list[Op] = []
@@ -306,8 +309,8 @@ class InferenceGraphCapture:
     - ``REPLAY`` otherwise; replay if ``is_captured`` and
       ``check_static_shape(...)`` agree, else fall back and ``disable()``.
 
-    ``warmup_steps`` below 1 is raised to 1, so kernels always run once before
-    capture. Graphs are off unless ``enabled=True``, and ``disable()`` turns
+    ``warmup_steps`` below 1 (0, -1, -5, ...) is raised to 1, so kernels
+    always run once before capture. Graphs are off unless ``enabled=True``, and ``disable()`` turns
     them off for good.
     """
 

@@ -33,6 +33,7 @@ from grader.audit import (
     format_text,
 )
 from grader.results import CaseResult, Report
+from grader.spec_model import CORE_TAGS, TAGS
 from reports.audit_html import render_audit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,6 +218,83 @@ def test_shipped_suite_kills_every_mutant(shipped):
     assert all(set(m["killed_by"]) <= case_ids for m in data["mutants"])
     assert data["specs_killing_nothing"] == []
     assert data["reference_failures"] == []
+
+
+# A stretch behaviour builds on the whole core; within the core, eager execution builds on the
+# counter, the three facets of GraphRunner on eager execution (and on one another), and piecewise
+# runners on GraphRunner. A mistake may cost points downstream of its own behaviour, never upstream.
+RUNNER = ("shape-cache", "static-buffer", "single-launch-replay")
+UPSTREAM = {
+    "launch-counter": (),
+    "eager": ("launch-counter",),
+    **{t: ("launch-counter", "eager") for t in RUNNER},
+    "piecewise": ("launch-counter", "eager", *RUNNER),
+    "padding": CORE_TAGS,
+    "warmup": (*CORE_TAGS, "padding"),
+    "fusion": CORE_TAGS,
+    "state-machine": CORE_TAGS,
+}
+
+
+def _declared_tag(path: Path) -> str | None:
+    import ast
+
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TAG" for t in node.targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+@pytest.mark.parametrize("path", MUTANT_FILES, ids=[p.stem for p in MUTANT_FILES])
+def test_every_mutant_names_the_behaviour_it_breaks(path: Path):
+    assert _declared_tag(path) in TAGS, f"{path.name}: set TAG to the behaviour tag whose rule the mistake breaks"
+
+
+def test_the_tag_order_is_complete():
+    assert set(UPSTREAM) == set(TAGS)
+
+
+@pytest.mark.slow
+def test_each_mutant_loses_its_points_on_its_own_behaviour(shipped):
+    """Each case's points are charged to the behaviour it exercises: a mutant loses more on its own
+    tag than on any unrelated tag, and nothing on the behaviours its own builds on (a runner bug
+    costs no launch-counter or eager points)."""
+    _, data, _ = shipped
+    tag_of = {s["id"]: s["tag"] for s in data["specs"]}
+    points = {c: s_points for s in data["specs"] for c, s_points in _case_points(s)}
+    problems = []
+    for m in data["mutants"]:
+        own = _declared_tag(MUTANTS_DIR / f"{m['name']}.py")
+        lost: dict[str, float] = {}
+        for uid in m["killed_by"]:
+            tag = tag_of[uid.split("/", 1)[0]]
+            lost[tag] = lost.get(tag, 0.0) + points[uid]
+        related = set(UPSTREAM[own]) | {t for t, ups in UPSTREAM.items() if own in ups} | ({*RUNNER} if own in RUNNER else set())
+        if lost.get(own, 0.0) <= 0:
+            problems.append(f"{m['name']}: loses nothing on its own tag {own} ({lost})")
+        for tag in UPSTREAM[own]:
+            if tag in lost and not (own in RUNNER and tag in RUNNER):
+                problems.append(f"{m['name']} ({own}) costs {lost[tag]:.2f} points on {tag}, a behaviour {own} builds on")
+        for tag, value in lost.items():
+            if tag != own and tag not in related and value > lost.get(own, 0.0):
+                problems.append(f"{m['name']} ({own}) loses more on the unrelated {tag} ({value:.2f}) than on {own} ({lost.get(own, 0.0):.2f})")
+    assert not problems, "\n".join(problems)
+
+
+def _case_points(spec: dict):
+    points = {s.id: s.points for s in _suite().specs}[spec["id"]]
+    return [(c, points / len(spec["cases"])) for c in spec["cases"]]
+
+
+_SUITE = []
+
+
+def _suite():
+    from grader.loader import load_suite
+
+    if not _SUITE:
+        _SUITE.append(load_suite(SPECS).suite)
+    return _SUITE[0]
 
 
 @pytest.mark.slow

@@ -1,8 +1,8 @@
 """No false failures: correct submissions written independently of the reference get full marks.
 
-Each folder in tests/correct_variants/ was written from DESIGN.md alone, making different
+Each folder in tests/correct_variants/ was written from the contract alone (docs/contract.md), making different
 legitimate choices than the reference (aliased outputs, string keys, int-valued StepMode,
-np.pad, ...). A spec or check stricter than DESIGN.md fails here first.
+np.pad, ...). A spec or check stricter than docs/contract.md fails here first.
 """
 
 from __future__ import annotations
@@ -39,5 +39,5 @@ def test_there_are_several_variants():
 def test_a_correct_variant_gets_full_marks_on_every_case(graded, name):
     report = graded[name]
     failing = [f"{c['spec']}/{c['case']}: {c['message']}" for c in report["cases"] if c["status"] != "passed"]
-    assert not failing, f"{name} is correct by DESIGN.md but failed:\n" + "\n".join(failing)
+    assert not failing, f"{name} is correct by docs/contract.md but failed:\n" + "\n".join(failing)
     assert report["score"] == report["max_score"] == 100

@@ -18,6 +18,7 @@ from grader import protocol
 from grader.judge import judge_case
 from grader.loader import load_spec_text
 from grader.protocol import (
+    ListedOp,
     CaseObservation,
     EnumValue,
     GraphObservation,
@@ -97,8 +98,9 @@ def witness(first_op_address: int | None, positions=(0, 1, 2)) -> tuple[WitnessC
     return tuple(calls)
 
 
-def graphs(content: np.ndarray, buffer_id: int = BUFFER_ID, address: int = STATIC) -> tuple[GraphObservation, ...]:
-    return (GraphObservation(key="(4, 8)", shape=(4, 8), static_input_id=buffer_id, static_input_address=address, static_input=content.copy(), num_ops=3),)
+def graphs(content: np.ndarray, buffer_id: int = BUFFER_ID, address: int = STATIC, **entry) -> tuple[GraphObservation, ...]:
+    fields = {"shape": (4, 8), "num_ops": 3, "output": chain(content), **entry}
+    return (GraphObservation(key="(4, 8)", static_input_id=buffer_id, static_input_address=address, static_input=content.copy(), **fields),)
 
 
 def built() -> StepObservation:
@@ -293,6 +295,27 @@ def test_static_buffer_not_holding_the_latest_input_fails():
     verdict = runner_verdict(STATIC_CHECK, graphs=graphs(X1))  # still the capture's input
     assert verdict.status == "failed"
     assert "does not hold the input of this call" in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"shape": None}, "GraphEntry's shape is not a tuple of integers"),
+        ({"shape": (8, 8)}, "GraphEntry's shape is [8, 8]"),
+        ({"num_ops": 2}, "num_ops is 2, not the 3 ops"),
+        ({"num_ops": None}, "num_ops is None"),
+        ({"output": chain(X1)}, "output does not hold this call's result"),
+        ({"output": None}, "output does not hold this call's result"),
+    ],
+)
+def test_static_buffer_checks_the_graph_entry_record(entry, message):
+    verdict = runner_verdict(STATIC_CHECK, graphs=graphs(X2, **entry))
+    assert verdict.status == "failed" and message in verdict.message, verdict.message
+
+
+def test_static_buffer_wrong_dtype_fails():
+    verdict = runner_verdict(STATIC_CHECK, graphs=graphs(X2.astype(np.float64)))
+    assert verdict.status == "failed" and "static input buffer is float64 but the input is float32" in verdict.message
 
 
 def test_static_buffer_missing_entry_fails():
@@ -654,3 +677,52 @@ def test_a_returned_value_that_cannot_be_encoded_is_reported_by_its_type():
     record = interpreter.run_step(steps[0])
     assert record["outcome"] == "returned" and record["value"] == {"object": {"type": "list"}}
     assert interpreter.encoder.blobs == [] and interpreter.encoder.size == 0
+
+
+# ------------------------------------------------------------------ fused_ops
+FUSE_STEPS = """\
+          - call: fuse_elementwise
+            as: fused
+            args: [{ops: [{add: 1.0}, {mul: 2.0}, relu, softmax, tanh]}]
+"""
+FUSED_CHECK = "fused_ops: {step: fused}"
+
+
+def fused_verdict(listed):
+    return judge(FUSE_STEPS, FUSED_CHECK, [StepObservation(0, "returned", value=None, launches=0, ops=None if listed is None else tuple(ListedOp(*o) for o in listed))])
+
+
+def test_fused_ops_one_op_per_maximal_run_passes():
+    verdict = fused_verdict([(False, -1, -1, True), (True, 0, 3, False), (True, 0, 4, True)])
+    assert verdict.status == "passed", verdict.message
+
+
+@pytest.mark.parametrize(
+    ("listed", "message"),
+    [
+        # pairs: [add, mul] fused, relu left alone
+        ([(False, -1, -1, True), (True, 0, 2, True), (True, 0, 3, False), (True, 0, 4, True)], "returned 4 ops, expected 3"),
+        # the fused op is not marked elementwise
+        ([(False, -1, -1, False), (True, 0, 3, False), (True, 0, 4, True)], "marked elementwise = True"),
+        # the lone tanh is wrapped in a new callable
+        ([(False, -1, -1, True), (True, 0, 3, False), (False, -1, -1, True)], "very op object"),
+        # softmax replaced by a copy
+        ([(False, -1, -1, True), (False, -1, -1, False), (True, 0, 4, True)], "op 3 should be kept"),
+        (None, "should return a list of ops"),
+    ],
+)
+def test_fused_ops_wrong_structure_fails(listed, message):
+    verdict = fused_verdict(listed)
+    assert verdict.status == "failed" and message in verdict.message, verdict.message
+
+
+def test_fused_ops_through_the_worker_interpreter():
+    """The interpreter tells the case's own ops from new callables, and reads the elementwise mark."""
+    from grader.interpreter import observe_in_process
+    from reference.mutants._base import fresh_reference
+
+    case, oracles = load_case(FUSE_STEPS, FUSED_CHECK)
+    ref = fresh_reference(__name__)
+    observation = observe_in_process(ref, case.uid, case.steps)
+    assert [(o.given, o.position, o.elementwise) for o in observation.steps[0].ops] == [(False, -1, True), (True, 3, False), (True, 4, True)]
+    assert judge_case(case, oracles, observation).status == "passed"

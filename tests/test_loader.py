@@ -235,6 +235,17 @@ def _broken() -> list[Broken]:
     text = edit("{step: second, oracle: true}", "{step: second, oracle: true}\n          - witness: {of: runner, capture: first, replay: second, op: 3}")
     add("witness-op-out-of-range", text, 28, "witness.op", "has only 3 ops")
 
+    text = BASE + "          - padded_rows: {of: runner, steps: [second]}\n"
+    add("padded-rows-without-capture-sizes", text, line_of(text, "padded_rows"), "checks[3].padded_rows.of", "capture_sizes")
+
+    text = edit("args: [{ops: [relu, {add: 1.5}, tanh]}]", "args: [{ops: [relu, {add: 1.5}, tanh]}]\n            kwargs: {capture_sizes: [4, 8]}")
+    text += "          - padded_rows: {of: runner, steps: [second]}\n"
+    add("padded-rows-on-a-full-batch", text, line_of(text, "padded_rows"), "checks[3].padded_rows.steps[0]", "fills its buffer")
+
+    text = edit("args: [{ops: [relu, {add: 1.5}, tanh]}]", "args: [{ops: [relu, {add: 1.5}, tanh]}]\n            kwargs: {capture_sizes: [8]}")
+    text += "          - padded_rows: {of: runner, steps: [second], op: 5}\n"
+    add("padded-rows-op-out-of-range", text, line_of(text, "padded_rows"), "padded_rows.op", "has only 3 ops")
+
     # A key holding a newline (or another unprintable character) still gives a one-line error.
     text = edit("    hint: Points at the code.\n", '    hint: Points at the code.\n    "a\\nb\\tc": red\n')
     add("key-with-newline", text, line_of(text, '"a'), "specs[0].a\\nb\\tc", "unknown key")

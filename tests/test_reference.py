@@ -1,4 +1,4 @@
-"""Pins every rule of the student contract (DESIGN.md) on the reference.
+"""Pins every rule of the student contract (docs/contract.md) on the reference.
 
 One class per behaviour tag. Each test would fail if its rule were broken.
 """

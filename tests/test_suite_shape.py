@@ -132,3 +132,34 @@ def test_a_missing_contract_name_fails_only_the_cases_that_need_it():
             assert "does not define fuse_elementwise" in verdicts[case.uid].message
         else:
             assert verdicts[case.uid].status == "passed", case.uid
+
+
+# ------------------------------------------------------------------ the documents that describe the suite
+ROOT = SPECS.parent
+
+
+def test_the_docs_state_the_current_case_count():
+    assert f"{len(CASES)} passed" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"{len(SUITE.specs)} specs, {len(CASES)} cases" in (SPECS / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_contract_is_in_the_repository_and_names_everything_a_spec_uses():
+    from grader.spec_model import CONTRACT_NAMES
+
+    contract = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    for name in CONTRACT_NAMES:
+        assert f"`{name}`" in contract, name
+    used = {s.target for c in CASES for s in c.steps if s.action in ("method", "read", "set")}
+    for member in used:
+        assert member in contract, f"the specs use {member!r}, which docs/contract.md never names"
+    for rule in ("below 1 is raised to 1", "Any value below 0 means the same as 0", "maximal run", "zero on every call", "the input's dtype"):
+        assert rule.lower() in contract.lower(), rule
+
+
+def test_nothing_points_to_a_contract_outside_the_repository():
+    offenders = []
+    for path in ROOT.rglob("*"):
+        if path.is_file() and path.suffix in {".py", ".md", ".yaml", ".toml", ".j2"} and ".venv" not in path.parts and "egg-info" not in str(path):
+            if "DESIGN" + ".md" in path.read_text(encoding="utf-8", errors="replace"):
+                offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []

@@ -4,6 +4,8 @@ import numpy as np
 
 from reference.mutants._base import export, fresh_reference
 
+TAG = "shape-cache"
+
 ref = fresh_reference(__name__)
 
 

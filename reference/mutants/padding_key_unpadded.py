@@ -2,6 +2,8 @@
 
 from reference.mutants._base import capture_into_padded_buffer, export, fresh_reference
 
+TAG = "padding"
+
 ref = fresh_reference(__name__)
 
 

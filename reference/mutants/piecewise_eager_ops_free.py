@@ -2,6 +2,8 @@
 
 from reference.mutants._base import export, fresh_reference
 
+TAG = "piecewise"
+
 ref = fresh_reference(__name__)
 
 

@@ -1,4 +1,4 @@
-"""A correct submission written from DESIGN.md alone, without reading the reference.
+"""A correct submission written from the contract alone (docs/contract.md), without reading the reference.
 
 Its legitimate choices differ from the reference's: a replay returns the graph's static
 output buffer itself (aliased, as real engines do), graphs are keyed by strings such as

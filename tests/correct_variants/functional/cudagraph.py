@@ -1,4 +1,4 @@
-"""A correct submission written from DESIGN.md alone, without reading the reference.
+"""A correct submission written from the contract alone (docs/contract.md), without reading the reference.
 
 Its legitimate choices differ from the reference's: run_eager and the piecewise pass use
 functools.reduce, warm-up is counted with a Counter, capture sizes stay unsorted and are

@@ -1,4 +1,4 @@
-"""A correct submission written from DESIGN.md alone, without reading the reference.
+"""A correct submission written from the contract alone (docs/contract.md), without reading the reference.
 
 As short as it can be: padding with np.pad (so warm-up runs see the padded input), graphs
 keyed by shape tuples, private state-machine attributes. The grader must give it full
