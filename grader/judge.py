@@ -429,7 +429,7 @@ def _step_outcome(case: Case, step: Step, obs: StepObservation) -> str:
 
 def _check_steps(check) -> tuple[int, ...]:
     """The steps a check looks at."""
-    if isinstance(check, StaticBufferCheck):
+    if isinstance(check, (StaticBufferCheck, PaddedRowsCheck)):
         return tuple(check.steps)
     if isinstance(check, WitnessCheck):
         return (check.capture, check.replay)

@@ -179,7 +179,7 @@ def trailing_zero_rows(x: object) -> int:
 
     Only numpy arrays are inspected: reading a device array would synchronise with the
     host, which is not allowed while a CUDA graph is being captured."""
-    if not isinstance(x, np.ndarray) or x.ndim == 0:
+    if is_device_array(x) or not isinstance(x, np.ndarray) or x.ndim == 0:
         return -1
     try:
         nonzero = np.flatnonzero(x.reshape(x.shape[0], -1).any(axis=1)) if x.size else np.array([], dtype=np.intp)
@@ -188,13 +188,18 @@ def trailing_zero_rows(x: object) -> int:
     return int(x.shape[0] - (nonzero[-1] + 1)) if nonzero.size else int(x.shape[0])
 
 
+def is_device_array(x: object) -> bool:
+    """A CuPy array (by its type's module: the CPU stand-in's arrays subclass numpy's)."""
+    return type(x).__module__.split(".")[0] == "cupy"
+
+
 def data_address(x: object) -> int:
     """Address of an array's first element (views of one buffer share it); -1 if not an array."""
     try:
+        if is_device_array(x):
+            return int(x.data.ptr)
         if isinstance(x, np.ndarray):
             return int(x.__array_interface__["data"][0])
-        if type(x).__module__.split(".")[0] == "cupy":
-            return int(x.data.ptr)
         return int(np.asarray(x).__array_interface__["data"][0])
     except Exception:  # noqa: BLE001 - an exotic object from a submission must not break observing
         return -1

@@ -293,7 +293,8 @@ def recording_captures():
     try:
         yield records
     finally:
-        _LISTENERS.remove(records)
+        # By identity: nested recorders hold lists that may compare equal.
+        _LISTENERS[:] = [listener for listener in _LISTENERS if listener is not records]
 
 
 def _report(key, ops, reason: str, on_purpose: bool) -> None:
