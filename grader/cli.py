@@ -62,7 +62,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--out {args.out}: cannot make the output directory ({exc.strerror})") from None
-    settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(10.0, args.budget))
+    settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(10.0, args.budget), isolation=args.isolation)
     started = time.monotonic()
     with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases
         loaded = _load(args.specs)
@@ -159,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--timeout", type=float, default=5.0, help="seconds per case (default: 5)")
     g.add_argument("--budget", type=float, default=60.0, help="seconds per submission (default: 60)")
     g.add_argument("--fail-under", type=float, default=None, metavar="PCT", help="exit 1 when any score is below PCT percent")
+    g.add_argument(
+        "--isolation",
+        choices=("module", "process"),
+        default="module",
+        help="how cases of one submission are kept apart: 'module' (default, fast) runs each in the submission's sandboxed worker "
+        "against a freshly executed copy of its code, replacing the worker after a crash; 'process' forks a process per case",
+    )
     g.set_defaults(func=cmd_grade)
 
     v = sub.add_parser("validate", help="check spec files and run every case against the reference")

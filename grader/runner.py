@@ -31,6 +31,7 @@ from typing import Literal
 import grader
 from grader import protocol
 from grader.spec_model import Case
+from grader.worker.inprocess import RETIRE_EXITCODE
 from grader.worker.sandbox import Limits
 from grader.worker.uids import UidLease
 
@@ -48,6 +49,9 @@ class RunSettings:
     landlock: bool = True
     import_paths: tuple[str, ...] = ()  # only for trusted code (the audit's mutants)
     tail_bytes: int = 4000
+    # "module": a worker runs all its submission's cases, each against a freshly executed copy of
+    # the submission (grader.worker.inprocess); "process": each case in a forked process of its own.
+    isolation: str = "module"
 
 
 @dataclass(frozen=True)
@@ -304,6 +308,7 @@ class _Worker:
             "limits": settings.limits.__dict__,
             "landlock": settings.landlock,
             "import_paths": list(settings.import_paths),
+            "isolation": settings.isolation,
         }
         cmd_r, self.cmd_w = os.pipe()
         self.res_r, res_w = os.pipe()
@@ -517,6 +522,12 @@ def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSetting
         return done("timeout", f"the case did not finish within {settings.case_timeout_s:g} s (an endless loop, or a wait that never ends?)", healthy=False)
     except protocol.ProtocolError as exc:
         return done("error", f"the case's process sent a malformed result ({exc}); the case counts as failed", healthy=False)
+    if ctl["exitcode"] == RETIRE_EXITCODE and observation_frames:  # it ran, but its worker is spent
+        try:
+            observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))
+        except protocol.ProtocolError as exc:
+            return done("error", f"the case's result could not be read ({exc}); the case counts as failed", healthy=False)
+        return done("observed", "", observation, healthy=False)
     if ctl["signal"] is not None:
         name = _signal_name(ctl["signal"])
         return done("crashed", f"the case's process died: {SIGNAL_HINTS.get(name, name)} ({name})")

@@ -62,6 +62,7 @@ import numpy  # noqa: F401
 import numpy.linalg  # noqa: F401
 import numpy.random  # noqa: F401
 
+from grader.worker import inprocess  # noqa: F401 - shared by every forked worker (--isolation module)
 from grader.worker import sandbox
 from grader.worker.submission import serve
 
@@ -239,7 +240,7 @@ def main(sock_fd: int) -> None:
             pid = os.fork()
             if pid == 0:
                 sock.close()
-                serve(plan, request["submission_root"], cmd_fd, res_fd, out_fd)
+                serve(plan, request["submission_root"], cmd_fd, res_fd, out_fd, request.get("isolation", "process"))
             for fd in fds:
                 os.close(fd)
             workers.add(pid)
