@@ -63,6 +63,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"--out {args.out}: cannot make the output directory ({exc.strerror})") from None
     settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(10.0, args.budget), isolation=args.isolation)
+    cache = _open_cache(args)
     started = time.monotonic()
     with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases
         loaded = _load(args.specs)
@@ -70,7 +71,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
         specs = suite.specs
         if not specs:
             raise UsageError(f"{args.specs}: no {args.visibility} specs to grade against")
-        graded = grade_submissions(zygote, loaded, specs, submissions, args.out, settings, jobs=args.jobs, on_done=Progress(len(submissions)))
+        graded = grade_submissions(zygote, loaded, specs, submissions, args.out, settings, jobs=args.jobs, on_done=Progress(len(submissions)), cache=cache)
+    if cache is not None:
+        s = cache.stats
+        print(f"cache: {s.hits} of {s.hits + s.misses} cases judged from {cache.dir} ({s.misses} run{f', {s.ignored} unreadable entries ignored' if s.ignored else ''})", file=sys.stderr)
     elapsed = time.monotonic() - started
     percents = [g.report.percent for g in graded]
     mean = sum(percents) / len(percents)
@@ -87,6 +91,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"graphgrade: a score of {min(percents):.1f}% is below --fail-under {args.fail_under:g}", file=sys.stderr)
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _open_cache(args: argparse.Namespace):
+    """The observation cache of ``grade`` (see grader.cache), or None with --no-cache."""
+    if args.no_cache:
+        if args.cache is not None:
+            raise UsageError("--cache and --no-cache: give one of them")
+        return None
+    from grader.cache import ObservationCache, default_cache_dir
+
+    return ObservationCache(args.cache if args.cache is not None else default_cache_dir())
 
 
 # ------------------------------------------------------------------ validate
@@ -166,6 +181,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="how cases of one submission are kept apart: 'module' (default, fast) runs each in the submission's sandboxed worker "
         "against a freshly executed copy of its code, replacing the worker after a crash; 'process' forks a process per case",
     )
+    g.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="observation cache: cases whose submission files, steps and runtime are unchanged are judged again without running "
+        "(default: $XDG_CACHE_HOME/graphgrade or ~/.cache/graphgrade; made mode 0700: it holds hidden cases' observations, staff only)",
+    )
+    g.add_argument("--no-cache", action="store_true", help="run every case; read and write no observation cache")
     g.set_defaults(func=cmd_grade)
 
     v = sub.add_parser("validate", help="check spec files and run every case against the reference")

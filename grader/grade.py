@@ -99,8 +99,10 @@ def grade_submissions(
     settings: RunSettings,
     jobs: int = 2,
     on_done: Callable[[GradedSubmission, int, int], None] | None = None,
+    cache=None,
 ) -> list[GradedSubmission]:
-    """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order."""
+    """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order.
+    ``cache``: a :class:`grader.cache.ObservationCache`; cases it holds are judged without running."""
     in_run_order = run_order(specs)
     cases = tuple(c for s in in_run_order for c in s.cases)
     messages = case_messages(cases)  # encoded once, shared by every submission
@@ -128,7 +130,12 @@ def grade_submissions(
         failed = False
         slot = slots.get()
         try:
-            run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
+            if cache is None:
+                run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
+            else:
+                from grader.cache import run_with_cache
+
+                run = run_with_cache(cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
             report = build_report(names[index], specs, run, loaded, grader.__version__)
         except SandboxFailure:
             raise

@@ -64,6 +64,7 @@ class CaseRun:
     message: str
     output_tail: str
     duration_s: float
+    frame: bytes = field(default=b"", repr=False, compare=False)  # the observation as the worker sent it (for grader.cache)
 
 
 @dataclass(frozen=True)
@@ -486,7 +487,7 @@ def run_submission(
             if not healthy:  # stopped before its tail is read: all it wrote is its own, none reaches the next
                 worker.stop()
                 worker = None
-            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(), run.duration_s))
+            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(), run.duration_s, run.frame))
     finally:
         if worker is not None:
             worker.stop()
@@ -500,7 +501,8 @@ def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSetting
     started = time.monotonic()
 
     def done(status, message, observation=None, healthy=True):
-        return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started), healthy
+        frame = observation_frames[0] if observation is not None else b""
+        return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started, frame), healthy
 
     observation_frames: list[bytes] = []
     try:

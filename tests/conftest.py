@@ -12,3 +12,18 @@ def _leave_the_reference_launch_counter_as_found():
     before = reference_module.LaunchCounter.n
     yield
     reference_module.LaunchCounter.n = before
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_observation_cache(tmp_path_factory):
+    """``graphgrade grade`` caches observations in the user's cache folder by default; tests
+    (and the graders they start) use a folder of their own."""
+    import os
+
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
