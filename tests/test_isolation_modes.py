@@ -5,8 +5,8 @@ and the hostile submissions that attack only their own cases.
 
 Left out: the hostile submissions that attack the grader's processes or pipes themselves
 (``h12_kill_parent`` signals its parent, which is the worker in one mode and the zygote in
-the other; ``h15_fake_frames_case`` writes forged frames into every descriptor, which in
-module mode include the worker's result pipe). Both still fail their cases in either mode
+the other; ``h15_fake_frames_case`` and ``h16_fake_frames_import`` write forged frames into
+every descriptor, which in module mode include the worker's result pipe during every case). Both still fail their cases in either mode
 (tests/test_hostile.py grades them in the default mode).
 """
 
@@ -27,7 +27,7 @@ from grader.runner import RunSettings, Zygote
 sys.path.insert(0, str(ROOT / "tests" / "hostile"))
 from materialize import hostile_names, materialize  # noqa: E402
 
-ATTACK_THE_GRADER = ("h12_kill_parent", "h15_fake_frames_case")
+ATTACK_THE_GRADER = ("h12_kill_parent", "h15_fake_frames_case", "h16_fake_frames_import")
 VARIANTS = ROOT / "tests" / "correct_variants"
 
 

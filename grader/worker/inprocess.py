@@ -23,7 +23,8 @@ instead of a fresh process:
   exception that escaped the case interpreter. The grader then starts a fresh worker for the
   next case (``RETIRE_EXITCODE`` in the case's status frame says so).
 
-A crash, hang, ``os._exit`` or malformed result ends the worker as in process mode: the case
+A submission whose import is slow (``SLOW_IMPORT_*``) is run as in process mode, a fork per
+case from its imported state, by the same worker. A crash, hang, ``os._exit`` or malformed result ends the worker as in process mode: the case
 is charged and a fresh worker takes the next case. Processes a case leaves behind are killed
 before its status is sent, as in process mode.
 
@@ -59,6 +60,12 @@ MODULE_NAME = "cudagraph"
 RETIRE_EXITCODE = 75
 # An exception escaped the case interpreter (as in process mode, where its process exits 70).
 CASE_EXCEPTION_EXITCODE = 70
+
+# A submission whose first import takes longer than this (wall or CPU seconds) is run a process
+# per case instead, from its imported state: re-executing it before every case would cost more
+# than a fork, and could run its cases into their timeouts.
+SLOW_IMPORT_WALL_S = 0.25
+SLOW_IMPORT_CPU_S = 0.05
 
 GUARDED_MODULES = (
     "builtins",
@@ -132,6 +139,12 @@ class _NullWriter:
 
     def flush(self) -> None:
         pass
+
+
+def import_too_slow(wall_started: float, cpu_started: float) -> bool:
+    import time
+
+    return time.monotonic() - wall_started > SLOW_IMPORT_WALL_S or time.process_time() - cpu_started > SLOW_IMPORT_CPU_S
 
 
 def _thread_count() -> int:

@@ -283,6 +283,7 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
                 nonlocal fresh
                 fresh = inprocess.FreshSubmission((str(root), *plan.import_paths))
 
+        import_started = (time.monotonic(), time.process_time())
         try:
             module = import_submission(root, plan.import_paths, before_import if isolation == "module" else None)
         except BaseException as exc:  # noqa: BLE001 - a broken submission is a verdict, not a crash
@@ -293,6 +294,8 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
         _write_all(res_fd, protocol.control_frame("ready"))
         # kill(-1) may be used only where it reaches this sandbox's processes alone
         signal_all = "uid" in applied or bool(applied.get("signal_scope"))
+        if fresh is not None and inprocess.import_too_slow(*import_started):
+            fresh = None  # module-level code this slow would run again before every case: fork per case instead
         if fresh is not None:
             fresh.fds = inprocess.open_fds()
         while True:
