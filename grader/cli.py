@@ -64,6 +64,19 @@ def cmd_grade(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: cannot make the output directory ({exc.strerror})") from None
     settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(10.0, args.budget), isolation=args.isolation)
     cache = _open_cache(args)
+    names = None
+    if args.shard is not None:
+        from grader.grade import unique_names
+        from grader.shard import parse_shard, select, write_manifest
+
+        k, n = parse_shard(args.shard)
+        names = unique_names(submissions)  # from the whole list, so that every shard names alike
+        chosen = select(names, k, n)
+        write_manifest(args.out, k, n, names, [names[i] for i in chosen])
+        print(f"shard {k}/{n}: {len(chosen)} of {len(names)} submissions", file=sys.stderr)
+        submissions, names = [submissions[i] for i in chosen], [names[i] for i in chosen]
+        if not submissions:
+            return EXIT_OK
     started = time.monotonic()
     with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases
         loaded = _load(args.specs)
@@ -71,7 +84,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         specs = suite.specs
         if not specs:
             raise UsageError(f"{args.specs}: no {args.visibility} specs to grade against")
-        graded = grade_submissions(zygote, loaded, specs, submissions, args.out, settings, jobs=args.jobs, on_done=Progress(len(submissions)), cache=cache)
+        graded = grade_submissions(zygote, loaded, specs, submissions, args.out, settings, jobs=args.jobs, on_done=Progress(len(submissions)), cache=cache, names=names)
     if cache is not None:
         s = cache.stats
         print(f"cache: {s.hits} of {s.hits + s.misses} cases judged from {cache.dir} ({s.misses} run{f', {s.ignored} unreadable entries ignored' if s.ignored else ''})", file=sys.stderr)
@@ -190,6 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: $XDG_CACHE_HOME/graphgrade or ~/.cache/graphgrade; made mode 0700: it holds hidden cases' observations, staff only)",
     )
     g.add_argument("--no-cache", action="store_true", help="run every case; read and write no observation cache")
+    g.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="grade only shard K of N (1 <= K <= N): a stable share of the submissions, chosen by name; "
+        "give every shard the same list, then join the --out folders with `graphgrade merge`",
+    )
     g.set_defaults(func=cmd_grade)
 
     v = sub.add_parser("validate", help="check spec files and run every case against the reference")
@@ -211,6 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
     z.add_argument("--output", type=Path, default=Path("graphgrade-autograder.zip"))
     z.set_defaults(func=cmd_gradescope_bundle)
+
+    from grader.shard import add_merge_parser
+
+    add_merge_parser(sub)
 
     from grader.audit import add_audit_parser
 

@@ -100,15 +100,18 @@ def grade_submissions(
     jobs: int = 2,
     on_done: Callable[[GradedSubmission, int, int], None] | None = None,
     cache=None,
+    names: list[str] | None = None,
 ) -> list[GradedSubmission]:
     """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order.
-    ``cache``: a :class:`grader.cache.ObservationCache`; cases it holds are judged without running."""
+    ``cache``: a :class:`grader.cache.ObservationCache`; cases it holds are judged without running.
+    ``names``: the output name of each submission (default :func:`unique_names`; a shard passes
+    the names it got from the whole list)."""
     in_run_order = run_order(specs)
     cases = tuple(c for s in in_run_order for c in s.cases)
     messages = case_messages(cases)  # encoded once, shared by every submission
     look_ahead = look_ahead_for(in_run_order)
     jobs = max(1, min(jobs, len(submissions)))
-    names = unique_names(submissions)
+    names = unique_names(submissions) if names is None else names
     out_dir.mkdir(parents=True, exist_ok=True)
     if running_as_root():
         os.chmod(out_dir, 0o700)  # workers (other uids) can neither read nor write reports

@@ -103,7 +103,12 @@ def test_editing_one_case_s_steps_reruns_that_case_only(cold):
     specs = _edited_specs(tmp, "            args: [5]\n          - method: reset", "            args: [6]\n          - method: reset", "steps-edit")
     hits, total, _ = grade(tmp / "steps-edit-out", cache, specs)
     assert hits == CACHED - 3  # one case reran, for each of the three submissions that import
-    assert outputs(tmp / "steps-edit-out") == outputs(tmp / "cold")  # same verdicts: reset still resets
+    edited, cold_out = outputs(tmp / "steps-edit-out"), outputs(tmp / "cold")
+    assert edited["grades.csv"] == cold_out["grades.csv"]  # same verdicts: reset still resets
+    for name in NAMES:
+        assert [c["status"] for c in edited[name]["cases"]] == [c["status"] for c in cold_out[name]["cases"]]
+    case = next(c for c in edited["reference"]["cases"] if c["case"] == "reset-sets-zero")
+    assert "6" in json.dumps(case["steps"]) and "5" not in json.dumps(case["steps"][0])  # the new steps ran
 
 
 def test_corrupted_and_foreign_entries_are_ignored_and_rerun(cold, tmp_path):
