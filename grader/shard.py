@@ -7,10 +7,10 @@ order the submissions are listed in; every shard is given the same list. Each sh
 beside its reports, ``shard.json``: which shard it is and every submission's name, in the
 order given.
 
-``graphgrade merge OUT1 OUT2 ... --out OUT`` checks that the shards belong together (same
-list, same N, every K present once), copies their submission folders into OUT and writes
-``summary.html`` and ``grades.csv`` over all of them, in the order given: the files a single
-run over the whole list writes.
+``graphgrade merge OUT1 OUT2 ... --out OUT`` checks that the shards belong together (the
+same submissions, the same N, every K present once), copies their submission folders into
+OUT and writes ``summary.html`` and ``grades.csv`` over all of them, in the order OUT1 was
+given its list: the files a single run over that list writes.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def merge(shard_dirs: list[Path], out_dir: Path) -> int:
     first = manifests[0]
     n, names = first["of"], first["submissions"]
     for d, m in zip(shard_dirs, manifests):
-        if m["of"] != n or m["submissions"] != names:
+        if m["of"] != n or sorted(m["submissions"]) != sorted(names):
             raise UsageError(f"{d}: a shard of another run (its submissions or N differ from {shard_dirs[0]}'s)")
     seen: dict[int, Path] = {}
     for d, m in zip(shard_dirs, manifests):
