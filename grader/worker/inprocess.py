@@ -36,9 +36,12 @@ process, which never runs submission code.
 
 from __future__ import annotations
 
+import _signal  # the C functions: no enum conversion per signal, per case
 import gc
 import importlib
 import importlib.machinery
+import importlib.util
+import operator
 import os
 import random
 import resource
@@ -125,10 +128,12 @@ class _CachingFinder:
 
 
 def _under(path: str | None, roots: tuple[str, ...]) -> bool:
+    """``path`` lies in one of ``roots`` (given both as named and resolved), by name only: no
+    file system call, so that it costs nothing per case."""
     if not path:
         return False
-    real = os.path.realpath(path)
-    return any(real == root or real.startswith(root + os.sep) for root in roots)
+    path = os.path.normpath(path)
+    return any(path == root or path.startswith(root + os.sep) for root in roots)
 
 
 class _NullWriter:
@@ -170,11 +175,12 @@ class FreshSubmission:
     case a freshly executed submission on top of it."""
 
     def __init__(self, roots: tuple[str, ...]) -> None:
-        self.roots = tuple(os.path.realpath(r) for r in roots)
+        self.roots = tuple(dict.fromkeys([os.path.abspath(r) for r in roots] + [os.path.realpath(r) for r in roots]))
         self.finder = _CachingFinder(self.roots)
         sys.meta_path.insert(0, self.finder)
         self.modules_before = set(sys.modules)
-        self.guarded = [(module.__dict__, dict(module.__dict__)) for module in self._guarded_modules()]
+        self.guarded = [(module.__dict__, dict(module.__dict__), tuple(module.__dict__), tuple(module.__dict__.values())) for module in self._guarded_modules()]
+        self.owned: dict[str, tuple[object, bool]] = {}  # module name -> (module, is it the submission's)
         self.sys_attrs = {name: getattr(sys, name, _MISSING) for name in SYS_ATTRS}
         self.sys_lists = {name: list(getattr(sys, name)) for name in ("path", "meta_path", "path_hooks")}
         self.recursion = sys.getrecursionlimit()
@@ -185,14 +191,16 @@ class FreshSubmission:
         self.py_random = random.getstate()
         self.cwd = os.getcwd()
         self.environ = dict(os.environ)
+        self.environ_data = dict(os.environ._data)  # type: ignore[attr-defined] - bytes to bytes: compared in C
         self.umask = os.umask(0o077)
         os.umask(self.umask)
-        self.signals = {sig: signal.getsignal(sig) for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)}
+        self.signals = {int(sig): _signal.getsignal(sig) for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)}
         self.gc = (gc.isenabled(), gc.get_threshold())
         self.warnings = list(warnings.filters)
         self.rlimits = self._rlimits()
         self.threads = _thread_count()
         self.fds: dict[int, tuple[int, int]] | None = None  # after the first import (it may open files)
+        self.spec = None  # the submission module's import spec, after the first import
         self.used = False
 
     @staticmethod
@@ -216,26 +224,54 @@ class FreshSubmission:
         """Put the process back as it was before the first import, then execute the submission
         again; its output is dropped (it was shown at the first import)."""
         self.restore()
-        for name in [n for n in sys.modules if n not in self.modules_before]:
+        for name in set(sys.modules).difference(self.modules_before):
             module = sys.modules.get(name)
-            if name == MODULE_NAME or _under(getattr(module, "__file__", None), self.roots) or any(_under(p, self.roots) for p in (getattr(module, "__path__", None) or ())):
+            if self._owned(name, module):
                 del sys.modules[name]
         sys.stdout = sys.stderr = _NullWriter()
         try:
-            return importlib.import_module(MODULE_NAME)
+            spec = self.spec
+            if spec is None or not isinstance(spec.loader, _CachedSourceLoader):
+                return importlib.import_module(MODULE_NAME)
+            # what the import system does for a module it has found before, without finding it again
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[MODULE_NAME] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                sys.modules.pop(MODULE_NAME, None)
+                raise
+            return sys.modules[MODULE_NAME]
         finally:
             sys.stdout, sys.stderr = self.sys_attrs["stdout"], self.sys_attrs["stderr"]
 
+    def _owned(self, name: str, module: object) -> bool:
+        """Whether a module the submission brought in is its own (re-executed for every case)."""
+        known = self.owned.get(name)
+        if known is not None and known[0] is module:
+            return known[1]
+        try:
+            paths = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or ())]
+        except BaseException:  # noqa: BLE001 - a module object of the submission's making
+            paths = []
+        owned = name == MODULE_NAME or any(isinstance(p, str) and _under(p, self.roots) for p in paths)
+        self.owned[name] = (module, owned)
+        return owned
+
     def restore(self) -> None:
-        for live, saved in self.guarded:
-            if len(live) != len(saved) or any(live.get(k, _MISSING) is not v for k, v in saved.items()):
-                for key, value in saved.items():
-                    if live.get(key, _MISSING) is not value:
-                        live[key] = value
-                # names added since, but submodules imported lazily stay (numpy.testing is bound
-                # on numpy once; without it numpy's __getattr__ would recurse)
-                for key in [k for k, v in live.items() if k not in saved and not isinstance(v, ModuleType)]:
-                    del live[key]
+        for i, (live, saved, keys, values) in enumerate(self.guarded):
+            # the usual case, nothing changed, in C: the same keys bound to the same objects, in order
+            if len(live) == len(keys) and all(map(operator.is_, live, keys)) and all(map(operator.is_, live.values(), values)):
+                continue
+            for key, value in saved.items():
+                if live.get(key, _MISSING) is not value:
+                    live[key] = value
+            # names added since go, but submodules imported lazily stay (numpy.testing is bound on
+            # numpy once; without it numpy's __getattr__ would recurse), and are kept from now on
+            for key in [k for k, v in live.items() if k not in saved and not isinstance(v, ModuleType)]:
+                del live[key]
+            saved.update((k, v) for k, v in live.items() if k not in saved)
+            self.guarded[i] = (live, saved, tuple(live), tuple(live.values()))
         for name, value in self.sys_attrs.items():
             if value is not _MISSING and getattr(sys, name, _MISSING) is not value:
                 setattr(sys, name, value)
@@ -253,7 +289,7 @@ class FreshSubmission:
         random.setstate(self.py_random)
         if os.getcwd() != self.cwd:
             os.chdir(self.cwd)
-        if os.environ != self.environ:
+        if os.environ._data != self.environ_data:  # type: ignore[attr-defined]
             os.environ.clear()
             os.environ.update(self.environ)
         os.umask(self.umask)
@@ -261,15 +297,15 @@ class FreshSubmission:
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         signal.setitimer(signal.ITIMER_PROF, 0)
         for sig, handler in self.signals.items():
-            if handler is not None and signal.getsignal(sig) is not handler:
+            if handler is not None and _signal.getsignal(sig) is not handler:
                 try:
-                    signal.signal(sig, handler)
+                    _signal.signal(sig, handler)
                 except (OSError, ValueError, TypeError):
                     pass
-        sys.settrace(None)
-        sys.setprofile(None)
-        threading.settrace(None)  # type: ignore[arg-type]
-        threading.setprofile(None)  # type: ignore[arg-type]
+        if sys.gettrace() is not None:
+            sys.settrace(None)
+        if sys.getprofile() is not None:
+            sys.setprofile(None)
         enabled, threshold = self.gc
         gc.set_threshold(*threshold)
         (gc.enable if enabled else gc.disable)()

@@ -298,6 +298,7 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
             fresh = None  # module-level code this slow would run again before every case: fork per case instead
         if fresh is not None:
             fresh.fds = inprocess.open_fds()
+            fresh.spec = getattr(module, "__spec__", None)
         while True:
             message = read_message(cmd_fd)
             if message is None:
