@@ -136,8 +136,10 @@ class Zygote:
     def spawn(self, request: dict, fds: tuple[int, int, int]) -> int:
         return int(self._ask({"op": "spawn", **request}, fds)["pid"])
 
-    def kill(self, pid: int, uid: int | None) -> None:
-        self._ask({"op": "kill", "pid": pid, "uid": uid})
+    def kill(self, pid: int, uid: int | None) -> int | None:
+        """End a worker; returns its exit code (negative: a signal), if the zygote saw it end."""
+        ended = self._ask({"op": "kill", "pid": pid, "uid": uid}).get("ended")
+        return ended if isinstance(ended, int) else None
 
     def close(self) -> None:
         try:
@@ -356,16 +358,17 @@ class _Worker:
         except OSError:  # BlockingIOError, BrokenPipeError
             return False
 
-    def stop(self) -> None:
+    def stop(self) -> int | None:
+        """End the worker; its exit code (negative: a signal) when known."""
         if not self.alive:
-            return
+            return None
         self.alive = False
         for fd in (self.cmd_w, self.res_r):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self.zygote.kill(self.pid, self.uid)
+        return self.zygote.kill(self.pid, self.uid)
 
 
 def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
@@ -495,6 +498,15 @@ def run_submission(
     return SubmissionRun(problem, tuple(results), import_tail, time.monotonic() - started)
 
 
+def _worker_ended(exitcode: int | None, done):
+    """A case ended its worker (--isolation module): the same words as for a case process."""
+    if exitcode is not None and exitcode < 0:
+        name = _signal_name(-exitcode)
+        return done("crashed", f"the case's process died: {SIGNAL_HINTS.get(name, name)} ({name})", healthy=False)
+    code = f"exit code {exitcode}" if exitcode is not None else "it ended"
+    return done("crashed", f"the case's process ended ({code}) before reporting a result (os._exit() or exit at interpreter level?)", healthy=False)
+
+
 def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float) -> tuple[CaseRun, bool]:
     """Collect one case's frames (its message is already in the worker's pipe); returns its
     record and whether the worker can be reused."""
@@ -509,6 +521,8 @@ def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSetting
         while True:
             frame = worker.reader.next(deadline)
             if frame is None:
+                if settings.isolation == "module":  # the case ran in the worker: how the worker ended is how the case did
+                    return _worker_ended(worker.stop(), done)
                 return done("crashed", "the case ended the worker process (did it kill its parent?)", healthy=False)
             if protocol.is_control(frame):
                 ctl = protocol.decode_control(frame)
