@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
