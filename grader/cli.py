@@ -117,7 +117,21 @@ def cmd_grade(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--out {args.out}: cannot make the output directory ({exc.strerror})") from None
-    settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(args.import_timeout, args.budget))
+    settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(args.import_timeout, args.budget), isolation=args.isolation)
+    cache = _open_cache(args)
+    names = None
+    if args.shard is not None:
+        from grader.grade import unique_names
+        from grader.shard import parse_shard, select, write_manifest
+
+        k, n = parse_shard(args.shard)
+        names = unique_names(submissions)  # from the whole list, so that every shard names alike
+        chosen = select(names, k, n)
+        write_manifest(args.out, k, n, names, [names[i] for i in chosen])
+        print(f"shard {k}/{n}: {len(chosen)} of {len(names)} submissions", file=sys.stderr)
+        submissions, names = [submissions[i] for i in chosen], [names[i] for i in chosen]
+        if not submissions:
+            return EXIT_OK
     started = time.monotonic()
     with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases
         for lost in lost_layers(zygote.layers()):
@@ -130,7 +144,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
         graded = grade_submissions(
             zygote, loaded, specs, submissions, args.out, settings, jobs=args.jobs, on_done=Progress(len(submissions)),
             hidden_visibility=args.gradescope_hidden_visibility, reference=reference, withheld_points=withheld_points(args.specs),
+            cache=cache, names=names,
         )
+    if cache is not None:
+        s = cache.stats
+        print(f"cache: {s.hits} of {s.hits + s.misses} cases judged from {cache.dir} ({s.misses} run{f', {s.ignored} unreadable entries ignored' if s.ignored else ''})", file=sys.stderr)
     elapsed = time.monotonic() - started
     percents = [g.report.percent for g in graded]
     mean = sum(percents) / len(percents)
@@ -181,7 +199,41 @@ def add_grade_parser(sub) -> None:
         help="the Gradescope test visibility of hidden cases in results.json: 'hidden' (default; staff only, full detail), "
         "or after_due_date / after_published / visible, where students see them, as passed / not passed only",
     )
+    g.add_argument(
+        "--isolation",
+        choices=("module", "process"),
+        default="module",
+        help="how cases of one submission are kept apart: 'module' (default, fast) runs each in the submission's sandboxed worker "
+        "against a freshly executed copy of its code, replacing the worker after a crash; 'process' forks a process per case",
+    )
+    g.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="observation cache: cases whose submission files, steps and runtime are unchanged are judged again without running "
+        "(default: $XDG_CACHE_HOME/graphgrade or ~/.cache/graphgrade; made mode 0700: it holds hidden cases' observations, staff only)",
+    )
+    g.add_argument("--no-cache", action="store_true", help="run every case; read and write no observation cache")
+    g.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="grade only shard K of N (1 <= K <= N): a stable share of the submissions, chosen by name; "
+        "give every shard the same list, then join the --out folders with `graphgrade merge`",
+    )
     g.set_defaults(func=cmd_grade)
+
+
+def _open_cache(args: argparse.Namespace):
+    """The observation cache of ``grade`` (see grader.cache), or None with --no-cache."""
+    if args.no_cache:
+        if args.cache is not None:
+            raise UsageError("--cache and --no-cache: give one of them")
+        return None
+    from grader.cache import ObservationCache, default_cache_dir
+
+    return ObservationCache(args.cache if args.cache is not None else default_cache_dir())
 
 
 # ------------------------------------------------------------------ validate
@@ -311,6 +363,10 @@ def build_parser() -> argparse.ArgumentParser:
     from grader.kit import add_student_kit_parser
 
     add_student_kit_parser(sub)
+
+    from grader.shard import add_merge_parser
+
+    add_merge_parser(sub)
 
     from grader.audit import add_audit_parser
 

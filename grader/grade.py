@@ -110,18 +110,23 @@ def grade_submissions(
     hidden_visibility: str = "hidden",
     reference: Path | None = None,
     withheld_points: float = 0.0,
+    cache=None,
+    names: list[str] | None = None,
 ) -> list[GradedSubmission]:
     """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order.
 
     ``hidden_visibility``: the Gradescope test visibility of hidden cases (see reports.gradescope).
     ``reference``: the bundled solution's path when it is graded, so that its line says so.
-    ``withheld_points``: points of hidden specs that are not in ``loaded`` (a student kit's)."""
+    ``withheld_points``: points of hidden specs that are not in ``loaded`` (a student kit's).
+    ``cache``: a :class:`grader.cache.ObservationCache`; cases it holds are judged without running.
+    ``names``: the output name of each submission (default :func:`unique_names`; a shard passes
+    the names it got from the whole list)."""
     in_run_order = run_order(specs)
     cases = tuple(c for s in in_run_order for c in s.cases)
     messages = case_messages(cases)  # encoded once, shared by every submission
     look_ahead = look_ahead_for(in_run_order)
     jobs = max(1, min(jobs, len(submissions)))
-    names = unique_names(submissions)
+    names = unique_names(submissions) if names is None else names
     out_dir.mkdir(parents=True, exist_ok=True)
     if running_as_root():
         os.chmod(out_dir, 0o700)  # workers (other uids) can neither read nor write reports
@@ -149,7 +154,12 @@ def grade_submissions(
         failed = False
         slot = slots.get()
         try:
-            run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
+            if cache is None:
+                run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
+            else:
+                from grader.cache import run_with_cache
+
+                run = run_with_cache(cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
             report = replace(build_report(names[index], specs, run, loaded, grader.__version__, withheld_points), flags=integrity_flags(submissions[index]))
         except SandboxFailure:
             raise

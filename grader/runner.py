@@ -31,6 +31,7 @@ from grader import protocol
 from grader.copying import MODULE_FILE, SubmissionProblem, copy_submission, remove_tree  # noqa: F401 - MODULE_FILE, copy_submission: re-exported
 from grader.safetext import safe_text
 from grader.spec_model import Case
+from grader.worker.inprocess import RETIRE_EXITCODE
 from grader.worker.sandbox import Limits
 from grader.worker.uids import UidLease
 
@@ -44,6 +45,9 @@ class RunSettings:
     landlock: bool = True
     import_paths: tuple[str, ...] = ()  # only for trusted code (the audit's mutants)
     tail_bytes: int = 4000
+    # "module": a worker runs all its submission's cases, each against a freshly executed copy of
+    # the submission (grader.worker.inprocess); "process": each case in a forked process of its own.
+    isolation: str = "module"
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class CaseRun:
     message: str
     output_tail: str
     duration_s: float
+    frame: bytes = field(default=b"", repr=False, compare=False)  # the observation as the worker sent it (for grader.cache)
 
 
 @dataclass(frozen=True)
@@ -123,8 +128,10 @@ class Zygote:
     def spawn(self, request: dict, fds: tuple[int, int, int]) -> int:
         return int(self._ask({"op": "spawn", **request}, fds)["pid"])
 
-    def kill(self, pid: int, uid: int | None) -> None:
-        self._ask({"op": "kill", "pid": pid, "uid": uid})
+    def kill(self, pid: int, uid: int | None) -> int | None:
+        """End a worker; returns its exit code (negative: a signal), if the zygote saw it end."""
+        ended = self._ask({"op": "kill", "pid": pid, "uid": uid}).get("ended")
+        return ended if isinstance(ended, int) else None
 
     def layers(self) -> dict:
         """Which isolation layers a worker gets on this machine (see :func:`lost_layers`)."""
@@ -295,6 +302,7 @@ class _Worker:
             "limits": settings.limits.__dict__,
             "landlock": settings.landlock,
             "import_paths": list(settings.import_paths),
+            "isolation": settings.isolation,
         }
         cmd_r, self.cmd_w = os.pipe()
         self.res_r, res_w = os.pipe()
@@ -313,6 +321,7 @@ class _Worker:
         self.writable.register(self.cmd_w, select.POLLOUT)
         self.reader = _Reader(self.res_r)
         self.alive = True
+        self.exitcode: int | None = None  # how the worker ended, once stopped (negative: a signal)
         self.sent = 0  # index (into the submission's cases) of the next message not yet written
 
     def send(self, message: bytes, deadline: float) -> bool:
@@ -353,7 +362,7 @@ class _Worker:
             os.close(self.cmd_w)
         except OSError:
             pass
-        self.zygote.kill(self.pid, self.uid)  # nothing of this worker runs after this line
+        self.exitcode = self.zygote.kill(self.pid, self.uid)  # nothing of this worker runs after this line
         output_end = None
         try:
             if case_uid is not None:
@@ -506,14 +515,24 @@ def run_submission(
             secret_sent = secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
             run, healthy, output_end = _run_case(worker, case, deadline, settings, budget_end)
             if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
-                output_end = worker.stop(case.uid)
+                late_end = worker.stop(case.uid)
+                output_end = output_end if output_end is not None else late_end
                 worker = None
-            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(output_end), run.duration_s))
+            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(output_end), run.duration_s, run.frame))
     finally:
         if worker is not None:
             worker.stop()
         tail.close()
     return SubmissionRun(problem, tuple(results), import_tail, time.monotonic() - started)
+
+
+def _worker_ended(exitcode: int | None, done):
+    """A case ended its worker (--isolation module): the same words as for a case process."""
+    if exitcode is not None and exitcode < 0:
+        name = _signal_name(-exitcode)
+        return done("crashed", f"the case's process died: {SIGNAL_HINTS.get(name, name)} ({name})", healthy=False)
+    code = f"exit code {exitcode}" if exitcode is not None else "it ended"
+    return done("crashed", f"the case's process ended ({code}) before reporting a result (os._exit() or exit at interpreter level?)", healthy=False)
 
 
 def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float) -> tuple[CaseRun, bool, int | None]:
@@ -523,13 +542,17 @@ def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSetting
     output_end = None
 
     def done(status, message, observation=None, healthy=True):
-        return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started), healthy, output_end
+        frame = observation_frames[0] if observation is not None else b""
+        return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started, frame), healthy, output_end
 
     observation_frames: list[bytes] = []
     try:
         while True:
             frame = worker.reader.next(deadline)
             if frame is None:
+                if settings.isolation == "module":  # the case ran in the worker: how the worker ended is how the case did
+                    worker.stop()  # it is gone: all the log holds after the last case is this case's
+                    return _worker_ended(worker.exitcode, done)
                 return done("crashed", "the case ended the worker process (did it kill its parent?)", healthy=False)
             if protocol.is_control(frame):
                 ctl = protocol.decode_control(frame)
@@ -546,6 +569,12 @@ def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSetting
         return done("timeout", f"the case did not finish within {settings.case_timeout_s:g} s (an endless loop, or a wait that never ends?)", healthy=False)
     except protocol.ProtocolError as exc:
         return done("error", f"the case's process sent a malformed result ({exc}); the case counts as failed", healthy=False)
+    if ctl["exitcode"] == RETIRE_EXITCODE and observation_frames:  # it ran, but its worker is spent
+        try:
+            observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))
+        except protocol.ProtocolError as exc:
+            return done("error", f"the case's result could not be read ({exc}); the case counts as failed", healthy=False)
+        return done("observed", "", observation, healthy=False)
     if ctl["signal"] is not None:
         name = _signal_name(ctl["signal"])
         return done("crashed", f"the case's process died: {SIGNAL_HINTS.get(name, name)} ({name})")

@@ -78,6 +78,7 @@ STATUS_ICONS: dict[str, str] = {
 # Safe text
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
 
 
@@ -103,7 +104,7 @@ def clean_text(text: str) -> str:
     text = _ANSI.sub("", text)
     text = _BAD.sub(_replace_bad, text)
     # Beyond the BMP: non-characters U+xFFFE/U+xFFFF of every plane.
-    if any(ord(c) > 0xFFFF for c in text):
+    if _ASTRAL.search(text):  # a regex, not a Python loop over every character: reports render text a lot
         text = "".join("\ufffd" if (ord(c) & 0xFFFE) == 0xFFFE else c for c in text)
     return text
 

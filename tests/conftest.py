@@ -52,3 +52,18 @@ def strict_cupy(monkeypatch):
         for name in _cupy_modules():
             del sys.modules[name]
         sys.modules.update(saved)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_observation_cache(tmp_path_factory):
+    """``graphgrade grade`` caches observations in the user's cache folder by default; tests
+    (and the graders they start) use a folder of their own."""
+    import os
+
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old

@@ -541,13 +541,16 @@ def test_output_is_captured_per_case_and_cut_to_a_tail(tmp_path):
     assert all(t.endswith("run_eager called\n") and len(t) < 1100 and "earlier bytes cut" in t for t in tails), tails[0][:200]
 
 
-def test_output_tails_stay_with_their_cases_when_cases_are_pipelined(tmp_path, suite):
-    """Every case prints its process id. Queuing the next case early (look-ahead) must never move
-    one case's output into another case's tail: each tail holds its own case's output only."""
+@pytest.mark.parametrize("isolation", ["module", "process"])
+def test_output_tails_stay_with_their_cases_when_cases_are_pipelined(tmp_path, suite, isolation):
+    """Every case prints a mark of its own (its process id and a token its fresh module draws
+    once). Queuing the next case early (look-ahead) must never move one case's output into
+    another case's tail: each tail holds its own case's output only, in both isolation modes."""
     from grader.grade import look_ahead_for
     from grader.runner import ScratchArea, case_messages, run_submission
 
-    chatty = inject(ALT, "def run_eager(ops, x):\n", "    import os\n    print(f'pid={os.getpid()}')\n")
+    mark = "    import os, uuid\n    global _TOKEN\n    _TOKEN = globals().get('_TOKEN') or uuid.uuid4().hex\n    print(f'pid={os.getpid()}-{_TOKEN}')\n"
+    chatty = inject(ALT, "def run_eager(ops, x):\n", mark)
     sub = write_dir(tmp_path, "chatty", {"cudagraph.py": chatty, "_helpers.py": HELPERS})
     specs = suite.suite.specs
     cases = tuple(c for s in specs for c in s.cases)
@@ -558,7 +561,7 @@ def test_output_tails_stay_with_their_cases_when_cases_are_pipelined(tmp_path, s
     with Zygote() as zygote:
         area = ScratchArea()
         try:
-            run = run_submission(zygote, area, 0, sub, cases, RunSettings(), case_messages(cases), ahead)
+            run = run_submission(zygote, area, 0, sub, cases, RunSettings(isolation=isolation), case_messages(cases), ahead)
         finally:
             area.close()
     assert all(c.status == "observed" for c in run.cases)

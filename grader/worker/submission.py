@@ -92,8 +92,9 @@ def _relative(path: str, root: Path) -> str:
         return Path(path).name
 
 
-def import_submission(root: Path, extra_paths: tuple[str, ...] = ()):
-    """Import ``cudagraph`` from the submission's directory, and nothing of the grader's solution."""
+def import_submission(root: Path, extra_paths: tuple[str, ...] = (), before_import=None):
+    """Import ``cudagraph`` from the submission's directory, and nothing of the grader's solution.
+    ``before_import`` runs once the import path is set, just before the import."""
     # Only the submission and the standard library are on the path: the grader's
     # own packages (its reference solution above all) are not importable from here.
     stdlib = {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
@@ -102,6 +103,8 @@ def import_submission(root: Path, extra_paths: tuple[str, ...] = ()):
         for name in [n for n in sys.modules if n == "reference" or n.startswith("reference.")]:
             del sys.modules[name]
     sys.modules.pop(MODULE_NAME, None)
+    if before_import is not None:
+        before_import()
     return importlib.import_module(MODULE_NAME)
 
 
@@ -269,8 +272,10 @@ def _output_end() -> int:
         return 0
 
 
-def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: int, out_fd: int) -> None:
-    """Entry point of a freshly forked worker. Never returns."""
+def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: int, out_fd: int, isolation: str = "process") -> None:
+    """Entry point of a freshly forked worker. Never returns. ``isolation``: "process" runs each
+    case in a forked child; "module" runs each in this process against a freshly executed
+    submission (see :mod:`grader.worker.inprocess`)."""
     try:
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
@@ -284,8 +289,17 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
         sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
         sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
         root = Path(submission_root)
+        fresh = None
+        if isolation == "module":
+            from grader.worker import inprocess
+
+            def before_import() -> None:
+                nonlocal fresh
+                fresh = inprocess.FreshSubmission((str(root), *plan.import_paths))
+
+        import_started = (time.monotonic(), time.process_time())
         try:
-            module = import_submission(root, plan.import_paths)
+            module = import_submission(root, plan.import_paths, before_import if isolation == "module" else None)
         except BaseException as exc:  # noqa: BLE001 - a broken submission is a verdict, not a crash
             # A SyntaxError's str() repeats the file and line that `where` already gives.
             message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
@@ -294,11 +308,19 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
         _write_all(res_fd, protocol.control_frame("ready"))
         # kill(-1) may be used only where it reaches this sandbox's processes alone
         signal_all = "uid" in applied or bool(applied.get("signal_scope"))
+        if fresh is not None and inprocess.import_too_slow(*import_started):
+            fresh = None  # module-level code this slow would run again before every case: fork per case instead
+        if fresh is not None:
+            fresh.fds = inprocess.open_fds()
+            fresh.spec = getattr(module, "__spec__", None)
         while True:
             message = read_message(cmd_fd)
             if message is None:
                 break
-            _run_one_case(module, message, res_fd, cmd_fd, signal_all)
+            if fresh is None:
+                _run_one_case(module, message, res_fd, cmd_fd, signal_all)
+            elif not inprocess.run_case_here(fresh, module, message, res_fd, _write_all, lambda: kill_orphans(signal_all), _output_end):
+                break  # retired: the grader starts a fresh worker for the next case
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
     finally:

@@ -62,6 +62,7 @@ import numpy  # noqa: F401
 import numpy.linalg  # noqa: F401
 import numpy.random  # noqa: F401
 
+from grader.worker import inprocess  # noqa: F401 - shared by every forked worker (--isolation module)
 from grader.worker import cgroups, sandbox, uids
 from grader.worker.submission import serve
 
@@ -90,15 +91,18 @@ def _reap() -> None:
                 pass
 
 
-def _wait_dead(pid: int, until: float) -> None:
-    """Reap ``pid`` (already sent SIGKILL), so that its children have re-parented here."""
+def _wait_dead(pid: int, until: float) -> int | None:
+    """Reap ``pid`` (already sent SIGKILL), so that its children have re-parented here; returns
+    its exit code (negative: the signal that ended it), None if unknown."""
     while True:
         try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
+            done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            return
-        if done or time.monotonic() > until:
-            return
+            return None
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > until:
+            return None
         time.sleep(0.001)
 
 
@@ -164,15 +168,18 @@ def _kill_strays(workers: set[int] = WORKERS) -> None:
             _wait_dead(pid, until)
 
 
-def _kill_worker(pid: int, uid: int | None, workers: set[int] = WORKERS) -> None:
+def _kill_worker(pid: int, uid: int | None, workers: set[int] = WORKERS) -> int | None:
+    """End a worker and all it left; returns how it ended (see _wait_dead): for a worker that
+    had already died (a case crashed it, in module isolation), why."""
     cgroup = WORKER_CGROUPS.pop(pid, None)
+    ended = None
     if pid in workers:  # else not ours: its number may belong to someone else, never signal it
         for target in (-pid, pid):
             try:
                 os.kill(target, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        _wait_dead(pid, time.monotonic() + KILL_SECONDS)
+        ended = _wait_dead(pid, time.monotonic() + KILL_SECONDS)
         workers.discard(pid)
     if uid is not None and os.geteuid() == 0:
         _kill_uid(uid)
@@ -180,6 +187,7 @@ def _kill_worker(pid: int, uid: int | None, workers: set[int] = WORKERS) -> None
     _reap()
     if cgroup is not None and CGROUPS[0] is not None:
         CGROUPS[0].remove_worker(cgroup)  # kills whatever still runs in it, then removes it
+    return ended
 
 
 def _plan_from(request: dict, cgroup_procs: tuple[str, ...] = ()) -> sandbox.SandboxPlan:
@@ -273,7 +281,7 @@ def main(sock_fd: int) -> None:
             pid = os.fork()
             if pid == 0:
                 sock.close()
-                serve(plan, request["submission_root"], cmd_fd, res_fd, out_fd)
+                serve(plan, request["submission_root"], cmd_fd, res_fd, out_fd, request.get("isolation", "process"))
             for fd in fds:
                 os.close(fd)
             workers.add(pid)
@@ -283,8 +291,8 @@ def main(sock_fd: int) -> None:
         elif request["op"] == "layers":
             sock.sendall(json.dumps(layers()).encode())
         elif request["op"] == "kill":
-            _kill_worker(int(request["pid"]), request.get("uid"), workers)
-            sock.sendall(b'{"ok": true}')
+            ended = _kill_worker(int(request["pid"]), request.get("uid"), workers)
+            sock.sendall(json.dumps({"ok": True, "ended": ended}).encode())
         else:
             for fd in fds:
                 os.close(fd)

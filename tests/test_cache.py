@@ -1,0 +1,170 @@
+"""The observation cache (grader.cache): a regrade judges stored observations without running
+anything, and its reports are those of a cold run; a check's edit rejudges from the cache, a
+step's edit reruns only the cases it changed; broken or foreign entries are ignored and rerun;
+the directory is private to the grader's user."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.cache import ObservationCache
+from grader.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+# the reference, a correct variant, a buggy copy (made below) and one that cannot import (a
+# mutant needs the trusted `reference` package): its cases are never cached, and run every time
+SUBMISSIONS = [ROOT / "reference", ROOT / "tests" / "correct_variants" / "minimal"]
+NAMES = ["reference", "minimal", "buggy", "counter_reset_noop"]
+BROKEN = ROOT / "reference" / "mutants" / "counter_reset_noop.py"
+CACHED = 3 * 99
+TIMING = ("duration_s", "execution_time")
+
+
+def grade(out: Path, cache: Path, specs: Path | None = None, *extra: str) -> tuple[int, int, int]:
+    """Run ``graphgrade grade``; returns the cache's (hits, total, ignored)."""
+    buggy = out.parent / "buggy"
+    if not buggy.exists():
+        buggy.mkdir()
+        source = (ROOT / "reference" / "cudagraph.py").read_text()
+        (buggy / "cudagraph.py").write_text(source.replace("        cls.n = 0\n", "        pass\n", 1))
+    cmd = [sys.executable, "-m", "grader.cli", "grade", *map(str, SUBMISSIONS), str(buggy), str(BROKEN), "--out", str(out), "--cache", str(cache), *extra]
+    if specs is not None:
+        cmd += ["--specs", str(specs)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    line = re.search(r"cache: (\d+) of (\d+) cases judged from .*?\((\d+) run(?:, (\d+) unreadable)?", result.stderr)
+    assert line, result.stderr
+    return int(line[1]), int(line[2]), int(line[4] or 0)
+
+
+def untimed(obj):
+    if isinstance(obj, dict):
+        return {k: untimed(v) for k, v in obj.items() if k not in TIMING}
+    if isinstance(obj, list):
+        return [untimed(v) for v in obj]
+    return obj
+
+
+def outputs(out: Path) -> dict[str, object]:
+    found: dict[str, object] = {"grades.csv": (out / "grades.csv").read_text()}
+    for name in NAMES:
+        found[name] = untimed(json.loads((out / name / "report.json").read_text()))
+        found[name + "/results.json"] = untimed(json.loads((out / name / "results.json").read_text()))
+    return found
+
+
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cache")
+    cache = tmp / "cache"
+    hits, total, _ = grade(tmp / "cold", cache)
+    assert hits == 0 and total == 4 * 99
+    return tmp, cache
+
+
+def test_a_regrade_runs_nothing_and_writes_the_cold_run_s_reports(cold):
+    tmp, cache = cold
+    hits, total, ignored = grade(tmp / "warm", cache)
+    assert (hits, total, ignored) == (CACHED, 4 * 99, 0)
+    assert outputs(tmp / "warm") == outputs(tmp / "cold")
+    assert (tmp / "warm" / "summary.html").read_text() == (tmp / "cold" / "summary.html").read_text()
+
+
+def _edited_specs(tmp: Path, old: str, new: str, name: str) -> Path:
+    specs = tmp / name
+    shutil.copytree(ROOT / "specs", specs)
+    path = specs / "01_launch_counter.yaml"
+    text = path.read_text()
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new))
+    return specs
+
+
+def test_editing_a_check_rejudges_from_the_cache(cold):
+    tmp, cache = cold
+    specs = _edited_specs(tmp, "value: {step: n_after_reset, equals: 0}", "value: {step: n_after_reset, equals: 7}", "check-edit")
+    hits, total, _ = grade(tmp / "check-edit-out", cache, specs)
+    assert hits == CACHED  # nothing ran (but the submission that cannot import)
+    report = json.loads((tmp / "check-edit-out" / "reference" / "report.json").read_text())
+    case = next(c for c in report["cases"] if c["case"] == "reset-sets-zero")
+    assert case["status"] == "failed"  # judged again against the new expectation
+
+
+def test_editing_one_case_s_steps_reruns_that_case_only(cold):
+    tmp, cache = cold
+    specs = _edited_specs(tmp, "            args: [5]\n          - method: reset", "            args: [6]\n          - method: reset", "steps-edit")
+    hits, total, _ = grade(tmp / "steps-edit-out", cache, specs)
+    assert hits == CACHED - 3  # one case reran, for each of the three submissions that import
+    edited, cold_out = outputs(tmp / "steps-edit-out"), outputs(tmp / "cold")
+    assert edited["grades.csv"] == cold_out["grades.csv"]  # same verdicts: reset still resets
+    for name in NAMES:
+        assert [c["status"] for c in edited[name]["cases"]] == [c["status"] for c in cold_out[name]["cases"]]
+    case = next(c for c in edited["reference"]["cases"] if c["case"] == "reset-sets-zero")
+    assert "6" in json.dumps(case["steps"]) and "5" not in json.dumps(case["steps"][0])  # the new steps ran
+
+
+def test_corrupted_and_foreign_entries_are_ignored_and_rerun(cold, tmp_path):
+    tmp, _ = cold
+    cache = tmp_path / "cache"
+    grade(tmp_path / "first", cache)
+    entries = sorted((cache / "v1").rglob("*.json"))
+    assert len(entries) == CACHED + 3  # one per observed case, one per importable submission's import
+    case_entries = [p for p in entries if '"frame"' in p.read_text()]
+    case_entries[0].write_text(case_entries[0].read_text()[:-40])  # truncated
+    case_entries[1].write_text(case_entries[2].read_text())  # another key's entry, filed under this key
+    frame_entry = json.loads(case_entries[3].read_text())
+    frame_entry["frame"] = frame_entry["frame"][:-8] + "AAAAAAAA"  # a frame that no longer decodes
+    case_entries[3].write_text(json.dumps(frame_entry))
+    hits, total, ignored = grade(tmp_path / "second", cache)
+    assert (hits, ignored) == (CACHED - 3, 3)
+    assert outputs(tmp_path / "second") == outputs(tmp / "cold")
+    hits, total, ignored = grade(tmp_path / "third", cache)  # rewritten by the rerun
+    assert (hits, ignored) == (CACHED, 0)
+
+
+def test_no_cache_runs_everything_and_writes_no_cache(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "grade", str(SUBMISSIONS[0]), "--out", str(tmp_path / "o"), "--no-cache", "--visibility", "visible"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "cache:" not in result.stderr
+    assert not (tmp_path / "xdg").exists()
+
+
+def test_the_cache_directory_is_private(tmp_path):
+    cache = ObservationCache(tmp_path / "new")
+    st = os.stat(cache.dir)
+    assert st.st_mode & 0o777 == 0o700 and st.st_uid == os.geteuid()
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    os.chmod(shared, 0o755)
+    ObservationCache(shared)
+    assert os.stat(shared).st_mode & 0o777 == 0o700  # made private
+    if os.geteuid() == 0:  # a directory another user owns (a worker's uid could) is refused
+        foreign = tmp_path / "foreign"
+        foreign.mkdir(mode=0o700)
+        os.chown(foreign, 61999, 61999)
+        with pytest.raises(UsageError, match="--cache"):
+            ObservationCache(foreign)
+
+
+def test_a_sandboxed_worker_cannot_read_the_cache(tmp_path):
+    """The cache is outside everything a worker may read; as another uid, it cannot even list it."""
+    if os.geteuid() != 0:
+        pytest.skip("workers run as another uid only when grading as root")
+    cache = ObservationCache(tmp_path / "c")
+    (cache.dir / "probe").write_text("hidden")
+    probe = subprocess.run(
+        [sys.executable, "-c", f"import os; os.setgid(61998); os.setuid(61998); open({str(cache.dir / 'probe')!r}).read()"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert probe.returncode != 0 and "PermissionError" in probe.stderr

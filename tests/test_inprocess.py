@@ -1,0 +1,81 @@
+"""``--isolation module``'s fresh state (grader.worker.inprocess), in a process of its own: what
+a case changes, in the submission or around it, is gone when the next case's submission is
+executed; what cannot be undone retires the worker."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SUBMISSION = '''
+import builtins, os, random, sys
+import numpy as np
+import helper
+
+class LaunchCounter:
+    n = 0
+
+helper.COUNT += 1
+print("imported")  # shown once, at the first import
+SEEN = (
+    np.geterr()["divide"], float(np.random.random()), random.random(), builtins.len is helper.REAL_LEN,
+    np.get_printoptions()["precision"], os.getcwd(), os.environ.get("GG_TEST"), helper.COUNT,
+    LaunchCounter.n, getattr(np, "allclose").__name__, sys.getrecursionlimit(), len(sys.path),
+)
+
+def mutate():
+    LaunchCounter.n = 99
+    helper.COUNT = 42
+    np.seterr(divide="raise")
+    np.random.seed(7); random.seed(7); np.random.random(); random.random()
+    builtins.len = lambda x: 0
+    np.set_printoptions(precision=2)
+    os.chdir("/")
+    os.environ["GG_TEST"] = "changed"
+    np.allclose = lambda *a, **k: True
+    np.brand_new = 1
+    sys.setrecursionlimit(123)
+    sys.path.append("/nowhere")
+'''
+
+HELPER = '''
+REAL_LEN = len
+COUNT = 0
+'''
+
+DRIVER = '''
+import os, sys, threading
+from pathlib import Path
+from grader.worker import inprocess, submission
+
+root = Path(sys.argv[1])
+box = {}
+module = submission.import_submission(root, (), lambda: box.setdefault("fresh", inprocess.FreshSubmission((str(root),))))
+fresh = box["fresh"]
+fresh.fds, fresh.spec = inprocess.open_fds(), module.__spec__
+first = module.SEEN
+module.mutate()
+again = fresh.fresh_module()
+assert again is not module and again.helper is not module.helper, "the submission's modules are executed again"
+assert again.SEEN == first, (again.SEEN, first)
+import numpy as np
+assert not hasattr(np, "brand_new") and np.allclose.__name__ == "allclose"
+assert fresh.lasting_damage() == ""
+threading.Thread(target=lambda: __import__("time").sleep(2), daemon=True).start()
+assert fresh.lasting_damage() == "a thread left running"
+print("OK")
+'''
+
+
+def test_every_case_gets_a_fresh_submission_and_a_restored_process(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "cudagraph.py").write_text(SUBMISSION)
+    (sub / "helper.py").write_text(HELPER)
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(DRIVER), str(sub)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["imported", "OK"]  # the re-execution printed nothing

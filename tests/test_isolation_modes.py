@@ -1,0 +1,81 @@
+"""``--isolation module`` (a worker runs all its submission's cases, each against a freshly
+executed submission) must give every case the verdict ``--isolation process`` (a process per
+case) gives: for the reference, the correct variants, every mutant and baseline of the audit,
+and the hostile submissions that attack only their own cases.
+
+Left out: the hostile submissions that attack the grader's processes or pipes themselves
+(``h12_kill_parent`` signals its parent, which is the worker in one mode and the zygote in
+the other; ``h15_fake_frames_case`` and ``h16_fake_frames_import`` write forged frames into
+every descriptor, which in module mode include the worker's result pipe during every case). Both still fail their cases in either mode
+(tests/test_hostile.py grades them in the default mode).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+import pytest
+
+from grader.audit import ROOT, discover_baselines, discover_mutants
+from grader.grade import grade_submissions
+from grader.loader import load_suite
+from grader.runner import RunSettings, Zygote
+
+sys.path.insert(0, str(ROOT / "tests" / "hostile"))
+from materialize import hostile_names, materialize  # noqa: E402
+
+ATTACK_THE_GRADER = ("h12_kill_parent", "h15_fake_frames_case", "h16_fake_frames_import")
+VARIANTS = ROOT / "tests" / "correct_variants"
+
+
+def _hostile() -> list[str]:
+    names = [n for n in hostile_names() if n not in ATTACK_THE_GRADER]
+    if os.geteuid() != 0:  # without a uid of its own, only what test_hostile runs unprivileged
+        from test_hostile import NON_ROOT_SUBSET
+
+        names = [n for n in names if n in NON_ROOT_SUBSET]
+    return names
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("modes")
+    subs = materialize(tmp / "hostile", _hostile())
+    students = [ROOT / "reference", *sorted(p for p in VARIANTS.iterdir() if (p / "cudagraph.py").is_file()), *subs.values()]
+    trusted = [s.path for s in discover_mutants() + discover_baselines()]
+    found = {}
+    for mode in ("module", "process"):
+        settings = RunSettings(case_timeout_s=3.0, submission_budget_s=30.0, isolation=mode)
+        with Zygote() as zygote:
+            loaded = load_suite(ROOT / "specs")
+            specs = loaded.suite.specs
+            graded = grade_submissions(zygote, loaded, specs, students, tmp / mode / "students", settings, jobs=2)
+            graded += grade_submissions(zygote, loaded, specs, trusted, tmp / mode / "audit", dataclasses.replace(settings, import_paths=(str(ROOT),)), jobs=2)
+        found[mode] = {g.name: {f"{c.spec}/{c.case}": c.status for c in g.report.cases} for g in graded}
+    return found
+
+
+def test_both_modes_grade_the_same_submissions(verdicts):
+    assert set(verdicts["module"]) == set(verdicts["process"])
+    assert len(verdicts["module"]) > 40  # reference, variants, hostile, mutants, baselines
+    assert "counter_reset_noop" in verdicts["module"] and "h17_monkeypatch" in verdicts["module"]
+
+
+def test_every_case_gets_the_same_verdict_in_both_modes(verdicts):
+    differ = [
+        f"{name} {uid}: module {status} / process {verdicts['process'][name][uid]}"
+        for name, cases in verdicts["module"].items()
+        for uid, status in cases.items()
+        if verdicts["process"][name][uid] != status
+    ]
+    assert not differ, "\n".join(differ[:20])
+
+
+def test_the_comparison_is_not_trivial(verdicts):
+    """Both modes see passes, failures and crashes (the hostile ones), so agreement means something."""
+    statuses = {s for cases in verdicts["module"].values() for s in cases.values()}
+    assert {"passed", "failed"} <= statuses
+    if os.geteuid() == 0:
+        assert {"crashed", "timeout"} <= statuses
