@@ -204,7 +204,7 @@ REF=$(python3 -c 'import os, reference; print(os.path.dirname(reference.__file__
 
 mkdir -p /autograder/results
 rm -rf "$OUT"
-graphgrade grade /autograder/submission --specs "$SRC/specs" --out "$OUT" --visibility all
+graphgrade grade /autograder/submission --specs "$SRC/specs" --out "$OUT" --visibility all --no-cache
 status=$?
 
 if [ -f "$OUT/submission/results.json" ]; then
