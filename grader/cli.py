@@ -184,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     from grader.audit import add_audit_parser
 
     add_audit_parser(sub)
+    from grader import prairielearn
+
+    prairielearn.register(sub)
     return parser
 
 
