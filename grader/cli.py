@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import grader
+from grader import similarity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -71,6 +72,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         if not specs:
             raise UsageError(f"{args.specs}: no {args.visibility} specs to grade against")
         graded = grade_submissions(zygote, loaded, specs, submissions, args.out, settings, jobs=args.jobs, on_done=Progress(len(submissions)))
+    similarity.after_grading(args, graded)  # staff only: OUT/similarity.*, never part of a score
     elapsed = time.monotonic() - started
     percents = [g.report.percent for g in graded]
     mean = sum(percents) / len(percents)
@@ -159,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--timeout", type=float, default=5.0, help="seconds per case (default: 5)")
     g.add_argument("--budget", type=float, default=60.0, help="seconds per submission (default: 60)")
     g.add_argument("--fail-under", type=float, default=None, metavar="PCT", help="exit 1 when any score is below PCT percent")
+    similarity.add_grade_options(g)
     g.set_defaults(func=cmd_grade)
 
     v = sub.add_parser("validate", help="check spec files and run every case against the reference")
@@ -187,6 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     from grader import prairielearn
 
     prairielearn.register(sub)
+    from grader import lms_export
+
+    lms_export.register(sub)
+    similarity.register(sub)
     return parser
 
 

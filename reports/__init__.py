@@ -69,7 +69,7 @@ def report_link(report_dir, out_dir) -> str:
     return "/".join(quote(part) for part in Path(rel).as_posix().split("/"))
 
 
-def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_dir: Path) -> None:
+def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_dir: Path, similar_pairs=None) -> None:
     """Write ``summary.html`` (links relative to ``out_dir``) and ``grades.csv`` into ``out_dir``.
 
     ``report_dirs[i]`` is the folder holding ``reports[i]``'s ``report.html``.
@@ -80,5 +80,5 @@ def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_di
         raise ValueError(f"{len(reports)} reports but {len(report_dirs)} report folders")
     out_dir = Path(out_dir)
     links = [report_link(d, out_dir) for d in report_dirs]
-    _write(out_dir / "summary.html", render_summary(reports, links))
+    _write(out_dir / "summary.html", render_summary(reports, links, similar_pairs))
     _write(out_dir / "grades.csv", grades_csv(reports))

@@ -255,7 +255,7 @@ def _tag_stats(reports: Sequence[Report]) -> tuple[v.GroupView, ...]:
     return v.tag_groups(specs, cases)
 
 
-def render_summary(reports: list[Report], links: list[str]) -> str:
+def render_summary(reports: list[Report], links: list[str], similar_pairs: Any = None) -> str:
     """The instructor's ``summary.html``: score histogram, pass rates, common failures, every student.
 
     ``links[i]`` is the relative URL of ``reports[i]``'s ``report.html``; a link
@@ -291,4 +291,5 @@ def render_summary(reports: list[Report], links: list[str]) -> str:
         spec_stats=_spec_stats(reports),
         groups=_tag_stats(reports),
         students=students,
+        **({"similar_pairs": similar_pairs} if similar_pairs is not None else {}),  # staff only: grader/similarity.py
     )
