@@ -30,6 +30,7 @@ import itertools
 import json
 import os
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -87,6 +88,8 @@ class Comparison:
 def _copydetect():
     try:
         os.environ.setdefault("MPLBACKEND", "Agg")  # copydetect imports pyplot; never a display
+        if "MPLCONFIGDIR" not in os.environ:  # no warning where HOME is not writable (a container user)
+            os.environ["MPLCONFIGDIR"] = os.path.join(tempfile.gettempdir(), f"graphgrade-mpl-{os.geteuid()}")
         import copydetect
     except ImportError:
         raise SimilarityUnavailable(MISSING) from None
