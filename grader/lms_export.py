@@ -191,9 +191,9 @@ def match(graded: Sequence[Graded], roster: Roster, column: str, prefix: str = "
 
 
 def _fmt(x: float) -> str:
-    from reports._view import fmt_points
-
-    return fmt_points(x)
+    """Up to four decimals, no trailing zeros: an LMS keeps what it is given (6.125, not 6.12)."""
+    text = f"{round(float(x), 4):.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
 
 
 def grade_value(g: Graded, points_possible: float | None) -> str:
