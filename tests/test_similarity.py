@@ -143,3 +143,24 @@ def test_bad_threshold(tmp_path):
     subs = class_of(tmp_path / "class")[:2]
     proc = _cli("similarity", *map(str, subs), "--out", str(tmp_path / "o"), "--similarity-threshold", "1.5")
     assert proc.returncode == 2 and "--similarity-threshold is a share from 0 to 1" in proc.stderr
+
+
+def test_pair_scores_are_exactly_copydetects(tmp_path):
+    """covered_tokens (all pairs at once) counts what copydetect.compare_files counts, pair by pair."""
+    import io
+    import itertools
+
+    import copydetect
+
+    from grader.similarity import NOISE_K, WINDOW, _prints, covered_tokens
+
+    sources = [submission_source(p) for p in class_of(tmp_path)] + [TEMPLATE, "", TEMPLATE + "\nX = 1\n"]
+    fps = [copydetect.CodeFingerprint(f"s{i}.py", NOISE_K, WINDOW, fp=io.StringIO(s)) for i, s in enumerate(sources)]
+    prints = [_prints(fp) for fp in fps]
+    covered = covered_tokens(prints)
+    for i, j in itertools.combinations(range(len(fps)), 2):
+        overlap, (share_i, share_j), _ = copydetect.compare_files(fps[i], fps[j])
+        assert covered[i, j] == overlap
+        if overlap:
+            assert covered[i, j] / prints[i].coverage == pytest.approx(share_i, abs=1e-12)
+            assert covered[j, i] / prints[j].coverage == pytest.approx(share_j, abs=1e-12)
