@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import sys
 import tempfile
@@ -104,9 +105,11 @@ def submission_source(path: Path) -> str:
         base = path.parent
     elif path.is_dir():
         base = path
+        inside = path.resolve()
         files = sorted(
             p for p in path.rglob("*.py")
-            if p.is_file() and not p.is_symlink() and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(path).parts)
+            if p.is_file() and not p.is_symlink() and p.resolve().is_relative_to(inside)  # no link out of the submission
+            and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(path).parts)
         )
     else:
         return ""
@@ -270,6 +273,17 @@ def _check_threshold(value: float) -> float:
     return value
 
 
+def _threshold(text: str) -> float:
+    """argparse type: refused before any grading starts."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"a share from 0 to 1 (0.5 = half the code), not {text!r}")
+    return value
+
+
 def after_grading(args: argparse.Namespace, graded: Sequence) -> None:
     """Called by `graphgrade grade` after a batch: compare when asked and there are two or more."""
     if not getattr(args, "similarity", False) or len(graded) < 2:
@@ -278,10 +292,13 @@ def after_grading(args: argparse.Namespace, graded: Sequence) -> None:
     try:
         template = submission_source(args.template or default_template())
         result = compare({g.name: submission_source(g.path) for g in graded}, template, threshold)
+        write_outputs(result, args.out, [g.report for g in graded], [g.out_dir for g in graded])
     except SimilarityUnavailable as exc:
         print(f"graphgrade: {exc}", file=sys.stderr)
         return
-    write_outputs(result, args.out, [g.report for g in graded], [g.out_dir for g in graded])
+    except (OSError, ValueError, MemoryError) as exc:  # the grades are written already: never lose them for this
+        print(f"graphgrade: similarity check failed ({type(exc).__name__}: {exc}); the grades and reports are complete", file=sys.stderr)
+        return
     print(f"similarity: {len(result.details)} pair{'s' if len(result.details) != 1 else ''} at or above {threshold:g} among {result.n} submissions "
           f"({result.seconds:.1f} s); see {args.out}/similarity.html (staff only)", file=sys.stderr)
 
@@ -321,7 +338,7 @@ def cmd_similarity(args: argparse.Namespace) -> int:
 
 
 def _common_options(p) -> None:
-    p.add_argument("--similarity-threshold", type=float, default=DEFAULT_THRESHOLD, metavar="SHARE",
+    p.add_argument("--similarity-threshold", type=_threshold, default=DEFAULT_THRESHOLD, metavar="SHARE",
                    help=f"list pairs where at least this share of one submission's code is found in the other (default: {DEFAULT_THRESHOLD})")
     p.add_argument("--template", type=Path, default=None, metavar="PATH",
                    help="starter code every student got, ignored when comparing (default: the bundled student_template/)")

@@ -142,7 +142,7 @@ def test_one_line_when_copydetect_is_missing(tmp_path):
 def test_bad_threshold(tmp_path):
     subs = class_of(tmp_path / "class")[:2]
     proc = _cli("similarity", *map(str, subs), "--out", str(tmp_path / "o"), "--similarity-threshold", "1.5")
-    assert proc.returncode == 2 and "--similarity-threshold is a share from 0 to 1" in proc.stderr
+    assert proc.returncode == 2 and "--similarity-threshold: a share from 0 to 1 (0.5 = half the code), not '1.5'" in proc.stderr
 
 
 def test_pair_scores_are_exactly_copydetects(tmp_path):
