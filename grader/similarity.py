@@ -290,7 +290,7 @@ def after_grading(args: argparse.Namespace, graded: Sequence) -> None:
         return
     threshold = _check_threshold(args.similarity_threshold)
     try:
-        template = submission_source(args.template or default_template())
+        template = submission_source(args.similarity_template or default_template())
         result = compare({g.name: submission_source(g.path) for g in graded}, template, threshold)
         write_outputs(result, args.out, [g.report for g in graded], [g.out_dir for g in graded])
     except SimilarityUnavailable as exc:
@@ -316,7 +316,7 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     threshold = _check_threshold(args.similarity_threshold)
     names = unique_names(paths)  # the names `graphgrade grade` gives the same list
     try:
-        template = submission_source(args.template or default_template())
+        template = submission_source(args.similarity_template or default_template())
         result = compare({n: submission_source(p) for n, p in zip(names, paths)}, template, threshold)
     except SimilarityUnavailable as exc:
         raise UsageError(str(exc)) from None
@@ -337,10 +337,10 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     return 0
 
 
-def _common_options(p) -> None:
+def _common_options(p, template_flag: str) -> None:
     p.add_argument("--similarity-threshold", type=_threshold, default=DEFAULT_THRESHOLD, metavar="SHARE",
                    help=f"list pairs where at least this share of one submission's code is found in the other (default: {DEFAULT_THRESHOLD})")
-    p.add_argument("--template", type=Path, default=None, metavar="PATH",
+    p.add_argument(template_flag, dest="similarity_template", type=Path, default=None, metavar="PATH",
                    help="starter code every student got, ignored when comparing (default: the bundled student_template/)")
 
 
@@ -349,7 +349,7 @@ def add_grade_options(g) -> None:
     g.add_argument("--similarity", action=argparse.BooleanOptionalAction, default=True,
                    help="for a batch of two or more, compare submissions with each other and write OUT/similarity.json, "
                         "OUT/similarity.html and 'look at these pairs' on summary.html, for staff (default: on; needs graphgrade[similarity])")
-    _common_options(g)
+    _common_options(g, "--similarity-template")
 
 
 def register(sub) -> None:
@@ -363,5 +363,5 @@ def register(sub) -> None:
     )
     p.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="the submissions, as given to `graphgrade grade`")
     p.add_argument("--out", type=Path, default=Path("graphgrade-out"), help="output directory, the batch's --out (default: graphgrade-out)")
-    _common_options(p)
+    _common_options(p, "--template")
     p.set_defaults(func=cmd_similarity)
