@@ -439,7 +439,7 @@ def check_nothing_written_outside(batch: Batch) -> None:
     assert after["previous/report.json"] == before["previous/report.json"]
     for rel in after:
         top = rel.split("/", 1)[0]
-        assert top in batch.reports or top in ("previous", "summary.html", "grades.csv"), f"unexpected file OUT/{rel}"
+        assert top in batch.reports or top in ("previous", "summary.html", "grades.csv", "similarity.json", "similarity.html"), f"unexpected file OUT/{rel}"
     for path in batch.out.rglob("*"):
         if path.is_file():
             assert MARKER not in path.read_text(errors="replace"), f"a hostile submission's fake landed in {path}"
