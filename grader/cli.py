@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import grader
+from grader import similarity
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -149,6 +150,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if cache is not None:
         s = cache.stats
         print(f"cache: {s.hits} of {s.hits + s.misses} cases judged from {cache.dir} ({s.misses} run{f', {s.ignored} unreadable entries ignored' if s.ignored else ''})", file=sys.stderr)
+    similarity.after_grading(args, graded)  # staff only: OUT/similarity.*, never part of a score
     elapsed = time.monotonic() - started
     percents = [g.report.percent for g in graded]
     mean = sum(percents) / len(percents)
@@ -222,6 +224,7 @@ def add_grade_parser(sub) -> None:
         help="grade only shard K of N (1 <= K <= N): a stable share of the submissions, chosen by name; "
         "give every shard the same list, then join the --out folders with `graphgrade merge`",
     )
+    similarity.add_grade_options(g)
     g.set_defaults(func=cmd_grade)
 
 
@@ -371,6 +374,13 @@ def build_parser() -> argparse.ArgumentParser:
     from grader.audit import add_audit_parser
 
     add_audit_parser(sub)
+    from grader import prairielearn
+
+    prairielearn.register(sub)
+    from grader import lms_export
+
+    lms_export.register(sub)
+    similarity.register(sub)
     return parser
 
 

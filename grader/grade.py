@@ -52,7 +52,7 @@ def submission_name(path: Path) -> str:
 def unique_names(paths: Iterable[Path]) -> list[str]:
     """One output folder name per submission, distinct from every other name given (alice,
     alice-2, ...) and from the batch files beside them."""
-    taken = {"summary.html", "grades.csv"}
+    taken = {"summary.html", "grades.csv", "similarity.json", "similarity.html"}
     names = []
     for path in paths:
         base = submission_name(path)
@@ -142,7 +142,7 @@ def grade_submissions(
 
     def problem_report(index: int, message: str) -> Report:
         run = SubmissionRun(message, tuple(CaseRun(c.uid, "error", None, message, "", 0.0) for c in cases), "", 0.0)
-        return build_report(names[index], specs, run, loaded, grader.__version__, withheld_points)
+        return replace(build_report(names[index], specs, run, loaded, grader.__version__, withheld_points), path=str(submissions[index]))
 
     def grade_one(index: int) -> None:
         """Grade, judge, write and print one submission. Whatever fails in the grader on the way
@@ -160,7 +160,7 @@ def grade_submissions(
                 from grader.cache import run_with_cache
 
                 run = run_with_cache(cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
-            report = replace(build_report(names[index], specs, run, loaded, grader.__version__, withheld_points), flags=integrity_flags(submissions[index]))
+            report = replace(build_report(names[index], specs, run, loaded, grader.__version__, withheld_points), flags=integrity_flags(submissions[index]), path=str(submissions[index]))
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's

@@ -114,6 +114,7 @@ class Report:
     output_tail: str = ""
     duration_s: float = 0.0
     grader_version: str = ""
+    path: str = ""  # the path graded, as given (two folders named alike differ here); staff record
     flags: tuple[Flag, ...] = ()  # integrity flags, for staff only
     scope: str = "all"  # "all": every spec graded; "public": the visible specs only (a student's run)
     ungraded_points: float = 0.0  # points of the specs a "public" run left to the autograder
@@ -277,6 +278,7 @@ def report_from_json(data: Any, where: str = "report") -> Report:
         output_tail=_opt(obj, "output_tail", str, where, ""),
         duration_s=_opt(obj, "duration_s", float, where, 0.0),
         grader_version=_opt(obj, "grader_version", str, where, ""),
+        path=_opt(obj, "path", str, where, ""),
         flags=tuple(_flag_from_json(f, f"{where}.flags[{i}]") for i, f in enumerate(_opt(obj, "flags", list, where, []))),
         scope=_scope(_opt(obj, "scope", str, where, "all"), where),
         ungraded_points=_opt(obj, "ungraded_points", float, where, 0.0),

@@ -71,7 +71,7 @@ def report_link(report_dir, out_dir, page: str = "report.html") -> str:
     return "/".join(quote(part) for part in Path(rel).as_posix().split("/"))
 
 
-def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_dir: Path, paths: Sequence[str] | None = None) -> None:
+def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_dir: Path, paths: Sequence[str] | None = None, similar_pairs=None) -> None:
     """Write ``summary.html`` (links relative to ``out_dir``) and ``grades.csv`` into ``out_dir``.
 
     ``report_dirs[i]`` is the folder holding ``reports[i]``'s ``report.html`` and ``staff.html``;
@@ -83,6 +83,7 @@ def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_di
         raise ValueError(f"{len(reports)} reports but {len(report_dirs)} report folders")
     out_dir = Path(out_dir)
     links = [report_link(d, out_dir) for d in report_dirs]
+    paths = list(paths) if paths is not None else [r.path for r in reports]  # merge and similarity: from report.json
     staff_links = [report_link(d, out_dir, "staff.html") if (Path(d) / "staff.html").is_file() else "" for d in report_dirs]
-    _write(out_dir / "summary.html", render_summary(reports, links, paths, staff_links))
+    _write(out_dir / "summary.html", render_summary(reports, links, paths, staff_links, similar_pairs))
     _write(out_dir / "grades.csv", grades_csv(reports, paths))

@@ -317,7 +317,9 @@ def _causes(reports: Sequence[Report], hrefs: Sequence[str], hidden: bool) -> tu
     )
 
 
-def render_summary(reports: list[Report], links: list[str], paths: Sequence[str] | None = None, staff_links: Sequence[str] | None = None) -> str:
+def render_summary(
+    reports: list[Report], links: list[str], paths: Sequence[str] | None = None, staff_links: Sequence[str] | None = None, similar_pairs: Any = None
+) -> str:
     """The instructor's ``summary.html``: every student (linked from the top, lowest score
     first, then by name), score histogram, pass rates, failures clustered by cause (visible and
     hidden cases apart). A staff page: hidden cases' messages are shown.
@@ -365,4 +367,5 @@ def render_summary(reports: list[Report], links: list[str], paths: Sequence[str]
         review=needs_review(reports, staff_hrefs if any(staff_hrefs) else hrefs),
         causes=_causes(reports, staff_hrefs if any(staff_hrefs) else hrefs, hidden=False),
         hidden_causes=_causes(reports, staff_hrefs if any(staff_hrefs) else hrefs, hidden=True),
+        **({"similar_pairs": similar_pairs} if similar_pairs is not None else {}),  # staff only: grader/similarity.py
     )

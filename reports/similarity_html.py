@@ -1,0 +1,82 @@
+"""The staff's similarity pages: ``similarity.html`` (pairs side by side, shared code marked)
+and the rows of summary.html's "look at these pairs" block.
+
+Pure: typed pairs in, HTML out, with the reports' Jinja environment (autoescape
+forced on). Self-contained: inline CSS, no script, no external URL. Student code
+is shown as text, never as markup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .html import _safe_href, environment
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str
+    shared: bool
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One line of "look at these pairs" on summary.html."""
+
+    a: str
+    b: str
+    score: float
+    a_href: str
+    b_href: str
+    detail_href: str
+
+
+@dataclass(frozen=True)
+class SimilarBlock:
+    rows: tuple[PairRow, ...]
+    total: int  # pairs at or above the threshold, shown or not
+
+
+def segments(code: str, spans: Sequence[tuple[int, int]]) -> tuple[Segment, ...]:
+    """``code`` cut into runs, each shared with the other submission or not (spans merged)."""
+    out: list[Segment] = []
+    pos = 0
+    for start, end in sorted((max(0, s), min(len(code), e)) for s, e in spans):
+        if end <= pos:
+            continue
+        start = max(start, pos)
+        if start > pos:
+            out.append(Segment(code[pos:start], False))
+        out.append(Segment(code[start:end], True))
+        pos = end
+    if pos < len(code):
+        out.append(Segment(code[pos:], False))
+    return tuple(out)
+
+
+def render_similarity(details, n_submissions: int, threshold: float, total: int) -> str:
+    """``details``: grader.similarity.PairDetail, highest score first."""
+    pairs = [
+        {
+            "index": i,
+            "pair": d.pair,
+            "a": segments(d.a_code, d.a_spans),  # text cleaned and escaped by the environment
+            "b": segments(d.b_code, d.b_spans),
+        }
+        for i, d in enumerate(details, start=1)
+    ]
+    return environment().get_template("similarity.html.j2").render(
+        pairs=pairs, n=n_submissions, threshold=threshold, total=total
+    )
+
+
+def summary_rows(pairs, links: dict[str, str], total: int) -> SimilarBlock:
+    """``links``: submission name -> its report.html, relative to OUT."""
+    return SimilarBlock(
+        tuple(
+            PairRow(p.a, p.b, p.score, _safe_href(links.get(p.a, "")), _safe_href(links.get(p.b, "")), f"similarity.html#pair-{i}")
+            for i, p in enumerate(pairs, start=1)
+        ),
+        total,
+    )

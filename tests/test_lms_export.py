@@ -1,0 +1,178 @@
+"""`graphgrade export canvas|moodle`: grade files from a graded batch and the LMS's own roster."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.lms_export import match_key, read_roster
+from grader.results import Report, SpecSummary, write_report
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "CUDA graphs lab (48213)"
+
+# A Canvas "Export Entire Gradebook" file as Canvas writes it: a byte-order mark, quoted names
+# with commas, a Points Possible row, a posting-policy row, two sections (one student in both),
+# the Test Student, read-only total columns, CRLF line ends.
+CANVAS_EXPORT = (
+    "\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Quiz 1 (48100),CUDA graphs lab (48213),Current Score,Final Score\r\n"
+    "    Points Possible,,,,,10.00,50.00,(read only),(read only)\r\n"
+    ",,,,,,Manual Posting,,\r\n"
+    '"Doe, Jane",1001,S0001,jdoe,CS 240 - L01,9.00,,90.00,45.00\r\n'
+    '"O\'Brien, Seán",1002,S0002,sobrien,"CS 240 - L01, CS 240 - L02",7.50,,75.00,37.50\r\n'
+    '"Nguyen, Bao",1003,S0003,bnguyen,CS 240 - L02,10.00,,100.00,50.00\r\n'
+    '"=HYPERLINK(""http://x""), Eve",1004,S0004,eve.adams@uni.edu,CS 240 - L02,,,,\r\n'
+    '"Park, Min",1005,S0005,mpark,CS 240 - L02,8.00,,80.00,40.00\r\n'
+    '"Student, Test",1099,,5c1e7a0b9d,CS 240 - L01,,,,\r\n'
+)
+
+
+def make_out(tmp_path: Path, scores: dict[str, float], max_score: float = 100.0) -> Path:
+    """A `graphgrade grade --out` folder: OUT/<name>/report.json, plus the batch files."""
+    out = tmp_path / "out"
+    for name, score in scores.items():
+        spec = SpecSummary("s", "A spec", "eager", max_score, "visible", "", "", score, max_score)
+        (out / name).mkdir(parents=True)
+        write_report(Report(name, score, max_score, (), (spec,)), out / name / "report.json")
+    (out / "summary.html").write_text("<html></html>", encoding="utf-8")
+    return out
+
+
+def export(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", "export", *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def rows(text: str, delimiter: str = ",") -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+
+
+@pytest.fixture
+def gradebook(tmp_path) -> Path:
+    path = tmp_path / "2026-11-30T1012_Grades-CS_240.csv"
+    path.write_bytes(CANVAS_EXPORT.encode("utf-8"))
+    return path
+
+
+def test_canvas_import_file_from_a_real_gradebook_export(tmp_path, gradebook):
+    # Folder names as `graphgrade grade` makes them: an e-mail login becomes eve.adams_uni.edu;
+    # case differs; one submission matches no one; the Test Student never submits.
+    out = make_out(tmp_path, {"jdoe": 100.0, "SOBRIEN": 57.5, "eve.adams_uni.edu": 12.25, "mpark": 0.0, "zz_unknown": 80.0})
+    target = tmp_path / "canvas" / "import.csv"
+    proc = export("canvas", str(out), "--roster", str(gradebook), "--assignment", ASSIGNMENT, "--output", str(target))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    got = rows(target.read_text(encoding="utf-8"))
+    assert got[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", ASSIGNMENT]
+    assert got[1] == ["    Points Possible", "", "", "", "", "50"]
+    # scaled to the gradebook's 50 points possible, in the roster's order; the name that starts
+    # with "=" is disarmed (formula injection) and the IDs Canvas matches on are untouched
+    assert got[2:] == [
+        ["Doe, Jane", "1001", "S0001", "jdoe", "CS 240 - L01", "50"],
+        ["O'Brien, Seán", "1002", "S0002", "sobrien", "CS 240 - L01, CS 240 - L02", "28.75"],
+        ["'=HYPERLINK(\"http://x\"), Eve", "1004", "S0004", "eve.adams@uni.edu", "CS 240 - L02", "6.125"],
+        ["Park, Min", "1005", "S0005", "mpark", "CS 240 - L02", "0"],
+    ]
+    # nothing dropped silently: the stray submission and the student without one, on stderr and beside
+    assert "submission 'zz_unknown' not exported: no student has SIS Login ID 'zz_unknown'" in proc.stderr
+    assert "no submission for 'Nguyen, Bao' (SIS Login ID 'bnguyen', CS 240 - L02)" in proc.stderr
+    assert "Student, Test" not in proc.stderr
+    assert "scaled to the gradebook's 50 points possible" in proc.stderr
+    assert "4 of 5 submissions matched; 1 unmatched, 1 students without a submission" in proc.stderr
+    side = rows((tmp_path / "canvas" / "import.unmatched.csv").read_text(encoding="utf-8"))
+    assert side == [
+        ["problem", "submission", "student", "SIS Login ID", "detail"],
+        ["submission matches no student", "zz_unknown", "", "", "no student has SIS Login ID 'zz_unknown'"],
+        ["student has no submission", "", "Nguyen, Bao", "bnguyen", "CS 240 - L02"],
+    ]
+
+
+def test_canvas_semicolons_and_a_new_column_to_stdout(tmp_path, gradebook):
+    semi = tmp_path / "grades-semicolon.csv"
+    buf = io.StringIO()  # the same gradebook as Canvas writes it with "Use semicolons" on
+    csv.writer(buf, delimiter=";", lineterminator="\r\n").writerows(rows(CANVAS_EXPORT.lstrip("\ufeff")))
+    semi.write_bytes(("\ufeff" + buf.getvalue()).encode("utf-8"))
+    out = make_out(tmp_path, {"jdoe": 80.0, "bnguyen": 95.5})
+    proc = export("canvas", str(out), "--roster", str(semi), "--assignment", "Lab 2")
+    assert proc.returncode == 0, proc.stderr
+    got = rows(proc.stdout, ";")
+    assert got[0][-1] == "Lab 2"
+    assert got[1] == ["    Points Possible", "", "", "", "", "100"]  # a new column: points as graded
+    assert [r[3] for r in got[2:]] == ["jdoe", "bnguyen"]
+    assert [r[-1] for r in got[2:]] == ["80", "95.5"]
+    assert got[2][0] == "Doe, Jane"
+    assert proc.stderr.count("no submission for") == 3  # sobrien, eve, mpark; never the Test Student
+
+
+def test_github_classroom_names_through_prefix_and_map(tmp_path, gradebook):
+    out = make_out(tmp_path, {"cuda-lab-janedoe-gh": 90.0, "cuda-lab-bao99": 70.0})
+    classroom = tmp_path / "classroom_roster.csv"
+    classroom.write_text('"identifier","github_username","github_id","name"\n"jdoe","janedoe-gh","1","Jane"\n"bnguyen","bao99","2","Bao"\n', encoding="utf-8")
+    proc = export("canvas", str(out), "--roster", str(gradebook), "--assignment", ASSIGNMENT, "--prefix", "cuda-lab-",
+                  "--map", str(classroom), "--map-from", "github_username", "--map-to", "identifier")
+    assert proc.returncode == 0, proc.stderr
+    got = rows(proc.stdout)
+    assert [(r[3], r[-1]) for r in got[2:]] == [("jdoe", "45"), ("bnguyen", "35")]
+
+
+def test_two_submissions_for_one_student_are_both_reported(tmp_path, gradebook):
+    out = make_out(tmp_path, {"jdoe": 90.0, "JDoe-2": 10.0, "jDOE": 50.0})
+    proc = export("canvas", str(out), "--roster", str(gradebook), "--assignment", ASSIGNMENT)
+    got = rows(proc.stdout)
+    assert [r[3] for r in got[2:]] == ["jdoe"]
+    assert "submission 'jdoe' not exported: SIS Login ID 'jdoe' is already matched by submission 'jDOE'" in proc.stderr
+    assert "submission 'JDoe-2' not exported: no student has SIS Login ID 'JDoe-2'" in proc.stderr
+
+
+def test_moodle_import_file(tmp_path):
+    roster = tmp_path / "moodle-grades.csv"
+    roster.write_text(
+        '"First name","Last name","ID number","Institution","Department","Email address","Assignment: Lab (Real)","Last downloaded from this course"\n'
+        '"Jane","Doe","S0001","Uni","CS","jdoe@uni.edu","-","1764497520"\n'
+        '"Bao","Nguyen","S0003","Uni","CS","bnguyen@uni.edu","-","1764497520"\n',
+        encoding="utf-8",
+    )
+    out = make_out(tmp_path, {"jdoe_uni.edu": 77.0, "ghost_uni.edu": 10.0})
+    target = tmp_path / "moodle.csv"
+    proc = export("moodle", str(out), "--roster", str(roster), "--assignment", "CUDA graphs lab", "--output", str(target), "--points-possible", "20")
+    assert proc.returncode == 0, proc.stderr
+    assert rows(target.read_text(encoding="utf-8")) == [["Email address", "CUDA graphs lab"], ["jdoe@uni.edu", "15.4"]]
+    assert "submission 'ghost_uni.edu' not exported" in proc.stderr
+    assert "no submission for 'bnguyen@uni.edu'" in proc.stderr
+    assert (tmp_path / "moodle.unmatched.csv").is_file()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--match-column", "Login"], "no column 'Login'"),
+        (["--points-possible", "-3"], "--points-possible must be a positive number"),
+    ],
+)
+def test_bad_arguments_are_one_line(tmp_path, gradebook, args, message):
+    out = make_out(tmp_path, {"jdoe": 1.0})
+    proc = export("canvas", str(out), "--roster", str(gradebook), *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_an_unreadable_report_is_listed_not_dropped(tmp_path, gradebook):
+    out = make_out(tmp_path, {"jdoe": 100.0})
+    (out / "broken").mkdir()
+    (out / "broken" / "report.json").write_text("{not json", encoding="utf-8")
+    proc = export("canvas", str(out), "--roster", str(gradebook), "--assignment", ASSIGNMENT)
+    assert proc.returncode == 0
+    assert "broken/report.json: not valid JSON" in proc.stderr and "(not exported)" in proc.stderr
+    assert [r[3] for r in rows(proc.stdout)[2:]] == ["jdoe"]
+
+
+def test_roster_reading_and_keys(tmp_path, gradebook):
+    roster = read_roster(gradebook, ["SIS Login ID"])
+    assert roster.header[0] == "Student"  # BOM gone
+    assert roster.points_possible[ASSIGNMENT] == "50.00"
+    assert [r["SIS Login ID"] for r in roster.rows] == ["jdoe", "sobrien", "bnguyen", "eve.adams@uni.edu", "mpark", "5c1e7a0b9d"]
+    assert match_key("Jane.Doe@Uni.edu") == match_key("jane.doe_uni.edu")

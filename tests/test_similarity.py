@@ -1,0 +1,166 @@
+"""Similarity for staff: a renamed and re-commented copy is listed, honest independent work is not;
+the outputs are self-contained, escaped, staff-only, and never touch a score."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("copydetect")
+
+from grader.similarity import DEFAULT_THRESHOLD, compare, submission_source  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+VARIANTS = ROOT / "tests" / "correct_variants"
+TEMPLATE = (ROOT / "student_template" / "cudagraph.py").read_text(encoding="utf-8")
+HONEST = sorted(p.name for p in VARIANTS.iterdir() if (p / "cudagraph.py").is_file())
+
+# What a student who copies and "makes it their own" does: local names renamed, comments rewritten.
+RENAMES = {"entry": "item", "result": "res", "groups": "buckets", "segments": "pieces", "sizes": "allowed",
+           "fused": "merged", "members": "parts", "flags": "marks", "padded": "grown", "kind": "sort_of"}
+
+
+def disguised(source: str) -> str:
+    for old, new in RENAMES.items():
+        source = re.sub(rf"\b{old}\b", new, source)
+    source = re.sub(r"#[^\n]*", "# my own approach, written from scratch", source)
+    return re.sub(r'"""(.*?)"""', '"""Implemented independently."""', source, flags=re.S)
+
+
+def class_of(tmp_path: Path) -> list[Path]:
+    """The three correct variants written apart from each other, the reference, and a disguised copy of one."""
+    subs = []
+    for name in HONEST:
+        shutil.copytree(VARIANTS / name, tmp_path / name)
+        subs.append(tmp_path / name)
+    (tmp_path / "ref").mkdir()
+    shutil.copy(ROOT / "reference" / "cudagraph.py", tmp_path / "ref" / "cudagraph.py")
+    subs.append(tmp_path / "ref")
+    (tmp_path / "copycat").mkdir()
+    original = (VARIANTS / "functional" / "cudagraph.py").read_text(encoding="utf-8")
+    copy = disguised(original)
+    assert sum(a != b for a, b in zip(original.splitlines(), copy.splitlines())) > 40  # really disguised
+    (tmp_path / "copycat" / "cudagraph.py").write_text(copy, encoding="utf-8")
+    subs.append(tmp_path / "copycat")
+    return subs
+
+
+def test_a_disguised_copy_is_listed_and_honest_pairs_are_not(tmp_path):
+    subs = class_of(tmp_path)
+    result = compare({p.name: submission_source(p) for p in subs}, TEMPLATE, DEFAULT_THRESHOLD)
+    assert [(p.a, p.b) for p in result.pairs] == [("functional", "copycat")]
+    assert result.pairs[0].score > 0.9
+    # and the honest pairs are well below the threshold, not just under it
+    loose = compare({p.name: submission_source(p) for p in subs if p.name != "copycat"}, TEMPLATE, 0.01)
+    assert loose.pairs and max(p.score for p in loose.pairs) < DEFAULT_THRESHOLD - 0.1
+
+
+def test_the_template_is_boilerplate(tmp_path):
+    # two students who handed in the template with a few lines each: the shared starter code is not copying
+    a = TEMPLATE + "\n\ndef helper_a(values):\n    total = 0\n    for v in values:\n        total += v * 2\n    return total\n"
+    b = TEMPLATE + "\n\ndef helper_b(rows, k):\n    return [r[:k] for r in rows if len(r) > k]\n"
+    assert compare({"a": a, "b": b}, TEMPLATE, DEFAULT_THRESHOLD).pairs == ()
+    assert compare({"a": a, "b": b}, "", DEFAULT_THRESHOLD).pairs != ()  # without it they would be flagged
+
+
+def _cli(*args: str, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+
+
+def test_grading_a_batch_writes_staff_only_similarity(tmp_path):
+    subs = class_of(tmp_path / "class")
+    hostile = tmp_path / "class" / "copycat" / "cudagraph.py"
+    hostile.write_text(hostile.read_text(encoding="utf-8") + '\n# </pre><script>alert(1)</script>\nX = "<img src=x onerror=alert(2)>"\n', encoding="utf-8")
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    shutil.copy(ROOT / "specs" / "02_eager.yaml", specs)  # one spec file: the similarity is what is tested
+    out = tmp_path / "out"
+    proc = _cli("grade", *map(str, subs), "--specs", str(specs), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "similarity: 1 pair at or above 0.5 among 5 submissions" in proc.stderr
+    data = json.loads((out / "similarity.json").read_text(encoding="utf-8"))
+    assert data["format"] == 1 and data["threshold"] == 0.5 and data["submissions"] == 5
+    assert [(p["a"], p["b"]) for p in data["pairs"]] == [("functional", "copycat")]
+    assert set(data["pairs"][0]) >= {"a", "b", "score"} and data["pairs"][0]["score"] > 0.9
+    page = (out / "similarity.html").read_text(encoding="utf-8")
+    assert 'id="pair-1"' in page and "<mark>" in page
+    assert "<script" not in page and "<img" not in page and "&lt;/pre&gt;&lt;script&gt;" in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # self-contained
+    summary = (out / "summary.html").read_text(encoding="utf-8")
+    assert "Look at these pairs" in summary
+    assert 'href="functional/report.html"' in summary and 'href="copycat/report.html"' in summary
+    assert 'href="similarity.html#pair-1"' in summary
+    # students' own files never mention it, and scores are what they were without it
+    for sub in subs:
+        for name in ("report.html", "results.json", "junit.xml", "report.json"):
+            text = (out / sub.name / name).read_text(encoding="utf-8")
+            assert "similar" not in text.lower()
+            assert {"copycat", "functional"} - {sub.name} <= {w for w in ("copycat", "functional") if w not in text}
+    again = tmp_path / "again"
+    proc = _cli("grade", *map(str, subs), "--specs", str(specs), "--out", str(again), "--no-similarity")
+    assert proc.returncode == 0 and not (again / "similarity.json").exists()
+    assert "Look at these pairs" not in (again / "summary.html").read_text(encoding="utf-8")
+    assert (again / "grades.csv").read_text() == (out / "grades.csv").read_text()
+    # the same pairs later, on the graded folder: summary.html gets them
+    proc = _cli("similarity", *map(str, subs), "--out", str(again))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [proc.stdout.split()[0], "functional", "copycat"]
+    assert 'href="similarity.html#pair-1"' in (again / "summary.html").read_text(encoding="utf-8")
+
+
+def test_similarity_command_without_a_graded_batch(tmp_path):
+    subs = class_of(tmp_path / "class")
+    out = tmp_path / "out"
+    proc = _cli("similarity", *map(str, subs), "--out", str(out), "--similarity-threshold", "0.2")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].endswith("functional  copycat") and len(lines) >= 2  # 0.2 also lists honest pairs
+    data = json.loads((out / "similarity.json").read_text(encoding="utf-8"))
+    assert data["threshold"] == 0.2 and all(p["score"] >= 0.2 for p in data["pairs"])
+    assert not (out / "summary.html").exists()  # not a graded folder: nothing else is written
+
+
+def test_one_line_when_copydetect_is_missing(tmp_path):
+    fake = tmp_path / "fake" / "copydetect"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('no copydetect here')\n", encoding="utf-8")
+    import os
+
+    env = {**os.environ, "PYTHONPATH": f"{fake.parent}:{ROOT}"}
+    subs = class_of(tmp_path / "class")[:2]
+    proc = _cli("similarity", *map(str, subs), "--out", str(tmp_path / "o"), env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "graphgrade: similarity check skipped: copydetect is not installed (pip install 'graphgrade[similarity]')"
+
+
+def test_bad_threshold(tmp_path):
+    subs = class_of(tmp_path / "class")[:2]
+    proc = _cli("similarity", *map(str, subs), "--out", str(tmp_path / "o"), "--similarity-threshold", "1.5")
+    assert proc.returncode == 2 and "--similarity-threshold: a share from 0 to 1 (0.5 = half the code), not '1.5'" in proc.stderr
+
+
+def test_pair_scores_are_exactly_copydetects(tmp_path):
+    """covered_tokens (all pairs at once) counts what copydetect.compare_files counts, pair by pair."""
+    import io
+    import itertools
+
+    import copydetect
+
+    from grader.similarity import NOISE_K, WINDOW, _prints, covered_tokens
+
+    sources = [submission_source(p) for p in class_of(tmp_path)] + [TEMPLATE, "", TEMPLATE + "\nX = 1\n"]
+    fps = [copydetect.CodeFingerprint(f"s{i}.py", NOISE_K, WINDOW, fp=io.StringIO(s)) for i, s in enumerate(sources)]
+    prints = [_prints(fp) for fp in fps]
+    covered = covered_tokens(prints)
+    for i, j in itertools.combinations(range(len(fps)), 2):
+        overlap, (share_i, share_j), _ = copydetect.compare_files(fps[i], fps[j])
+        assert covered[i, j] == overlap
+        if overlap:
+            assert covered[i, j] / prints[i].coverage == pytest.approx(share_i, abs=1e-12)
+            assert covered[j, i] / prints[j].coverage == pytest.approx(share_j, abs=1e-12)
