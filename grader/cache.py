@@ -39,6 +39,7 @@ import numpy
 
 import grader
 from grader import protocol
+from grader.copying import SubmissionProblem, walk_submission
 from grader.errors import UsageError
 from grader.runner import MODULE_FILE, CaseRun, RunSettings, SubmissionRun, run_submission
 from grader.spec_model import Case
@@ -77,14 +78,10 @@ def submission_hash(submission: Path) -> str | None:
         if submission.is_file():
             h.update(MODULE_FILE.encode() + b"\0" + submission.resolve().read_bytes())
             return h.hexdigest()
-        for path in sorted(submission.rglob("*")):
-            rel = path.relative_to(submission)
-            if "__pycache__" in rel.parts or any(part.startswith(".") for part in rel.parts):
-                continue
-            if stat.S_ISREG(os.lstat(path).st_mode):
-                data = path.read_bytes()
-                h.update(str(rel).encode() + b"\0" + len(data).to_bytes(8, "little") + data)
-    except OSError:
+        for rel in sorted(walk_submission(submission)[1]):  # bounded and iterative, as the copy is
+            data = (submission / rel).read_bytes()
+            h.update(rel.encode("utf-8", "surrogateescape") + b"\0" + len(data).to_bytes(8, "little") + data)
+    except (OSError, SubmissionProblem):
         return None
     return h.hexdigest()
 

@@ -150,7 +150,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if cache is not None:
         s = cache.stats
         print(f"cache: {s.hits} of {s.hits + s.misses} cases judged from {cache.dir} ({s.misses} run{f', {s.ignored} unreadable entries ignored' if s.ignored else ''})", file=sys.stderr)
-    similarity.after_grading(args, graded)  # staff only: OUT/similarity.*, never part of a score
+    if args.shard is None:  # a shard holds part of the class: `graphgrade merge` compares the whole
+        similarity.after_grading(args, graded)  # staff only: OUT/similarity.*, never part of a score
     elapsed = time.monotonic() - started
     percents = [g.report.percent for g in graded]
     mean = sum(percents) / len(percents)
@@ -381,6 +382,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     lms_export.register(sub)
     similarity.register(sub)
+    for command in sub.choices.values():  # every subcommand's --help ends with the same exit codes
+        if not command.epilog:
+            command.epilog = EXIT_CODES_HELP
+            command.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 
 

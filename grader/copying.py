@@ -33,23 +33,17 @@ class SubmissionProblem(Exception):
     """The submission cannot be run at all (e.g. no cudagraph.py, too many files)."""
 
 
-def copy_submission(submission: Path, dest: Path, deadline: float = math.inf) -> list[Path]:
-    """Copy the submission's regular files into ``dest`` (an empty folder); returns every path
-    made beneath ``dest``. Raises :class:`SubmissionProblem`, with a message for the student,
-    over any bound or past ``deadline`` (``time.monotonic()``)."""
-    if submission.is_file():
-        if submission.stat().st_size > MAX_SUBMISSION_BYTES:
-            raise SubmissionProblem(f"{submission.name} is larger than {MAX_SUBMISSION_BYTES} bytes")
-        # The path given on the command line is followed (the instructor named it); links inside
-        # a submission directory never are.
-        shutil.copyfile(submission.resolve(), dest / MODULE_FILE, follow_symlinks=False)
-        return [dest / MODULE_FILE]
-    if not submission.is_dir():
-        raise SubmissionProblem(f"{submission}: no such file or directory")
-    if not (submission / MODULE_FILE).is_file() or (submission / MODULE_FILE).is_symlink():
-        raise SubmissionProblem(f"no {MODULE_FILE} in {submission.name}/: the submission must hold a file named {MODULE_FILE}")
+def walk_submission(submission: Path, deadline: float = math.inf) -> tuple[list[str], list[str]]:
+    """The folders and regular files of a submission directory that a worker gets, as paths
+    relative to it (parents before children): no hidden entries, no ``__pycache__``, no links,
+    nothing but folders and regular files. Iterative and bounded in entries of every kind,
+    depth, files and bytes: raises :class:`SubmissionProblem`, with a message for the student,
+    over any bound or past ``deadline`` (``time.monotonic()``). Everything that reads a
+    submission's tree (the copy, the observation cache's content hash, the similarity check)
+    walks it here, so none of them can be made to recurse or to read without limit."""
     name = submission.name
-    made: list[Path] = []
+    folders: list[str] = []
+    regular: list[str] = []
     entries = files = total = 0
     stack: list[tuple[str, int]] = [("", 0)]  # (folder relative to the submission, its depth)
     while stack:
@@ -71,16 +65,42 @@ def copy_submission(submission: Path, dest: Path, deadline: float = math.inf) ->
                 if stat.S_ISDIR(mode):
                     if depth + 1 > MAX_SUBMISSION_DEPTH:
                         raise SubmissionProblem(f"{name}/ has folders nested more than {MAX_SUBMISSION_DEPTH} deep, so it was not graded")
-                    (dest / child).mkdir()
-                    made.append(dest / child)
+                    folders.append(child)
                     stack.append((child, depth + 1))
                 elif stat.S_ISREG(mode):
                     files += 1
                     total += entry.stat(follow_symlinks=False).st_size
                     if files > MAX_SUBMISSION_FILES or total > MAX_SUBMISSION_BYTES:
                         raise SubmissionProblem(f"{name}/ has more than {MAX_SUBMISSION_FILES} files or {MAX_SUBMISSION_BYTES} bytes")
-                    shutil.copyfile(entry.path, dest / child, follow_symlinks=False)
-                    made.append(dest / child)
+                    regular.append(child)
+    return folders, regular
+
+
+def copy_submission(submission: Path, dest: Path, deadline: float = math.inf) -> list[Path]:
+    """Copy the submission's regular files into ``dest`` (an empty folder); returns every path
+    made beneath ``dest``. Raises :class:`SubmissionProblem`, with a message for the student,
+    over any bound or past ``deadline`` (``time.monotonic()``)."""
+    if submission.is_file():
+        if submission.stat().st_size > MAX_SUBMISSION_BYTES:
+            raise SubmissionProblem(f"{submission.name} is larger than {MAX_SUBMISSION_BYTES} bytes")
+        # The path given on the command line is followed (the instructor named it); links inside
+        # a submission directory never are.
+        shutil.copyfile(submission.resolve(), dest / MODULE_FILE, follow_symlinks=False)
+        return [dest / MODULE_FILE]
+    if not submission.is_dir():
+        raise SubmissionProblem(f"{submission}: no such file or directory")
+    if not (submission / MODULE_FILE).is_file() or (submission / MODULE_FILE).is_symlink():
+        raise SubmissionProblem(f"no {MODULE_FILE} in {submission.name}/: the submission must hold a file named {MODULE_FILE}")
+    folders, regular = walk_submission(submission, deadline)
+    made: list[Path] = []
+    for rel in folders:
+        (dest / rel).mkdir()
+        made.append(dest / rel)
+    for rel in regular:
+        if time.monotonic() > deadline:
+            raise SubmissionProblem(f"copying {submission.name}/ for grading took longer than the submission's time budget")
+        shutil.copyfile(submission / rel, dest / rel, follow_symlinks=False)
+        made.append(dest / rel)
     return made
 
 

@@ -311,7 +311,7 @@ def register(sub) -> None:
         help="write a grade file Canvas or Moodle imports, from a graded batch and the course roster",
         description="Write an LMS grade import from OUT/*/report.json, matched against a roster exported from the LMS.",
     )
-    lms = e.add_subparsers(dest="lms", metavar="LMS", required=True)
+    lms = e.add_subparsers(dest="lms", metavar="LMS", required=True, help="the learning management system to write for: canvas or moodle")
     for name, default_column, what in (
         ("canvas", "SIS Login ID", "Canvas's gradebook import (Student, ID, SIS User ID, SIS Login ID, Section, the assignment; Points Possible row)"),
         ("moodle", "Email address", "Moodle's grade import (an identifier column and a grade column)"),

@@ -21,9 +21,11 @@ import json
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import UsageError
+from grader.results import Report
 
 MANIFEST = "shard.json"
 FORMAT = 1
@@ -75,8 +77,8 @@ def _read_manifest(shard_dir: Path) -> dict:
     return data
 
 
-def merge(shard_dirs: list[Path], out_dir: Path) -> int:
-    """Join shards into ``out_dir``; returns how many submissions it holds."""
+def merge(shard_dirs: list[Path], out_dir: Path) -> list[MergedSubmission]:
+    """Join shards into ``out_dir``; returns its submissions, in the run's order."""
     from grader.results import ReportError, read_report
     from reports import write_batch_outputs
 
@@ -120,12 +122,30 @@ def merge(shard_dirs: list[Path], out_dir: Path) -> int:
         reports.append(report)
         dirs.append(target)
     write_batch_outputs(reports, dirs, out_dir)
-    return len(reports)
+    return [MergedSubmission(name, Path(report.path), report, target) for name, report, target in zip(names, reports, dirs)]
+
+
+@dataclass(frozen=True)
+class MergedSubmission:
+    """One submission of a merged run, as the similarity check takes a graded one."""
+
+    name: str
+    path: Path  # the path it was graded from (report.json's ``path``)
+    report: Report
+    out_dir: Path
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    count = merge(list(args.shards), args.out)
-    print(f"merged {len(args.shards)} shards: {count} submissions; summary.html and grades.csv in {args.out}/", file=sys.stderr)
+    from grader import similarity
+
+    merged = merge(list(args.shards), args.out)
+    print(f"merged {len(args.shards)} shards: {len(merged)} submissions; summary.html and grades.csv in {args.out}/", file=sys.stderr)
+    # A shard compares only its own share of the class: the whole class is compared here, from
+    # the sources the reports were graded from, as a single run would.
+    if args.similarity and len(merged) > 1 and not all(m.path.exists() and str(m.path) not in ("", ".") for m in merged):
+        print("graphgrade: similarity: the graded sources are not all here (report.json's path), so pairs were not compared", file=sys.stderr)
+    else:
+        similarity.after_grading(args, merged)
     return 0
 
 
@@ -133,4 +153,7 @@ def add_merge_parser(sub) -> None:
     m = sub.add_parser("merge", help="join the --out folders of `grade --shard K/N` runs into one summary.html and grades.csv")
     m.add_argument("shards", nargs="+", type=Path, metavar="SHARD_OUT", help="the --out folder of each shard (all N of them)")
     m.add_argument("--out", type=Path, required=True, help="folder for the merged reports (may be one of the shard folders)")
+    from grader import similarity
+
+    similarity.add_grade_options(m)
     m.set_defaults(func=cmd_merge)

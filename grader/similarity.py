@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
+from grader.copying import SubmissionProblem, walk_submission
 from grader.errors import UsageError
 
 FORMAT = 1
@@ -91,9 +92,29 @@ def _copydetect():
         if "MPLCONFIGDIR" not in os.environ:  # no warning where HOME is not writable (a container user)
             os.environ["MPLCONFIGDIR"] = os.path.join(tempfile.gettempdir(), f"graphgrade-mpl-{os.geteuid()}")
         import copydetect
+        import copydetect.utils
     except ImportError:
         raise SimilarityUnavailable(MISSING) from None
+    copydetect.utils.hashed_kgrams = stable_kgram_hashes  # see its docstring
     return copydetect
+
+
+def stable_kgram_hashes(string: str, k: int):
+    """copydetect's ``hashed_kgrams`` with a hash that is the same in every process.
+
+    copydetect hashes each k-gram with Python's ``hash()``, which is salted per process
+    (PYTHONHASHSEED): winnowing then keeps other fingerprints in every run, and a pair's
+    score moves (99% in one run, 100% in the next), so a regrade would not reproduce its
+    summary. An 8-byte BLAKE2b of each k-gram keeps copydetect's algorithm and makes it
+    reproducible."""
+    import hashlib
+
+    import numpy as np
+
+    digests = b"".join(
+        hashlib.blake2b(string[i : i + k].encode("utf-8", "surrogatepass"), digest_size=8).digest() for i in range(len(string) - k + 1)
+    )
+    return np.frombuffer(digests, dtype="<i8").astype(np.int64)
 
 
 def submission_source(path: Path) -> str:
@@ -105,12 +126,10 @@ def submission_source(path: Path) -> str:
         base = path.parent
     elif path.is_dir():
         base = path
-        inside = path.resolve()
-        files = sorted(
-            p for p in path.rglob("*.py")
-            if p.is_file() and not p.is_symlink() and p.resolve().is_relative_to(inside)  # no link out of the submission
-            and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(path).parts)
-        )
+        try:  # bounded and iterative, as the grader's copy is; no links, nothing hidden
+            files = sorted(path / rel for rel in walk_submission(path)[1] if rel.endswith(".py"))
+        except (OSError, SubmissionProblem):
+            return ""  # not graded either (its report says why): nothing to compare
     else:
         return ""
     parts, total = [], 0
@@ -296,7 +315,7 @@ def after_grading(args: argparse.Namespace, graded: Sequence) -> None:
     except SimilarityUnavailable as exc:
         print(f"graphgrade: {exc}", file=sys.stderr)
         return
-    except (OSError, ValueError, MemoryError) as exc:  # the grades are written already: never lose them for this
+    except Exception as exc:  # noqa: BLE001 - the grades are written already: never lose them for this
         print(f"graphgrade: similarity check failed ({type(exc).__name__}: {exc}); the grades and reports are complete", file=sys.stderr)
         return
     print(f"similarity: {len(result.details)} pair{'s' if len(result.details) != 1 else ''} at or above {threshold:g} among {result.n} submissions "

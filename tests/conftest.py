@@ -67,3 +67,16 @@ def _private_observation_cache(tmp_path_factory):
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = old
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _remove_deep_trees():
+    """The deep-folders hostile submission nests 1,500 folders; shutil.rmtree (pytest's clean-up
+    of old temporary folders) recurses per level and fails on it, so remove them here, iteratively."""
+    yield
+    materialize = sys.modules.get("materialize")
+    if materialize is not None:
+        from grader.copying import remove_tree
+
+        for tree in materialize.DEEP_TREES:
+            remove_tree(tree)

@@ -219,6 +219,7 @@ def test_every_option_has_help_and_the_exit_codes_are_documented():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     for name, p in sub.choices.items():
+        assert "exit status (every subcommand)" in p.format_help(), f"{name} --help does not list the exit codes"
         for action in p._actions:
             if action.dest != "help":
                 assert action.help, f"{name} {action.option_strings or action.dest} has no help"

@@ -1,7 +1,8 @@
 """Hostile: a hidden case is one bit to a student, however the submission fails it.
 
-Five submissions differ only in how they meet the hidden cases of launch-counter-shared (all of
-which build a GraphRunner): pass, a generic failure (wrong launch count), NotImplementedError,
+Five submissions differ only in how they meet the hidden cases of replay-edge (all of which
+build a GraphRunner; the visible spec beside them never does): pass, a generic failure (wrong
+launch count), NotImplementedError,
 GraphRunner not defined, and a crash (os._exit). Every student-facing output of the four that
 fail (report.html, junit.xml, and results.json with hidden cases placed where students see them)
 must be byte-identical once the submission's name is taken out: no message, status or timing
@@ -18,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPHGRADE = Path(sys.executable).with_name("graphgrade")
@@ -36,7 +38,11 @@ def graded(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("onebit")
     specs = root / "specs"
     specs.mkdir()
-    shutil.copy(REPO / "specs" / "01_launch_counter.yaml", specs)
+    shutil.copy(REPO / "specs" / "01_launch_counter.yaml", specs)  # its visible spec builds no runner
+    replay = yaml.safe_load((REPO / "specs" / "05_single_launch_replay.yaml").read_text(encoding="utf-8"))
+    replay["specs"] = [s for s in replay["specs"] if s["visibility"] != "visible"]  # replay-edge: hidden, all runners
+    assert [s["id"] for s in replay["specs"]] == ["replay-edge"]
+    (specs / "05_single_launch_replay.yaml").write_text(yaml.safe_dump(replay, sort_keys=False), encoding="utf-8")
     source = (REPO / "reference" / "cudagraph.py").read_text(encoding="utf-8")
     subs = []
     for name, tail in VARIANTS.items():

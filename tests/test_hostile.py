@@ -686,9 +686,15 @@ def test_no_invisible_or_bidi_characters_in_any_output(root_batch):
 
 def test_forged_array_shape_is_a_protocol_error_for_that_case(root_batch):
     report = root_batch.reports["h45_forged_shape"]
+    """The forged frame costs its own case and nothing else. With a process per case the frame is
+    decoded and refused (a ProtocolError: test_isolation.py::test_forged_shapes_are_protocol_errors
+    covers the decoder); in module isolation its os._exit ends the worker first, a crash."""
     fusion_cases = [c for c in report["cases"] if c["tag"] == "fusion" and not c["redacted"]]
-    assert fusion_cases and all(c["status"] == "error" for c in fusion_cases)
-    assert all("malformed" in c["message"] or "could not be read" in c["message"] for c in fusion_cases), fusion_cases[0]["message"]
+    assert fusion_cases and all(c["status"] in ("error", "crashed") for c in fusion_cases)
+    assert all(
+        "malformed" in c["message"] or "could not be read" in c["message"] or "before reporting a result" in c["message"] for c in fusion_cases
+    ), fusion_cases[0]["message"]
+    assert not report["problem"]  # never "the grader failed"
 
 
 @pytest.mark.parametrize("name, says", [("h46_many_dirs", "more than 1000 entries"), ("h47_deep_dirs", "nested more than 8 deep")])

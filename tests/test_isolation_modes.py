@@ -6,8 +6,10 @@ and the hostile submissions that attack only their own cases.
 Left out: the hostile submissions that attack the grader's processes or pipes themselves
 (``h12_kill_parent`` signals its parent, which is the worker in one mode and the zygote in
 the other; ``h15_fake_frames_case`` and ``h16_fake_frames_import`` write forged frames into
-every descriptor, which in module mode include the worker's result pipe during every case). Both still fail their cases in either mode
-(tests/test_hostile.py grades them in the default mode).
+every descriptor, which in module mode include the worker's result pipe during every case;
+``h45_forged_shape`` forges a frame and exits, which in module mode ends the worker before
+the frame is decoded). All still fail their cases in either mode (tests/test_hostile.py
+grades them in the default mode).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from grader.runner import RunSettings, Zygote
 sys.path.insert(0, str(ROOT / "tests" / "hostile"))
 from materialize import hostile_names, materialize  # noqa: E402
 
-ATTACK_THE_GRADER = ("h12_kill_parent", "h15_fake_frames_case", "h16_fake_frames_import")
+ATTACK_THE_GRADER = ("h12_kill_parent", "h15_fake_frames_case", "h16_fake_frames_import", "h45_forged_shape")
 VARIANTS = ROOT / "tests" / "correct_variants"
 
 

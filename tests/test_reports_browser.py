@@ -5,7 +5,6 @@ Skipped only where no ``chromium`` (or ``chromium-browser``) binary is on PATH.
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -15,27 +14,15 @@ import pytest
 from reports import write_batch_outputs, write_submission_outputs
 from reports._view import fmt_points
 
+from browser import CHROMIUM, FLAGS
 from test_reports_samples import SCRIPT, SECRETS, all_reports, crashing_report, failing_report, hidden_report
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 pytestmark = [
     pytest.mark.chromium,
     pytest.mark.skipif(CHROMIUM is None, reason="no chromium or chromium-browser binary on PATH"),
 ]
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--hide-scrollbars",
-]
 
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

@@ -164,3 +164,26 @@ def test_pair_scores_are_exactly_copydetects(tmp_path):
         if overlap:
             assert covered[i, j] / prints[i].coverage == pytest.approx(share_i, abs=1e-12)
             assert covered[j, i] / prints[j].coverage == pytest.approx(share_j, abs=1e-12)
+
+
+def test_scores_are_the_same_in_every_process(tmp_path):
+    """copydetect hashes k-grams with Python's salted hash(); without a stable hash, winnowing
+    keeps other fingerprints in each process and a regrade's summary would show other scores."""
+    subs = class_of(tmp_path)
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from grader.similarity import compare, submission_source\n"
+        "paths = [Path(p) for p in sys.argv[2:]]\n"
+        "result = compare({p.name: submission_source(p) for p in paths}, Path(sys.argv[1]).read_text(), 0.01)\n"
+        "print(json.dumps([[p.a, p.b, p.score] for p in result.pairs]))\n"
+    )
+    template = tmp_path / "template.py"
+    template.write_text(TEMPLATE, encoding="utf-8")
+    runs = []
+    for seed in ("1", "2"):
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": seed, "MPLBACKEND": "Agg"}
+        done = subprocess.run([sys.executable, "-c", script, str(template), *map(str, subs)], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs.append(json.loads(done.stdout))
+    assert runs[0] and runs[0] == runs[1]

@@ -28,6 +28,9 @@ BASELINES = {
 
 MANY_DIRS = 100_000
 DEEP_DIRS = 1_500
+# Folders too deep for shutil.rmtree (and so for pytest's clean-up of old temporary folders):
+# tests/conftest.py removes them at the end of the session.
+DEEP_TREES: list[Path] = []
 
 
 def _many_dirs(folder: Path) -> None:
@@ -40,6 +43,7 @@ def _many_dirs(folder: Path) -> None:
 
 def _deep_dirs(folder: Path) -> None:
     """h47: 1,500 directories, each inside the last (made through descriptors, not paths)."""
+    DEEP_TREES.append(folder / "d")
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for _ in range(DEEP_DIRS):
