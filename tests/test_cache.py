@@ -56,11 +56,21 @@ def untimed(obj):
 
 
 def outputs(out: Path) -> dict[str, object]:
-    found: dict[str, object] = {"grades.csv": (out / "grades.csv").read_text()}
+    """The files a regrade must reproduce, timing and the graded paths aside (tests grade copies
+    made beside each output folder, so the same submission is graded from another path)."""
+    found: dict[str, object] = {"grades.csv": "".join(_without_path_column((out / "grades.csv").read_text()))}
     for name in NAMES:
-        found[name] = untimed(json.loads((out / name / "report.json").read_text()))
+        report = untimed(json.loads((out / name / "report.json").read_text()))
+        report.pop("path", None)
+        found[name] = report
         found[name + "/results.json"] = untimed(json.loads((out / name / "results.json").read_text()))
     return found
+
+
+def _without_path_column(csv_text: str) -> list[str]:
+    rows = csv_text.splitlines(keepends=True)
+    column = rows[0].split(",").index("path")
+    return [",".join(c for i, c in enumerate(row.split(",")) if i != column) for row in rows]
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +112,8 @@ def test_editing_a_check_rejudges_from_the_cache(cold):
 
 def test_editing_one_case_s_steps_reruns_that_case_only(cold):
     tmp, cache = cold
-    specs = _edited_specs(tmp, "            args: [5]\n          - method: reset", "            args: [6]\n          - method: reset", "steps-edit")
+    old = "            args: [5]\n          - method: reset\n            of: LaunchCounter\n          - read: n"
+    specs = _edited_specs(tmp, old, old.replace("[5]", "[6]"), "steps-edit")
     hits, total, _ = grade(tmp / "steps-edit-out", cache, specs)
     assert hits == CACHED - 3  # one case reran, for each of the three submissions that import
     edited, cold_out = outputs(tmp / "steps-edit-out"), outputs(tmp / "cold")
