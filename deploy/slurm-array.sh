@@ -6,6 +6,10 @@
 # Slurm numbers the tasks from --array's first index (0 here) in SLURM_ARRAY_TASK_ID and
 # says how many there are in SLURM_ARRAY_TASK_COUNT; graphgrade's shards are 1..N, hence
 # the +1. Change the number of shards by changing --array only.
+#
+# Run it as root inside a container (Apptainer/Singularity with --fakeroot, or the image of
+# deploy/Dockerfile): as a normal user every worker shares your uid, so without Landlock one
+# submission could read the others, the specs and the observation cache (graphgrade warns).
 #SBATCH --job-name=graphgrade
 #SBATCH --array=0-3
 #SBATCH --cpus-per-task=2

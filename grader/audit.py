@@ -381,6 +381,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.specs}: not a directory of spec files")
     if getattr(args, "deep", False):
         return _cmd_deep(args)
+    if getattr(args, "only", None):
+        raise UsageError("--only goes with --deep (it picks the deep audit's mutants)")
     try:
         result = run_audit(Path(args.specs), jobs=args.jobs, load=_load)
     except AuditSetupError as exc:

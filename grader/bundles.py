@@ -179,9 +179,12 @@ if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
   exit 1
 fi
 
-# The kit is installed from the zip's own source (kit/), which holds no spec cases.
+# The kit is installed from the zip's own source (kit/), which holds no spec cases, then that
+# source (a readable copy of the reference solution) is removed: only the root-only installed
+# copy stays (see run_autograder).
 python3 -m pip install --no-cache-dir /autograder/source/kit \\
   || python3 -m pip install --no-cache-dir --break-system-packages /autograder/source/kit
+rm -rf /autograder/source/kit
 command -v graphgrade >/dev/null
 """
 
@@ -194,13 +197,16 @@ SRC=/autograder/source
 # Outside /autograder/results: staff.html and report.json hold every hidden case in full.
 OUT=/autograder/graphgrade-out
 
-# The specs hold the hidden cases: root only, so the student's code cannot read them.
-chown -R root:root "$SRC/specs" 2>/dev/null || true
-chmod -R go-rwx "$SRC/specs"
-chmod 700 "$SRC/specs"
-# The installed reference solution too (Landlock hides both already, where the kernel has it).
-REF=$(python3 -c 'import os, reference; print(os.path.dirname(reference.__file__))' 2>/dev/null) \\
-  && chmod -R go-rwx "$REF" && chmod 700 "$REF"
+# The specs hold the hidden cases: root only, so the student's code cannot read them; the
+# whole source folder too (a kit/ left from setup would hold the reference solution).
+chown -R root:root "$SRC" 2>/dev/null || true
+chmod -R go-rwx "$SRC"
+# The installed reference solution and specs package too (specs/README.md quotes the mutants);
+# Landlock hides them already, where the kernel has it.
+for pkg in reference specs; do
+  DIR=$(python3 -c "import os, $pkg; print(os.path.dirname($pkg.__file__))" 2>/dev/null) \\
+    && chown -R root:root "$DIR" && chmod -R go-rwx "$DIR"
+done
 
 mkdir -p /autograder/results
 rm -rf "$OUT"

@@ -66,6 +66,12 @@ def runtime_key(settings: RunSettings) -> str:
         "isolation": settings.isolation,
         "limits": settings.limits.__dict__,
         "import_paths": list(settings.import_paths),
+        # a lower time limit must not pass a case that ran long under a higher one
+        "case_timeout_s": settings.case_timeout_s,
+        "import_timeout_s": settings.import_timeout_s,
+        "submission_budget_s": settings.submission_budget_s,
+        "landlock": settings.landlock,
+        "tail_bytes": settings.tail_bytes,
     }
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
 
@@ -170,8 +176,11 @@ def _private_dir(directory: Path) -> None:
             raise UsageError(f"--cache {directory}: cannot make it private (mode 0700): {exc.strerror}") from None
 
 
-def case_key(runtime: str, submission: str, message: bytes) -> str:
-    return hashlib.sha256(b"case\0" + runtime.encode() + b"\0" + submission.encode() + b"\0" + message).hexdigest()
+def case_key(runtime: str, submission: str, message: bytes, hidden: bool = False) -> str:
+    """A case's entry: its runtime, submission and steps, and whether it ran as a hidden case.
+    Hidden cases run last, after others, so what one observed (its output tail) may hold other
+    hidden cases' inputs; were its spec made visible, it must run again, not be shown from here."""
+    return hashlib.sha256(b"case\0" + runtime.encode() + b"\0" + submission.encode() + b"\0" + (b"h\0" if hidden else b"v\0") + message).hexdigest()
 
 
 def run_with_cache(cache: ObservationCache, zygote, area, slot: int, submission: Path, cases: tuple[Case, ...], settings: RunSettings, messages, look_ahead, redacted) -> SubmissionRun:
@@ -180,7 +189,8 @@ def run_with_cache(cache: ObservationCache, zygote, area, slot: int, submission:
     if digest is None:
         return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
     runtime = runtime_key(settings)
-    keys = [case_key(runtime, digest, message) for message in messages]
+    hidden = redacted if redacted is not None else (False,) * len(messages)
+    keys = [case_key(runtime, digest, message, h) for message, h in zip(messages, hidden)]
     import_key = hashlib.sha256(b"import\0" + runtime.encode() + b"\0" + digest.encode()).hexdigest()
     found = [cache.get(key, case) for key, case in zip(keys, cases)]
     import_tail = cache.get_text(import_key)

@@ -105,7 +105,7 @@ def _default_submission() -> tuple[list[Path], Path | None]:
 def cmd_grade(args: argparse.Namespace) -> int:
     from grader.grade import Progress, grade_submissions
     from grader.kit import grading_note, withheld_points
-    from grader.runner import RunSettings, Zygote, lost_layers
+    from grader.runner import RunSettings, Zygote, lost_layers, running_as_root
 
     if args.submissions:
         submissions, reference = [Path(p) for p in args.submissions], None
@@ -137,6 +137,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
     with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases
         for lost in lost_layers(zygote.layers()):
             print(f"graphgrade: sandbox: {lost} (see SECURITY.md)", file=sys.stderr)
+        if len(submissions) > 1 and not running_as_root():
+            print(
+                f"graphgrade: sandbox: grading {len(submissions)} submissions as a normal user: workers share your uid, so "
+                "without Landlock one submission may read the others, the specs and the cache; grade a class as root in a "
+                "container or VM (see SECURITY.md)",
+                file=sys.stderr,
+            )
         loaded = _load(args.specs)
         suite = loaded.suite if args.visibility == "all" else loaded.suite.only_visible()
         specs = suite.specs

@@ -33,6 +33,13 @@ class SubmissionProblem(Exception):
     """The submission cannot be run at all (e.g. no cudagraph.py, too many files)."""
 
 
+def is_graphgrade_output(folder: str) -> bool:
+    """A folder ``graphgrade grade --out`` wrote (every run writes both files). Students grade
+    with ``--out`` inside their own folder; its reports change on every run, so taken as part of
+    the submission they would defeat the observation cache and count against its bounds."""
+    return os.path.isfile(os.path.join(folder, "summary.html")) and os.path.isfile(os.path.join(folder, "grades.csv"))
+
+
 def walk_submission(submission: Path, deadline: float = math.inf) -> tuple[list[str], list[str]]:
     """The folders and regular files of a submission directory that a worker gets, as paths
     relative to it (parents before children): no hidden entries, no ``__pycache__``, no links,
@@ -63,6 +70,8 @@ def walk_submission(submission: Path, deadline: float = math.inf) -> tuple[list[
                 child = os.path.join(rel, entry.name)
                 mode = entry.stat(follow_symlinks=False).st_mode
                 if stat.S_ISDIR(mode):
+                    if is_graphgrade_output(entry.path):
+                        continue  # `graphgrade grade . --out report`: earlier reports are not the submission
                     if depth + 1 > MAX_SUBMISSION_DEPTH:
                         raise SubmissionProblem(f"{name}/ has folders nested more than {MAX_SUBMISSION_DEPTH} deep, so it was not graded")
                     folders.append(child)

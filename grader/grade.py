@@ -52,7 +52,7 @@ def submission_name(path: Path) -> str:
 def unique_names(paths: Iterable[Path]) -> list[str]:
     """One output folder name per submission, distinct from every other name given (alice,
     alice-2, ...) and from the batch files beside them."""
-    taken = {"summary.html", "grades.csv", "similarity.json", "similarity.html"}
+    taken = {"summary.html", "grades.csv", "similarity.json", "similarity.html", "shard.json"}
     names = []
     for path in paths:
         base = submission_name(path)

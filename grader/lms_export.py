@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -93,6 +94,13 @@ def _delimiter(text: str) -> str:
 
 def read_roster(path: Path, need: Sequence[str]) -> Roster:
     """The roster's student rows; the Points Possible row (and Canvas's posting-policy rows) apart."""
+    try:
+        return _read_roster(path, need)
+    except csv.Error as exc:
+        raise UsageError(f"{path}: not a readable CSV ({exc})") from None
+
+
+def _read_roster(path: Path, need: Sequence[str]) -> Roster:
     text = read_csv_text(path)
     delimiter = _delimiter(text)
     rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
@@ -141,6 +149,13 @@ def read_graded(out: Path) -> tuple[list[Graded], list[str]]:
 
 def read_map(path: Path, source: str | None, target: str | None) -> dict[str, str]:
     """--map: submission key -> roster value, from two columns of a CSV with a header."""
+    try:
+        return _read_map(path, source, target)
+    except csv.Error as exc:
+        raise UsageError(f"{path}: not a readable CSV ({exc})") from None
+
+
+def _read_map(path: Path, source: str | None, target: str | None) -> dict[str, str]:
     text = read_csv_text(path)
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
     fields = [f.strip() for f in (reader.fieldnames or [])]
@@ -245,14 +260,17 @@ def to_csv(rows: list[list[str]], delimiter: str = ",") -> str:
 
 def _points_possible(args: argparse.Namespace, roster: Roster, column: str | None) -> float | None:
     if args.points_possible is not None:
-        if not args.points_possible > 0:
+        if not (math.isfinite(args.points_possible) and args.points_possible > 0):
             raise UsageError(f"--points-possible must be a positive number, not {args.points_possible:g}")
         return args.points_possible
     if column and roster.points_possible.get(column):
         try:
-            return float(roster.points_possible[column].replace(",", "."))
+            points = float(roster.points_possible[column].replace(",", "."))
         except ValueError:
             return None
+        if not (math.isfinite(points) and points > 0):  # scaling to 0, inf or nan would ruin every grade
+            raise UsageError(f"the roster's Points Possible for {column!r} is {roster.points_possible[column]!r}, not a positive number: give --points-possible")
+        return points
     return None
 
 

@@ -19,6 +19,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -74,6 +75,9 @@ def _read_manifest(shard_dir: Path) -> dict:
     )
     if not ok:
         raise UsageError(f"{path}: not a shard manifest of this graphgrade (format {FORMAT})")
+    for name in data["submissions"] + data["graded"]:  # they become folder names under --out
+        if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", name):
+            raise UsageError(f"{path}: {name[:80]!r} is not a submission name graphgrade gives (letters, digits, '.', '_', '-')")
     return data
 
 
@@ -105,7 +109,10 @@ def merge(shard_dirs: list[Path], out_dir: Path) -> list[MergedSubmission]:
     absent = [name for name in names if name not in where]
     if absent:
         raise UsageError(f"{len(absent)} submission{'s' if len(absent) > 1 else ''} graded by no shard (first: {absent[0]}); was a shard stopped early?")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out_dir}: cannot make the folder ({exc.strerror or exc})") from None
     if os.geteuid() == 0:
         os.chmod(out_dir, 0o700)  # as grade does: reports hold what staff see
     reports, dirs = [], []
@@ -116,11 +123,17 @@ def merge(shard_dirs: list[Path], out_dir: Path) -> list[MergedSubmission]:
         except (OSError, ValueError, ReportError) as exc:
             raise UsageError(f"{source / 'report.json'}: cannot be read ({exc})") from None
         if source.resolve() != target.resolve():
-            if target.exists():
-                shutil.rmtree(target)
-            shutil.copytree(source, target)
+            try:
+                if target.exists():
+                    shutil.rmtree(target)
+                shutil.copytree(source, target)
+            except OSError as exc:
+                raise UsageError(f"--out {out_dir}: cannot copy {source} there ({exc.strerror or exc})") from None
         reports.append(report)
         dirs.append(target)
+    graded_with = {(r.grader_version, tuple((s.id, s.points) for s in r.specs)) for r in reports}
+    if len(graded_with) > 1:  # scores from other specs or another grader do not add up in one summary
+        raise UsageError("the shards were graded with different specs or graphgrade versions; grade every shard with the same ones")
     write_batch_outputs(reports, dirs, out_dir)
     return [MergedSubmission(name, Path(report.path), report, target) for name, report, target in zip(names, reports, dirs)]
 

@@ -292,6 +292,14 @@ def _check_threshold(value: float) -> float:
     return value
 
 
+def _existing_path(text: str) -> Path:
+    """argparse type for the starter code: a path that is not there would count it as copied."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such file or directory")
+    return path
+
+
 def _threshold(text: str) -> float:
     """argparse type: refused before any grading starts."""
     try:
@@ -339,7 +347,10 @@ def cmd_similarity(args: argparse.Namespace) -> int:
         result = compare({n: submission_source(p) for n, p in zip(names, paths)}, template, threshold)
     except SimilarityUnavailable as exc:
         raise UsageError(str(exc)) from None
-    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot make the folder ({exc.strerror or exc})") from None
     dirs = [args.out / n for n in names]
     reports = None
     if all((d / "report.json").is_file() for d in dirs):  # a graded batch: put the pairs on its summary
@@ -348,7 +359,10 @@ def cmd_similarity(args: argparse.Namespace) -> int:
         except ReportError as exc:
             print(f"graphgrade: {exc}; summary.html left as it was", file=sys.stderr)
             reports = None
-    write_outputs(result, args.out, reports, dirs if reports is not None else None)
+    try:
+        write_outputs(result, args.out, reports, dirs if reports is not None else None)
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot write the similarity files ({exc.strerror or exc})") from None
     for p in result.pairs:
         print(f"{p.score:.2f}  {p.a}  {p.b}")
     print(f"{len(result.details)} pairs at or above {threshold:g} among {result.n} submissions in {result.seconds:.1f} s; "
@@ -359,7 +373,7 @@ def cmd_similarity(args: argparse.Namespace) -> int:
 def _common_options(p, template_flag: str) -> None:
     p.add_argument("--similarity-threshold", type=_threshold, default=DEFAULT_THRESHOLD, metavar="SHARE",
                    help=f"list pairs where at least this share of one submission's code is found in the other (default: {DEFAULT_THRESHOLD})")
-    p.add_argument(template_flag, dest="similarity_template", type=Path, default=None, metavar="PATH",
+    p.add_argument(template_flag, dest="similarity_template", type=_existing_path, default=None, metavar="PATH",
                    help="starter code every student got, ignored when comparing (default: the bundled student_template/)")
 
 
