@@ -460,7 +460,7 @@ def test_a_failure_writing_or_printing_one_submission_costs_only_that_one(tmp_pa
         graded = grade.grade_submissions(zygote, loaded, specs, subs, tmp_path / "out", RunSettings(), jobs=2, on_done=on_done)
     by_name = {g.name: g for g in graded}
     assert sorted(by_name) == names
-    assert not by_name["alice"].grader_failed and printed == ["alice", "bob"]
+    assert not by_name["alice"].grader_failed and sorted(printed) == ["alice", "bob"]  # graded two at a time: either may finish first
     assert by_name["bob"].grader_failed and "writing its reports" in by_name["bob"].report.problem
     assert by_name["carol"].grader_failed and "printing its result" in by_name["carol"].report.problem
     for name in names:
