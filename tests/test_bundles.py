@@ -88,10 +88,10 @@ def test_build_bundle(tmp_path):
         "graphgrade grade /autograder/submission --specs \"$SRC/specs\" --out \"$OUT\" --visibility all" in run
         and "SRC=/autograder/source" in run and "OUT=/autograder/graphgrade-out" in run
     )
-    assert "chmod 700 \"$SRC/specs\"" in run
-    assert run.index("chmod 700") < run.index("graphgrade grade /autograder")
-    # the installed reference solution is locked before any submission runs
-    assert 'chmod 700 "$REF"' in run and run.index('chmod 700 "$REF"') < run.index("graphgrade grade /autograder")
+    # the whole source folder (the specs' hidden cases) and the installed reference and specs
+    # packages are root-only before any submission runs
+    assert 'chmod -R go-rwx "$SRC"' in run and run.index('chmod -R go-rwx "$SRC"') < run.index("graphgrade grade /autograder")
+    assert "for pkg in reference specs" in run and run.index("for pkg in reference specs") < run.index("graphgrade grade /autograder")
     assert '"$OUT/submission/results.json" /autograder/results/results.json' in run
     assert "apt-get install" in setup and "pip install" in setup and "/autograder/source/kit" in setup
     assert run.startswith("#!") and setup.startswith("#!")
