@@ -469,7 +469,7 @@ def gpu_check(tmp_path, *args: str, **env: str) -> tuple[subprocess.CompletedPro
     out = tmp_path / "out"
     environment = {**os.environ, "OUT": str(out), "PYTHON": sys.executable, **env}
     done = subprocess.run([str(ROOT / "scripts" / "gpu-check"), *args], cwd=tmp_path, env=environment,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=1500)  # a dry run's budget is 4 x 300 s
     return done, json.loads((out / "gpu-check.json").read_text())
 
 
