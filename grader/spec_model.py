@@ -13,9 +13,12 @@ See ``specs/README.md`` for the YAML form of everything here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import TYPE_CHECKING, Literal, Union
 
 from grader.ops import OpSpec
+
+if TYPE_CHECKING:  # the check kinds import this module; a case only holds them
+    from grader.checks.base import Check
 
 SPEC_FORMAT = 1
 
@@ -39,21 +42,6 @@ CONTRACT_CLASSES = ("LaunchCounter", "GraphEntry", "GraphRunner", "PiecewiseGrap
 CONTRACT_FUNCTIONS = ("run_eager", "fuse_elementwise")
 CONTRACT_NAMES = CONTRACT_CLASSES + CONTRACT_FUNCTIONS
 
-STEP_ACTIONS = ("build", "call", "method", "read", "set", "mutate")
-CHECK_KINDS = (
-    "launches",
-    "output",
-    "value",
-    "raises",
-    "num_captured",
-    "num_graphs",
-    "attribute",
-    "step_mode",
-    "static_buffer",
-    "witness",
-    "padded_rows",
-    "fused_ops",
-)
 
 
 # ---------------------------------------------------------------- values
@@ -158,97 +146,6 @@ class Step:
         return f"overwrite every element of {self.target} with {joined}"
 
 
-# ---------------------------------------------------------------- checks
-@dataclass(frozen=True)
-class LaunchesCheck:
-    step: int
-    equals: int
-    line: int = 0
-
-
-@dataclass(frozen=True)
-class OutputCheck:
-    """The step returned an array: equal to the op chain's oracle or a literal; shape, dtype."""
-
-    step: int
-    oracle: tuple[OpSpec, ...] | None = None
-    equals: ArrayValue | None = None
-    shape: tuple[int, ...] | None = None
-    dtype: str | None = None
-    line: int = 0
-
-
-@dataclass(frozen=True)
-class ValueCheck:
-    """The step (often an implicit read) returned this plain value or enum member name."""
-
-    step: int
-    equals: object
-    what: str
-    enum: bool = False
-    line: int = 0
-
-
-@dataclass(frozen=True)
-class RaisesCheck:
-    step: int
-    type: str | None = None  # any exception when None
-    line: int = 0
-
-
-@dataclass(frozen=True)
-class StaticBufferCheck:
-    """Every listed step ran through the same static_input object of the given shape,
-    whose content (real rows) equals that step's input."""
-
-    of: str
-    steps: tuple[int, ...]
-    buffer_shape: tuple[int, ...]
-    line: int = 0
-    num_ops: int | None = None  # the ops the runner was built with; the GraphEntry must say so
-
-
-@dataclass(frozen=True)
-class WitnessCheck:
-    """On the replay step, op ``op`` of the runner was handed the buffer it was handed
-    at the capture step, and not the caller's array."""
-
-    of: str
-    list_id: int
-    capture: int
-    replay: int
-    op: int = 0
-    line: int = 0
-
-
-@dataclass(frozen=True)
-class PaddedRowsCheck:
-    """On each listed step, op ``op`` of the runner was handed a buffer of the padded batch
-    whose rows beyond the call's real batch are all zero (padding is zeroed on every call)."""
-
-    of: str
-    list_id: int
-    steps: tuple[int, ...]
-    padded_batch: int
-    op: int = 0
-    line: int = 0
-
-
-@dataclass(frozen=True)
-class FusedOpsCheck:
-    """The list a ``fuse_elementwise`` call returned is the fusion of its op list: each maximal
-    run of two or more elementwise ops is one new op marked elementwise, and every other op is
-    the very op object it was given, in order."""
-
-    step: int
-    list_id: int
-    elementwise: tuple[bool, ...]  # per op of the list given, in order
-    line: int = 0
-
-
-Check = Union[LaunchesCheck, OutputCheck, ValueCheck, RaisesCheck, StaticBufferCheck, WitnessCheck, PaddedRowsCheck, FusedOpsCheck]
-
-
 # ---------------------------------------------------------------- cases and specs
 @dataclass(frozen=True)
 class Case:
@@ -256,7 +153,7 @@ class Case:
     id: str
     description: str
     steps: tuple[Step, ...]
-    checks: tuple[Check, ...]
+    checks: tuple["Check", ...]
     file: str = ""
     line: int = 0
 

@@ -474,12 +474,15 @@ def check_points(batch: Batch, name: str) -> None:
         assert report["score"] == 0 and not passed, f"{name}: {report['score']} points"
     elif expect.kind in ("broken", "same"):
         affected = expect.affected or (lambda case: False)
-        wrong = [
-            f"{c['spec']}/{c['case']}: {c['status']}"
-            for c in report["cases"]
-            if (c["status"] == "passed") == affected(c)
-        ]
+        cases = report["cases"]
+        # Each worker a submission ends is restarted (a fresh import) at the submission's own cost,
+        # so on a busy machine its time budget may run out: from then on every case is "not run".
+        # Those cases may fail; every case graded before the budget ran out must be as expected.
+        ran = next((i for i, c in enumerate(cases) if _budget_used_up(c)), len(cases))
+        assert all(_budget_used_up(c) for c in cases[ran:]), f"{name}: the budget ran out, then a case ran"
+        wrong = [f"{c['spec']}/{c['case']}: {c['status']}" for c in cases[:ran] if (c["status"] == "passed") == affected(c)]
         assert not wrong, f"{name}: cases graded other than expected: {wrong[:8]}"
+        assert not any(c["status"] == "passed" and affected(c) for c in cases[ran:])
     elif expect.kind == "earned":
         assert report["score"] <= honest["score"]
     elif expect.kind == "cheat":
@@ -487,6 +490,10 @@ def check_points(batch: Batch, name: str) -> None:
         assert passed <= {(c["spec"], c["case"]) for c in buggy["cases"] if c["status"] == "passed"}
     else:  # pragma: no cover
         raise AssertionError(expect.kind)
+
+
+def _budget_used_up(case: dict) -> bool:
+    return case["status"] == "timeout" and "used up its" in case["message"] and "time budget" in case["message"]
 
 
 def check_nothing_written_outside(batch: Batch) -> None:

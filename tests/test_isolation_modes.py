@@ -8,7 +8,8 @@ Left out: the hostile submissions that attack the grader's processes or pipes th
 the other; ``h15_fake_frames_case`` and ``h16_fake_frames_import`` write forged frames into
 every descriptor, which in module mode include the worker's result pipe during every case;
 ``h45_forged_shape`` forges a frame and exits, which in module mode ends the worker before
-the frame is decoded). All still fail their cases in either mode (tests/test_hostile.py
+the frame is decoded; ``h11_background_import`` leaves a daemon that writes forged frames
+into every descriptor for 30 s, so which case a frame lands in is a race). All still fail their cases in either mode (tests/test_hostile.py
 grades them in the default mode).
 """
 
@@ -28,7 +29,7 @@ from grader.runner import RunSettings, Zygote
 sys.path.insert(0, str(ROOT / "tests" / "hostile"))
 from materialize import hostile_names, materialize  # noqa: E402
 
-ATTACK_THE_GRADER = ("h12_kill_parent", "h15_fake_frames_case", "h16_fake_frames_import", "h45_forged_shape")
+ATTACK_THE_GRADER = ("h11_background_import", "h12_kill_parent", "h15_fake_frames_case", "h16_fake_frames_import", "h45_forged_shape")
 VARIANTS = ROOT / "tests" / "correct_variants"
 
 

@@ -16,7 +16,9 @@ import yaml
 from grader.loader import load_spec_text, spec_files
 from grader.ops import OP_KINDS
 from grader.schema import build_schema
-from grader.spec_model import CHECK_KINDS, STEP_ACTIONS, TAGS, VISIBILITIES
+from grader.checks import CHECK_KINDS
+from grader.spec_model import TAGS, VISIBILITIES
+from grader.steps import STEP_ACTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"

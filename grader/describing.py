@@ -1,0 +1,98 @@
+"""The judge's vocabulary, shared by every check kind: values in words, array comparison, step kinds.
+
+A verdict speaks to a student, so every value it shows is short and readable
+(:func:`describe`, bounded whatever a submission returns), every array comparison
+says where the arrays differ (:func:`compare_arrays`), and every message names the
+kind of step it is about (:func:`step_kind`: an eager run is not a replay).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.protocol import EnumValue, OpaqueValue, StepObservation
+from grader.spec_model import CONTRACT_NAMES, Case
+
+TOLERANCE = {"float32": (1e-5, 1e-6), "float64": (1e-9, 1e-12)}
+# Bounds on what a verdict says about a value: a submission chooses what it returns, and a
+# report (or a grader's memory) must not grow with it.
+MAX_DESCRIBED = 200  # characters per described value
+MAX_ITEMS = 8  # items shown of a list or tuple
+MAX_MESSAGE = 500  # characters of a case's message
+
+
+def describe(value: object) -> str:
+    """A short, readable rendering of an observed or expected value (at most MAX_DESCRIBED characters)."""
+    return cut(_render(value), MAX_DESCRIBED)
+
+
+def cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _render(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        dims = ", ".join(str(d) for d in value.shape)
+        flat = value.ravel()
+        head = ", ".join(number_text(v) for v in flat[:4])
+        more = ", …" if flat.size > 4 else ""
+        return f"{value.dtype}[{dims}] = [{head}{more}]"
+    if isinstance(value, EnumValue):
+        return f"{value.type}.{value.name}"
+    if isinstance(value, OpaqueValue):
+        article = "an" if value.type[:1].lower() in "aeiou" else "a"
+        return f"{article} {value.type} object"
+    if isinstance(value, tuple):
+        items = [describe(v) for v in value[:MAX_ITEMS]] + (["…"] if len(value) > MAX_ITEMS else [])
+        return "[" + ", ".join(items) + "]"
+    if isinstance(value, str) and len(value) > MAX_DESCRIBED:
+        return repr(value[:MAX_DESCRIBED]) + "…"
+    return repr(value)
+
+
+def number_text(v: object) -> str:
+    return f"{float(v):.4g}" if isinstance(v, (float, np.floating)) else str(v)
+
+
+def outcome(obs: StepObservation) -> str:
+    if obs.outcome == "raised" and obs.error:
+        return f"raised {obs.error.type}: {obs.error.message}" if obs.error.message else f"raised {obs.error.type}"
+    if obs.outcome == "missing":
+        return f"could not run: your cudagraph.py does not define {obs.note}"
+    if obs.outcome == "not_reached":
+        return "not run: an earlier step did not produce what it needs"
+    return "returned " + describe(obs.value) if obs.value is not None else "returned None"
+
+
+def step_kind(case: Case, index: int) -> str:
+    """``eager``, ``capture``, ``replay``, ``call`` or ``other``: what a step does, read from the
+    trusted steps, so that every message speaks of the right thing (an eager run is not a replay).
+
+    A call of a built runner with an input of a shape not seen before on that runner captures;
+    with a shape seen before it replays (padding may make a new shape replay, so a capture is only
+    claimed for the first call)."""
+    step = case.steps[index]
+    if step.action == "call" and step.target == "run_eager":
+        return "eager"
+    if step.action != "call" or step.target in CONTRACT_NAMES:
+        return "other"
+    earlier = [s for s in case.steps[:index] if s.action == "call" and s.target == step.target]
+    return "replay" if earlier else "capture"
+
+
+def compare_arrays(expected: np.ndarray, observed: object, tolerance_dtype: str) -> str | None:
+    """None when equal within tolerance, else a sentence saying where they differ."""
+    if not isinstance(observed, np.ndarray):
+        return f"expected an array, got {describe(observed)}"
+    if observed.shape != expected.shape:
+        return f"shape {list(observed.shape)} instead of {list(expected.shape)}"
+    rtol, atol = TOLERANCE.get(tolerance_dtype, TOLERANCE["float32"])
+    if observed.dtype.kind not in "fiub":
+        return f"dtype {observed.dtype} is not numeric"
+    obs = observed.astype(np.float64)
+    exp = expected.astype(np.float64)
+    close = np.isclose(obs, exp, rtol=rtol, atol=atol, equal_nan=True)
+    if close.all():
+        return None
+    bad = tuple(int(i) for i in np.argwhere(~close)[0])
+    return f"at index {list(bad)} the value is {number_text(obs[bad])} but should be {number_text(exp[bad])} ({int((~close).sum())} of {close.size} values differ)"

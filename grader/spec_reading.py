@@ -1,0 +1,244 @@
+"""Reading a spec file's YAML nodes into plain values, with ``file:line`` errors.
+
+Everything a part of the loader needs to turn one YAML node into one typed value:
+:class:`NodeReader` (mappings with allowed and required keys, typed scalars, ids,
+choices) and the value readers (plain values, ops, arrays, step arguments). Every
+problem is a :class:`SpecError` already phrased as ``file:line: path: message``,
+in one line, whichever part of the loader (or which check kind) found it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from grader.ops import FLOAT_DTYPES, OP_KINDS, OpSpec
+from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value
+
+MAX_ARRAY_ELEMENTS = 1 << 16
+MAX_INT_DIGITS = 300  # a longer integer is no spec's number (and would not fit a float)
+
+
+class SpecError(ValueError):
+    """One problem in one spec file, already phrased as ``file:line: path: message``."""
+
+
+
+
+# ------------------------------------------------------------ node helpers
+class NodeReader:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._constructor = yaml.SafeLoader("")
+
+    def fail(self, node: Node | None, where: str, message: str) -> SpecError:
+        line = node.start_mark.line + 1 if node is not None else 1
+        where, message = printable(where), printable(message)  # a key such as "\n" keeps the error one line
+        return SpecError(f"{self.path}:{line}: {where}: {message}" if where else f"{self.path}:{line}: {message}")
+
+    def scalar(self, node: Node) -> Any:
+        try:
+            value = self._constructor.construct_object(node, deep=True)
+        except yaml.YAMLError:  # a tag the safe loader refuses (!!python/..., the << merge key)
+            raise self.fail(node, "", f"unsupported YAML tag {node.tag!r}: spec files hold plain YAML values only") from None
+        except ValueError:  # an integer over Python's digit limit for int(str)
+            raise self.fail(node, "", f"a number of more than {MAX_INT_DIGITS} digits") from None
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_INT_DIGITS:
+            raise self.fail(node, "", f"a number of more than {MAX_INT_DIGITS} digits")
+        return value
+
+    def mapping(self, node: Node, where: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> dict[str, tuple[Node, Node]]:
+        if not isinstance(node, MappingNode):
+            raise self.fail(node, where, f"expected a mapping, got {node_kind(node)}")
+        out: dict[str, tuple[Node, Node]] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, ScalarNode):
+                raise self.fail(key_node, where, "keys must be plain words")
+            raw_key = self.scalar(key_node)
+            if isinstance(raw_key, bool):
+                raise self.fail(key_node, where, f"key {key_node.value!r} reads as {raw_key} in YAML; quote it, or use the documented key name")
+            key = str(raw_key)
+            if key in out:
+                raise self.fail(key_node, f"{where}.{key}", "duplicate key")
+            if key not in allowed:
+                raise self.fail(key_node, f"{where}.{key}", f"unknown key (expected one of: {', '.join(allowed)})")
+            out[key] = (key_node, value_node)
+        for key in required:
+            if key not in out:
+                raise self.fail(node, where, f"missing required key {key!r}")
+        return out
+
+    def sequence(self, node: Node, where: str, min_len: int = 0) -> list[Node]:
+        if not isinstance(node, SequenceNode):
+            raise self.fail(node, where, f"expected a list, got {node_kind(node)}")
+        if len(node.value) < min_len:
+            raise self.fail(node, where, f"expected at least {min_len} item{'s' if min_len != 1 else ''}")
+        return list(node.value)
+
+    def typed(self, node: Node, where: str, kinds: tuple[type, ...], what: str) -> Any:
+        if not isinstance(node, ScalarNode):
+            raise self.fail(node, where, f"expected {what}, got {node_kind(node)}")
+        value = self.scalar(node)
+        if isinstance(value, bool) and bool not in kinds:
+            raise self.fail(node, where, f"expected {what}, got {value!r}")
+        if not isinstance(value, kinds):
+            raise self.fail(node, where, f"expected {what}, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(node, where, f"expected a finite number, got {value!r}")
+        return value
+
+    def text(self, node: Node, where: str) -> str:
+        value = self.typed(node, where, (str,), "text")
+        if not value.strip():
+            raise self.fail(node, where, "must not be empty")
+        return value.strip()
+
+    def ident(self, node: Node, where: str) -> str:
+        value = self.typed(node, where, (str,), "an id (letters, digits, - and _)")
+        if not value or not all(c.isalnum() or c in "-_" for c in value):
+            raise self.fail(node, where, f"expected an id of letters, digits, - and _, got {value!r}")
+        return value
+
+    def integer(self, node: Node, where: str, minimum: int | None = None) -> int:
+        value = self.typed(node, where, (int,), "an integer")
+        if minimum is not None and value < minimum:
+            raise self.fail(node, where, f"expected an integer >= {minimum}, got {value}")
+        return value
+
+    def number(self, node: Node, where: str) -> float | int:
+        return self.typed(node, where, (int, float), "a number")
+
+    def choice(self, node: Node, where: str, choices: tuple[str, ...], what: str) -> str:
+        value = self.typed(node, where, (str,), what)
+        if value not in choices:
+            raise self.fail(node, where, f"unknown {what} {value!r} (expected one of: {', '.join(choices)})")
+        return value
+
+
+def printable(text: str) -> str:
+    """``text`` with each unprintable character (newline, tab, NUL, ...) written as its escape."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def node_kind(node: Node) -> str:
+    if isinstance(node, MappingNode):
+        return "a mapping"
+    if isinstance(node, SequenceNode):
+        return "a list"
+    return f"{node.value!r}" if node.value != "" else "nothing"
+
+
+def node_line(node: Node) -> int:
+    return node.start_mark.line + 1
+
+
+def refuse_tags(ctx: NodeReader, root: Node) -> None:
+    """A list or mapping with a tag (``!!set``, ``!!python/...``) is not plain YAML; scalars are checked as read."""
+    plain = {SequenceNode: "tag:yaml.org,2002:seq", MappingNode: "tag:yaml.org,2002:map"}
+    seen: set[int] = set()
+    todo = [root]
+    while todo:  # iterative, and each aliased node once
+        node = todo.pop()
+        if id(node) in seen or isinstance(node, ScalarNode):
+            continue
+        seen.add(id(node))
+        if node.tag != plain[type(node)]:
+            raise ctx.fail(node, "", f"unsupported YAML tag {node.tag!r}: spec files hold plain YAML values only")
+        todo.extend(reversed([n for pair in node.value for n in pair] if isinstance(node, MappingNode) else node.value))
+
+
+# ------------------------------------------------------------ values
+def read_plain(ctx: NodeReader, node: Node, where: str) -> object:
+    if isinstance(node, ScalarNode):
+        value = ctx.scalar(node)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ctx.fail(node, where, f"expected a finite number, got {value!r}")
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            raise ctx.fail(node, where, f"expected a number, text, true/false or null, got {value!r}")
+        return value
+    if isinstance(node, SequenceNode):
+        return tuple(read_plain(ctx, item, f"{where}[{i}]") for i, item in enumerate(node.value))
+    raise ctx.fail(node, where, "expected a plain value, or a mapping with one of: array, ops, capturable, ref")
+
+
+def read_op(ctx: NodeReader, node: Node, where: str) -> OpSpec:
+    if isinstance(node, ScalarNode):
+        name = ctx.choice(node, where, tuple(OP_KINDS), "op")
+        if OP_KINDS[name].takes is not None:
+            raise ctx.fail(node, where, f"op {name!r} needs a {OP_KINDS[name].takes}: write {{{name}: ...}}")
+        return OpSpec(name)
+    if isinstance(node, MappingNode) and len(node.value) == 1:
+        key_node, value_node = node.value[0]
+        name = ctx.choice(key_node, where, tuple(OP_KINDS), "op")
+        takes = OP_KINDS[name].takes
+        if takes is None:
+            raise ctx.fail(key_node, f"{where}.{name}", f"op {name!r} takes no argument: write just {name}")
+        if takes == "seed":
+            return OpSpec(name, ctx.integer(value_node, f"{where}.{name}", minimum=0))
+        return OpSpec(name, ctx.number(value_node, f"{where}.{name}"))
+    raise ctx.fail(node, where, "expected an op: a name such as relu, or a mapping such as {add: 1.5}")
+
+
+def read_array(ctx: NodeReader, node: Node, where: str) -> ArrayValue:
+    fields = ctx.mapping(node, where, ("shape", "dtype", "seed", "values"))
+    dtype = ctx.choice(fields["dtype"][1], f"{where}.dtype", FLOAT_DTYPES, "dtype") if "dtype" in fields else "float32"
+    if "values" in fields:
+        if "shape" in fields or "seed" in fields:
+            raise ctx.fail(node, where, "give either values, or shape (and seed), not both")
+        values = read_plain(ctx, fields["values"][1], f"{where}.values")
+        try:
+            if not _all_numbers(values):
+                raise TypeError
+            with np.errstate(over="ignore"):
+                arr = np.asarray(values, dtype=dtype)
+            if arr.ndim == 0 or arr.size == 0 or not np.isfinite(arr).all():
+                raise ValueError
+        except (TypeError, ValueError):
+            raise ctx.fail(fields["values"][1], f"{where}.values", f"expected a non-empty (nested) list of finite {dtype} numbers of one rectangular shape") from None
+        if arr.size > MAX_ARRAY_ELEMENTS:
+            raise ctx.fail(fields["values"][1], f"{where}.values", f"at most {MAX_ARRAY_ELEMENTS} elements per input")
+        return ArrayValue(dtype=dtype, shape=tuple(arr.shape), values=_nested_tuple(arr.tolist()))
+    if "shape" not in fields:
+        raise ctx.fail(node, where, "missing required key 'shape' (or give 'values')")
+    shape_node = fields["shape"][1]
+    shape = tuple(ctx.integer(d, f"{where}.shape[{i}]", minimum=1) for i, d in enumerate(ctx.sequence(shape_node, f"{where}.shape", 1)))
+    if math.prod(shape) > MAX_ARRAY_ELEMENTS:
+        raise ctx.fail(shape_node, f"{where}.shape", f"at most {MAX_ARRAY_ELEMENTS} elements per input")
+    seed = ctx.integer(fields["seed"][1], f"{where}.seed", minimum=0) if "seed" in fields else 0
+    return ArrayValue(dtype=dtype, shape=shape, seed=seed)
+
+
+def _all_numbers(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_all_numbers(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _nested_tuple(value: Any) -> Any:
+    return tuple(_nested_tuple(v) for v in value) if isinstance(value, list) else value
+
+
+def read_value(ctx: NodeReader, node: Node, where: str, names: set[str]) -> Value:
+    if isinstance(node, MappingNode):
+        if len(node.value) != 1:
+            raise ctx.fail(node, where, "a value mapping has exactly one key: array, ops, capturable or ref")
+        key_node, inner = node.value[0]
+        key = ctx.choice(key_node, where, ("array", "ops", "capturable", "ref"), "value kind")
+        if key == "array":
+            return read_array(ctx, inner, f"{where}.array")
+        if key == "ops":
+            return OpsValue(tuple(read_op(ctx, op, f"{where}.ops[{i}]") for i, op in enumerate(ctx.sequence(inner, f"{where}.ops"))))
+        if key == "capturable":
+            mask = tuple(ctx.typed(m, f"{where}.capturable[{i}]", (bool,), "true or false") for i, m in enumerate(ctx.sequence(inner, f"{where}.capturable", 1)))
+            return MaskValue(mask)
+        name = ctx.ident(inner, f"{where}.ref")
+        if name not in names:
+            raise ctx.fail(inner, f"{where}.ref", f"no earlier step is named {name!r}")
+        return RefValue(name)
+    return PlainValue(read_plain(ctx, node, where))
+
+
