@@ -329,7 +329,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     except AuditSetupError as exc:
         raise UsageError(str(exc)) from None
     if args.html is not None:
-        from reports.audit_html import write_audit_html
+        from reports import write_audit_html
 
         try:
             write_audit_html(result, args.html)
