@@ -329,10 +329,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     except AuditSetupError as exc:
         raise UsageError(str(exc)) from None
     if args.html is not None:
-        from reports import write_audit_html
+        from reports import write_file
+        from reports.audit_html import render_audit
 
         try:
-            write_audit_html(result, args.html)
+            write_file(args.html, render_audit(result))
         except OSError as exc:
             raise UsageError(f"--html {args.html}: cannot write ({exc.strerror or exc})") from None
     if args.json:

@@ -8,8 +8,8 @@ dicts out); this module does the file I/O:
   ``junit.xml`` for one submission (``report.json`` is the grader's own);
 - :func:`write_batch_outputs` writes ``summary.html`` and ``grades.csv`` for a
   class;
-- :func:`write_grades_csv` and :func:`write_audit_html` write one file each, and
-  :func:`write_file` is how every one of them writes.
+- :func:`write_grades_csv` writes ``grades.csv`` alone, and :func:`write_file` is how
+  every page is written (the audit's page and the similarity report use it too).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ __all__ = [
     "render_summary",
     "to_gradescope",
     "to_junit_xml",
-    "write_audit_html",
     "write_batch_outputs",
     "write_file",
     "write_grades_csv",
@@ -100,10 +99,3 @@ def write_grades_csv(reports: Sequence[Report], path, paths: Sequence[str] | Non
     reports have; a submission without a spec leaves that cell empty.
     """
     Path(path).write_text(grades_csv(reports, paths), encoding="utf-8", newline="")
-
-
-def write_audit_html(result, path) -> None:
-    """Render the audit's page (a :class:`grader.audit.AuditResult`) and write it as UTF-8."""
-    from .audit_html import render_audit  # imported here: the audit's page needs the audit's types
-
-    write_file(Path(path), render_audit(result))
