@@ -22,6 +22,9 @@ a rule no mutant breaks yet.
 The grader process never imports a mutant: descriptions (the module
 docstring) and thresholds (``MAX_PERCENT``) are read from the source with
 :mod:`ast`.
+
+This module is the engine; the command is ``cmd_audit`` in :mod:`grader.cli`, the
+output :mod:`reports.audit_text` (terminal) and :mod:`reports.audit_html` (the page).
 """
 
 from __future__ import annotations
