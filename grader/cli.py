@@ -17,7 +17,6 @@ from pathlib import Path
 
 import grader
 from grader import similarity
-
 from grader.cli_common import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, default_specs_dir, load_specs, number_arg
 
 EXIT_CODES_HELP = """exit status (every subcommand):
