@@ -22,21 +22,18 @@ a rule no mutant breaks yet.
 The grader process never imports a mutant: descriptions (the module
 docstring) and thresholds (``MAX_PERCENT``) are read from the source with
 :mod:`ast`.
+
+This module is the engine; the command is ``cmd_audit`` in :mod:`grader.cli`, the
+output :mod:`reports.audit_text` (terminal) and :mod:`reports.audit_html` (the page).
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
-import json
-import sys
 import tempfile
-import textwrap
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-
-from grader.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]  # holds the grader, reference and specs packages
 MUTANTS_DIR = ROOT / "reference" / "mutants"
@@ -259,7 +256,7 @@ def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
             reports = [g.report for g in graded]
             # A crash or timeout is a verdict for a student, but for the audit it may also be a fluke of a
             # loaded machine; one more run settles it (the second run's result stands, whatever it is).
-            again = [i for i, r in enumerate(reports) if _unsettled(r)]
+            again = [i for i, r in enumerate(reports) if unsettled(r)]
             if again:
                 regraded = grade_submissions(zygote, loaded, specs, [subjects[i].path for i in again], Path(out) / "again", settings, jobs=jobs)
                 for i, g in zip(again, regraded):
@@ -269,191 +266,6 @@ def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
     return replace(result, regraded=tuple(subjects[i].name for i in again))
 
 
-def _unsettled(report) -> bool:
+def unsettled(report) -> bool:
+    """A crash, a timeout or an import problem: maybe a fluke of a loaded machine, so graded again."""
     return bool(report.problem) or any(c.status in ("crashed", "timeout") for c in report.cases)
-
-
-# ------------------------------------------------------------------ text output
-def _group_by_spec(case_ids: tuple[str, ...]) -> list[str]:
-    groups: dict[str, list[str]] = {}
-    for uid in case_ids:
-        spec, case = uid.split("/", 1)
-        groups.setdefault(spec, []).append(case)
-    return [f"{spec}: {', '.join(cases)}" for spec, cases in groups.items()]
-
-
-def _wrap(text: str, indent: str, width: int = 100) -> str:
-    return textwrap.fill(text, width=width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False)
-
-
-def format_text(result: AuditResult) -> str:
-    lines: list[str] = []
-    n_cases = sum(len(s.cases) for s in result.specs)
-    lines.append(
-        f"graphgrade audit: {len(result.mutants)} mutants and {len(result.baselines)} baselines against "
-        f"{n_cases} cases in {len(result.specs)} specs ({result.specs_dir})"
-    )
-    lines.append("")
-    lines.append("Kill matrix: cases of each spec that fail for the mutant and pass for the reference ('.' = none)")
-    name_w = max([len(m.name) for m in result.mutants] + [6]) + 2
-    numbers = [f"{i + 1:>3}" for i in range(len(result.specs))]
-    lines.append(" " * name_w + "".join(numbers) + "  total")
-    for m in result.mutants:
-        cells = []
-        for s in result.specs:
-            k = len(m.kills_in(s.id))
-            cells.append(f"{k:>3}" if k else "  .")
-        verdict = "BROKEN" if m.problem else ("SURVIVED" if not m.killed_by else "")
-        lines.append(f"{m.name:<{name_w}}" + "".join(cells) + f"  {len(m.killed_by):>5}  {verdict}".rstrip())
-    killing = [sum(1 for m in result.mutants if m.kills_in(s.id) and not m.problem) for s in result.specs]
-    lines.append(f"{'mutants killed':<{name_w}}" + "".join(f"{k:>3}" for k in killing))
-    lines.append("")
-    lines.append("Specs:")
-    for i, s in enumerate(result.specs):
-        lines.append(f"  {i + 1:>2}  {s.id}  [{s.tag}, {s.visibility}, {len(s.cases)} cases]")
-    lines.append("")
-    lines.append("Mutants:")
-    for m in result.mutants:
-        if m.problem:
-            status = "BROKEN  "
-        elif not m.killed_by:
-            status = "SURVIVED"
-        else:
-            status = "killed  "
-        lines.append(f"  {status} {m.name}: {m.description}")
-        if m.problem:
-            lines.append(_wrap(f"cannot be graded: {m.problem}", " " * 13))
-        elif m.killed_by:
-            lines.append(_wrap(f"by {len(m.killed_by)} case{'s' if len(m.killed_by) != 1 else ''}: " + "; ".join(_group_by_spec(m.killed_by)), " " * 13))
-        else:
-            lines.append(" " * 13 + "no case catches this mistake: add one that does (see specs/README.md)")
-    lines.append("")
-    lines.append("Baselines (must score low):")
-    for b in result.baselines:
-        flag = "ok      " if b.ok else "TOO HIGH"
-        lines.append(f"  {flag} {b.name}: {b.percent:.1f}% ({b.score:g}/{b.max_score:g}; at most {b.max_percent:g}%) - {b.description}")
-        if not b.ok:
-            lines.append(_wrap("passes: " + "; ".join(_group_by_spec(b.passed)), " " * 13))
-    lines.append("")
-    if result.control_failures:
-        lines.append(_wrap("The reference fails: " + ", ".join(result.control_failures) + " (these cases are wrong; run graphgrade validate)", ""))
-        lines.append("")
-    nothing = result.specs_killing_nothing
-    if nothing:
-        lines.append("Specs that kill no mutant (a rule no mutant breaks yet, or a spec that checks too little):")
-        for sid in nothing:
-            lines.append(f"  - {sid}")
-    else:
-        lines.append("Every spec kills at least one mutant.")
-    idle = result.cases_killing_nothing
-    if idle:
-        lines.append(_wrap(f"{len(idle)} of {n_cases} cases kill no mutant: " + ", ".join(idle), ""))
-    else:
-        lines.append("Every case kills at least one mutant.")
-    if result.regraded:
-        lines.append(_wrap("Graded twice after a crash, timeout or import problem in the first run: " + ", ".join(result.regraded), ""))
-    lines.append("")
-    killed = sum(1 for m in result.mutants if m.killed)
-    parts = [f"{killed} of {len(result.mutants)} mutants killed"]
-    if result.survivors:
-        parts.append(f"{len(result.survivors)} survived ({', '.join(m.name for m in result.survivors)})")
-    if result.broken:
-        parts.append(f"{len(result.broken)} broken ({', '.join(m.name for m in result.broken)})")
-    high = result.baselines_too_high
-    parts.append(f"{len(result.baselines) - len(high)} of {len(result.baselines)} baselines within their limits")
-    if high:
-        parts.append(f"too high: {', '.join(b.name for b in high)}")
-    if result.control_failures:
-        parts.append(f"the reference fails {len(result.control_failures)} cases")
-    lines.append(f"{'OK' if result.ok else 'FAILED'}: " + "; ".join(parts) + f" ({result.duration_s:.1f} s)")
-    return "\n".join(lines) + "\n"
-
-
-# ------------------------------------------------------------------ command line
-def cmd_audit(args: argparse.Namespace) -> int:
-    from grader.cli import EXIT_FINDINGS, EXIT_OK, _load
-
-    if args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    if args.html is not None and args.html.is_dir():
-        raise UsageError(f"--html {args.html}: is a directory, give a file name")
-    if not Path(args.specs).is_dir():
-        raise UsageError(f"{args.specs}: not a directory of spec files")
-    if getattr(args, "deep", False):
-        return _cmd_deep(args)
-    if getattr(args, "only", None):
-        raise UsageError("--only goes with --deep (it picks the deep audit's mutants)")
-    try:
-        result = run_audit(Path(args.specs), jobs=args.jobs, load=_load)
-    except AuditSetupError as exc:
-        raise UsageError(str(exc)) from None
-    if args.html is not None:
-        from reports.audit_html import write_audit_html
-
-        try:
-            write_audit_html(result, args.html)
-        except OSError as exc:
-            raise UsageError(f"--html {args.html}: cannot write ({exc.strerror or exc})") from None
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-    else:
-        sys.stdout.write(format_text(result))
-    if args.html is not None:
-        print(f"wrote {args.html}", file=sys.stderr)
-    return EXIT_OK if result.ok else EXIT_FINDINGS
-
-
-def _cmd_deep(args: argparse.Namespace) -> int:
-    """``audit --deep``: the mutation score on systematic mutants of the reference (grader.deep_audit)."""
-    from grader.cli import EXIT_FINDINGS, EXIT_OK, _load
-    from grader.deep_audit import format_deep_text, run_deep_audit
-
-    if args.html is not None:
-        raise UsageError("--html goes with the named-mutant audit, not with --deep")
-    only = None
-    if args.only:
-        prefixes = tuple(args.only)
-        only = lambda scope: scope.startswith(prefixes)  # noqa: E731
-    try:
-        result = run_deep_audit(Path(args.specs), jobs=args.jobs, load=_load, only=only)
-    except (AuditSetupError, ImportError) as exc:
-        raise UsageError(str(exc)) from None
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-    else:
-        sys.stdout.write(format_deep_text(result))
-    return EXIT_OK if result.ok else EXIT_FINDINGS
-
-
-def add_audit_parser(sub) -> None:
-    """Register ``graphgrade audit`` on the CLI's subparsers."""
-    a = sub.add_parser(
-        "audit",
-        help="grade the mutants and baselines against the specs: which cases catch which mistake",
-        description=(
-            "Grade every mutant of the reference (one realistic mistake each, reference/mutants/) and the "
-            "baselines that must score low, through the same isolated path as students, against every spec. "
-            "Exit 1 when a mutant survives or a baseline scores too much."
-        ),
-    )
-    a.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
-    a.add_argument("--json", action="store_true", help="print the result as JSON")
-    a.add_argument("--html", type=Path, default=None, metavar="FILE", help="also write an HTML page of the kill matrix")
-    a.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default: 2)")
-    a.add_argument(
-        "--deep",
-        action="store_true",
-        help=(
-            "instead of the named mutants, grade every systematic single-change mutant of reference/cudagraph.py "
-            "and print the mutation score; survivors must be killed by a case or listed in "
-            "reference/mutants/equivalent.yaml (needs the 'audit' extra; takes minutes)"
-        ),
-    )
-    a.add_argument(
-        "--only",
-        action="append",
-        default=None,
-        metavar="SCOPE",
-        help="with --deep: mutate only functions whose name starts with SCOPE, e.g. GraphRunner._load (repeatable)",
-    )
-    a.set_defaults(func=cmd_audit)

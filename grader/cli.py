@@ -17,8 +17,7 @@ from pathlib import Path
 
 import grader
 from grader import similarity
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+from grader.cli_common import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, default_specs_dir, load_specs, number_arg
 
 EXIT_CODES_HELP = """exit status (every subcommand):
   0  done, whatever the scores
@@ -35,50 +34,10 @@ EXIT_CODES_HELP = """exit status (every subcommand):
 from grader.errors import UsageError  # noqa: E402 - re-exported for the subcommands
 
 
-def default_specs_dir() -> Path:
-    import specs
-
-    return Path(specs.__file__).resolve().parent
-
-
 def reference_dir() -> Path:
     import reference
 
     return Path(reference.__file__).resolve().parent
-
-
-def _load(specs_dir: Path):
-    from grader.loader import SpecErrors, load_suite
-
-    try:
-        return load_suite(specs_dir)
-    except SpecErrors as errors:
-        for error in errors.errors:
-            print(f"graphgrade: {error}", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE) from None
-
-
-# ------------------------------------------------------------------ argument types
-def _number(minimum: float, *, integer: bool = False, inclusive: bool = False, maximum: float | None = None):
-    """An argparse type: a finite number above ``minimum`` (or at least it), so that a bad
-    value is reported against its own flag ("argument --jobs: must be at least 1, not 0")."""
-
-    def parse(text: str):
-        try:
-            value = int(text) if integer else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'a whole number' if integer else 'a number'}, not {text!r}") from None
-        import math
-
-        if not math.isfinite(value) or (value < minimum if inclusive else value <= minimum) or (maximum is not None and value > maximum):
-            if maximum is not None:
-                raise argparse.ArgumentTypeError(f"must be from {minimum:g} to {maximum:g}, not {text}")
-            bound = f"at least {minimum:g}" if inclusive else f"more than {minimum:g}"
-            raise argparse.ArgumentTypeError(f"must be {bound}, not {text}")
-        return value
-
-    parse.__name__ = "number"
-    return parse
 
 
 # ------------------------------------------------------------------ grade
@@ -103,8 +62,9 @@ def _default_submission() -> tuple[list[Path], Path | None]:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from grader.grade import Progress, grade_submissions
+    from grader.grade import grade_submissions
     from grader.kit import grading_note, withheld_points
+    from grader.progress import Progress
     from grader.runner import RunSettings, Zygote, lost_layers, running_as_root
 
     if args.submissions:
@@ -144,7 +104,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 "container or VM (see SECURITY.md)",
                 file=sys.stderr,
             )
-        loaded = _load(args.specs)
+        loaded = load_specs(args.specs)
         suite = loaded.suite if args.visibility == "all" else loaded.suite.only_visible()
         specs = suite.specs
         if not specs:
@@ -196,12 +156,12 @@ def add_grade_parser(sub) -> None:
     g.add_argument("submissions", nargs="*", metavar="SUBMISSION", help="a directory holding cudagraph.py, or that file")
     g.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
     g.add_argument("--out", type=Path, default=Path("graphgrade-out"), help="output directory (default: graphgrade-out)")
-    g.add_argument("--jobs", type=_number(1, integer=True, inclusive=True), default=2, help="submissions graded at once (default: 2)")
+    g.add_argument("--jobs", type=number_arg(1, integer=True, inclusive=True), default=2, help="submissions graded at once (default: 2)")
     g.add_argument("--visibility", choices=("visible", "all"), default="all", help="'visible' runs only the public specs, as students do; the report then says how many points the hidden specs hold (default: all)")
-    g.add_argument("--timeout", type=_number(0), default=5.0, metavar="SECONDS", help="time limit per case (default: 5)")
-    g.add_argument("--budget", type=_number(0), default=60.0, metavar="SECONDS", help="time limit per submission, all its cases together (default: 60)")
-    g.add_argument("--import-timeout", type=_number(0), default=10.0, metavar="SECONDS", help="time limit for importing cudagraph.py (its module-level code) in each worker, at most --budget (default: 10)")
-    g.add_argument("--fail-under", type=_number(0, inclusive=True, maximum=100), default=None, metavar="PCT", help="exit 1 when any score is below PCT percent (0 to 100)")
+    g.add_argument("--timeout", type=number_arg(0), default=5.0, metavar="SECONDS", help="time limit per case (default: 5)")
+    g.add_argument("--budget", type=number_arg(0), default=60.0, metavar="SECONDS", help="time limit per submission, all its cases together (default: 60)")
+    g.add_argument("--import-timeout", type=number_arg(0), default=10.0, metavar="SECONDS", help="time limit for importing cudagraph.py (its module-level code) in each worker, at most --budget (default: 10)")
+    g.add_argument("--fail-under", type=number_arg(0, inclusive=True, maximum=100), default=None, metavar="PCT", help="exit 1 when any score is below PCT percent (0 to 100)")
     from reports.gradescope import GRADESCOPE_VISIBILITIES
 
     g.add_argument(
@@ -320,7 +280,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
     from grader.bundles import BundleError, build_bundle
 
-    _load(args.specs)  # refuse to bundle specs that do not load
+    load_specs(args.specs)  # refuse to bundle specs that do not load
     try:
         build_bundle(args.output, args.specs)  # from the installed packages: editable, wheel or `pip install .`
     except BundleError as exc:
@@ -335,9 +295,9 @@ def add_bench_parser(sub) -> None:
     b = sub.add_parser("bench", help="eager against replay, per decode-like step, on the CPU simulation and the GPU (replay checked against eager first)", epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     b.add_argument("--json", action="store_true", help="print JSON instead of a table")
     b.add_argument("--backend", choices=("cpu", "cuda", "all"), default="all", help="which path to time: the CPU simulation, the CUDA path (needs CuPy and a GPU), or both (default: all)")
-    b.add_argument("--chains", type=_number(1, integer=True, inclusive=True), nargs="+", default=[8, 16, 32, 64, 128, 256, 512], metavar="N", help="op-chain lengths to time (default: 8 16 32 64 128 256 512)")
-    b.add_argument("--repeats", type=_number(1, integer=True, inclusive=True), default=5, metavar="N", help="timed samples per measurement; the median is reported (default: 5)")
-    b.add_argument("--steps", type=_number(1, integer=True, inclusive=True), default=20, metavar="N", help="decode-like steps per timed sample (default: 20)")
+    b.add_argument("--chains", type=number_arg(1, integer=True, inclusive=True), nargs="+", default=[8, 16, 32, 64, 128, 256, 512], metavar="N", help="op-chain lengths to time (default: 8 16 32 64 128 256 512)")
+    b.add_argument("--repeats", type=number_arg(1, integer=True, inclusive=True), default=5, metavar="N", help="timed samples per measurement; the median is reported (default: 5)")
+    b.add_argument("--steps", type=number_arg(1, integer=True, inclusive=True), default=20, metavar="N", help="decode-like steps per timed sample (default: 20)")
     b.set_defaults(func=cmd_bench)
 
 
@@ -346,6 +306,99 @@ def add_gradescope_bundle_parser(sub) -> None:
     z.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
     z.add_argument("--output", type=Path, default=Path("graphgrade-autograder.zip"), metavar="ZIP", help="where to write the zip to upload (default: graphgrade-autograder.zip)")
     z.set_defaults(func=cmd_gradescope_bundle)
+
+
+# ------------------------------------------------------------------ audit
+def cmd_audit(args: argparse.Namespace) -> int:
+    from grader.audit import AuditSetupError, run_audit
+    from reports.audit_text import format_text
+
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.html is not None and args.html.is_dir():
+        raise UsageError(f"--html {args.html}: is a directory, give a file name")
+    if not Path(args.specs).is_dir():
+        raise UsageError(f"{args.specs}: not a directory of spec files")
+    if getattr(args, "deep", False):
+        return cmd_deep_audit(args)
+    if getattr(args, "only", None):
+        raise UsageError("--only goes with --deep (it picks the deep audit's mutants)")
+    try:
+        result = run_audit(Path(args.specs), jobs=args.jobs, load=load_specs)
+    except AuditSetupError as exc:
+        raise UsageError(str(exc)) from None
+    if args.html is not None:
+        from reports import write_file
+        from reports.audit_html import render_audit
+
+        try:
+            write_file(args.html, render_audit(result))
+        except OSError as exc:
+            raise UsageError(f"--html {args.html}: cannot write ({exc.strerror or exc})") from None
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        sys.stdout.write(format_text(result))
+    if args.html is not None:
+        print(f"wrote {args.html}", file=sys.stderr)
+    return EXIT_OK if result.ok else EXIT_FINDINGS
+
+
+def cmd_deep_audit(args: argparse.Namespace) -> int:
+    """``audit --deep``: the mutation score on systematic mutants of the reference (grader.deep_audit)."""
+    from grader.audit import AuditSetupError
+    from grader.deep_audit import run_deep_audit
+    from reports.audit_text import format_deep_text
+
+    if args.html is not None:
+        raise UsageError("--html goes with the named-mutant audit, not with --deep")
+    only = None
+    if args.only:
+        prefixes = tuple(args.only)
+        only = lambda scope: scope.startswith(prefixes)  # noqa: E731
+    try:
+        result = run_deep_audit(Path(args.specs), jobs=args.jobs, load=load_specs, only=only)
+    except (AuditSetupError, ImportError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        sys.stdout.write(format_deep_text(result))
+    return EXIT_OK if result.ok else EXIT_FINDINGS
+
+
+def add_audit_parser(sub) -> None:
+    """Register ``graphgrade audit`` on the CLI's subparsers."""
+    a = sub.add_parser(
+        "audit",
+        help="grade the mutants and baselines against the specs: which cases catch which mistake",
+        description=(
+            "Grade every mutant of the reference (one realistic mistake each, reference/mutants/) and the "
+            "baselines that must score low, through the same isolated path as students, against every spec. "
+            "Exit 1 when a mutant survives or a baseline scores too much."
+        ),
+    )
+    a.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    a.add_argument("--json", action="store_true", help="print the result as JSON")
+    a.add_argument("--html", type=Path, default=None, metavar="FILE", help="also write an HTML page of the kill matrix")
+    a.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default: 2)")
+    a.add_argument(
+        "--deep",
+        action="store_true",
+        help=(
+            "instead of the named mutants, grade every systematic single-change mutant of reference/cudagraph.py "
+            "and print the mutation score; survivors must be killed by a case or listed in "
+            "reference/mutants/equivalent.yaml (needs the 'audit' extra; takes minutes)"
+        ),
+    )
+    a.add_argument(
+        "--only",
+        action="append",
+        default=None,
+        metavar="SCOPE",
+        help="with --deep: mutate only functions whose name starts with SCOPE, e.g. GraphRunner._load (repeatable)",
+    )
+    a.set_defaults(func=cmd_audit)
 
 
 # ------------------------------------------------------------------ parser
@@ -378,8 +431,6 @@ def build_parser() -> argparse.ArgumentParser:
     from grader.shard import add_merge_parser
 
     add_merge_parser(sub)
-
-    from grader.audit import add_audit_parser
 
     add_audit_parser(sub)
     from grader import prairielearn

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from grader.audit import ROOT, AuditSetupError, _unsettled
+from grader.audit import ROOT, AuditSetupError, unsettled
 
 TARGET = ROOT / "reference" / "cudagraph.py"
 TARGET_NAME = "reference/cudagraph.py"
@@ -171,7 +171,7 @@ def run_deep_audit(specs_dir: Path, jobs: int = 2, load=None, only: Callable[[st
         settings = audit_settings()
         graded = grade_submissions(zygote, loaded, specs, paths, Path(tmp) / "out", settings, jobs=jobs)
         reports = [g.report for g in graded]
-        again = [i for i, r in enumerate(reports) if _unsettled(r) and i > 0]
+        again = [i for i, r in enumerate(reports) if unsettled(r) and i > 0]
         if again:
             for i, g in zip(again, grade_submissions(zygote, loaded, specs, [paths[i] for i in again], Path(tmp) / "again", settings, jobs=jobs)):
                 reports[i] = g.report
@@ -187,36 +187,3 @@ def run_deep_audit(specs_dir: Path, jobs: int = 2, load=None, only: Callable[[st
     stale = tuple(e for e in listed if e.key not in keys and (only is None or only(e.scope)))
     cases = tuple(f"{s.id}/{c.id}" for s in specs for c in s.cases)
     return DeepResult(tuple(results), failures, stale, time.monotonic() - started, len(again), cases)
-
-
-def format_deep_text(result: DeepResult) -> str:
-    lines = [f"graphgrade audit --deep: {len(result.mutants)} mutants of {TARGET_NAME}", ""]
-    if result.survived:
-        lines.append("Survivors (no case kills them; add a case, or list them in reference/mutants/equivalent.yaml with a reason):")
-        for m in result.survived:
-            lines.append(f"  {m.file}:{m.line}  [{m.scope}]  {m.change}")
-        lines.append("")
-    if result.not_equivalent:
-        lines.append("Listed as equivalent, but killed (remove these entries):")
-        for m in result.not_equivalent:
-            lines.append(f"  {m.file}:{m.line}  [{m.scope}]  {m.change}  (by {', '.join(m.killed_by[:3])})")
-        lines.append("")
-    if result.stale:
-        lines.append("Listed as equivalent, but no such mutant is made any more (remove these entries):")
-        for e in result.stale:
-            lines.append(f"  {e.file}  [{e.scope}]  {e.line!r}: {e.change}")
-        lines.append("")
-    if result.control_failures:
-        lines.append("The reference fails: " + ", ".join(result.control_failures) + " (run graphgrade validate)")
-        lines.append("")
-    idle = [uid for uid, n in result.kills_per_case().items() if n == 0]
-    if idle:
-        lines.append(f"{len(idle)} cases kill none of these mutants: " + ", ".join(idle))
-        lines.append("")
-    n, e = len(result.mutants), len(result.equivalent)
-    lines.append(
-        f"{'OK' if result.ok else 'FAILED'}: mutation score {result.score:.1f}% "
-        f"({len(result.killed)} killed of {n - e}; {n} mutants, {e} equivalent, {len(result.survived)} survived) "
-        f"({result.duration_s:.1f} s)"
-    )
-    return "\n".join(lines) + "\n"

@@ -11,9 +11,7 @@ import itertools
 import os
 import queue
 import re
-import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import Callable, Iterable
 import grader
 from grader.integrity import integrity_flags
 from grader.loader import LoadedSuite
-from grader.results import STATUSES, Report, write_report
+from grader.results import Report, write_report
 from grader.safetext import one_line as safe_one_line
 from grader.runner import (
     CaseRun,
@@ -235,46 +233,3 @@ def _write_batch(graded: list[GradedSubmission], out_dir: Path, problem_report, 
             checked.append(dataclasses.replace(g, report=report, grader_failed=True))
     write_batch_outputs([g.report for g in checked], [g.out_dir for g in checked], out_dir, [str(g.path) for g in checked])
     return checked
-
-
-def one_line(graded: GradedSubmission) -> str:
-    r = graded.report
-    counts: dict[str, int] = {}
-    for case in r.cases:
-        counts[case.status] = counts.get(case.status, 0) + 1
-    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: STATUSES.index(kv[0])))
-    problem = f"  [{safe_one_line(r.problem)}]" if r.problem else ""  # never a line of its own
-    name = f"{graded.name} (bundled solution)" if graded.is_reference else graded.name
-    if r.scope == "public":
-        scope = f"public specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"
-        if r.ungraded_points:
-            scope += f"; hidden specs worth {_pts(r.ungraded_points)} more are graded by the autograder"
-    else:
-        scope = f"all specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"
-    return f"{name}: {scope}  {parts}{problem}"
-
-
-def _pts(x: float) -> str:
-    return f"{x:.2f}".rstrip("0").rstrip(".")
-
-
-class Progress:
-    """One line per submission for a few, a progress bar on a terminal for a batch."""
-
-    def __init__(self, total: int, stream=sys.stderr, out=sys.stdout) -> None:
-        self.total, self.stream, self.out = total, stream, out
-        self.bar = total > 1 and stream.isatty()
-        self.started = time.monotonic()
-
-    def __call__(self, graded: GradedSubmission, done: int, total: int) -> None:
-        if self.bar:
-            self.stream.write("\r\033[K")  # clear the bar, print the line, draw the bar again
-            self.stream.flush()
-        print(one_line(graded), file=self.out, flush=True)
-        if self.bar:
-            width = 30
-            filled = int(width * done / total)
-            rate = done / max(time.monotonic() - self.started, 1e-9)
-            self.stream.write(f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {rate:.1f}/s")
-            self.stream.write("\n" if done == total else "")
-            self.stream.flush()

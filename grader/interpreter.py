@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from grader import protocol
-from grader.ops import GraderOp, Witness, build_array, data_address, make_ops
+from grader.ops import Witness, build_array, data_address, is_case_op, make_ops
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 
@@ -50,7 +50,7 @@ def _describe_error(exc: BaseException) -> dict:
         message = str(exc)
     except BaseException:  # noqa: BLE001
         message = "<the exception's message could not be shown>"
-    return {"type": protocol._short(type(exc).__name__), "message": protocol._short(message)}
+    return {"type": protocol.shorten(type(exc).__name__), "message": protocol.shorten(message)}
 
 
 class CaseInterpreter:
@@ -125,7 +125,7 @@ class CaseInterpreter:
             host_output = self.to_host(output) if output is not None else None
             snapshot.append(
                 {
-                    "key": protocol._short(repr(key)),
+                    "key": protocol.shorten(repr(key)),
                     "shape": [int(d) for d in shape] if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape) else None,
                     "static_input_id": id(static),
                     "static_input_address": data_address(static),
@@ -149,7 +149,7 @@ class CaseInterpreter:
                 name = type(result).__name__
             except BaseException:  # noqa: BLE001
                 name = "object"
-            return {"object": {"type": protocol._short(name if isinstance(name, str) else "object")}}
+            return {"object": {"type": protocol.shorten(name if isinstance(name, str) else "object")}}
 
     def listed_ops(self, result: Any) -> list | None:
         """Each entry of a returned op list: one of this case's own ops (by list and position) or
@@ -159,7 +159,7 @@ class CaseInterpreter:
                 return None
             listed = []
             for op in list(result)[: protocol.MAX_WITNESS]:
-                given = type(op) is GraderOp and op._witness is self.witness
+                given = is_case_op(op, self.witness)
                 try:
                     elementwise = bool(getattr(op, "elementwise", False))
                 except BaseException:  # noqa: BLE001 - a submission's odd object only costs its own case
@@ -210,7 +210,7 @@ class CaseInterpreter:
             try:
                 record["graphs"] = self.graphs_snapshot(self.target_object(step.target))
             except BaseException as exc:  # noqa: BLE001
-                record["note"] = protocol._short(f"could not read graphs: {type(exc).__name__}")
+                record["note"] = protocol.shorten(f"could not read graphs: {type(exc).__name__}")
         return record
 
 

@@ -358,9 +358,9 @@ def build_student_kit(output, specs_dir, package_dirs: Mapping[str, Path] | None
 
 # ------------------------------------------------------------------ the command
 def cmd_student_kit(args: argparse.Namespace) -> int:
-    from grader.cli import _load
+    from grader.cli_common import load_specs
 
-    _load(args.specs)  # every spec error, one line each, before anything is written
+    load_specs(args.specs)  # every spec error, one line each, before anything is written
     if args.output.suffix != ".zip":
         raise UsageError(f"--output {args.output}: the kit is a zip that pip installs; name it *.zip")
     try:

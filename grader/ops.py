@@ -236,5 +236,11 @@ class GraderOp:
         return f"<op {self.spec.label}>"
 
 
+def is_case_op(op, witness: Witness) -> bool:
+    """Whether ``op`` is one of the ops handed out with ``witness`` (a case's own op, not a
+    look-alike a submission made or an op of another case)."""
+    return type(op) is GraderOp and op._witness is witness
+
+
 def make_ops(chain: tuple[OpSpec, ...], list_id: int, witness: Witness) -> list[GraderOp]:
     return [GraderOp(spec, list_id, i, witness) for i, spec in enumerate(chain)]

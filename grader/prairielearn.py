@@ -38,7 +38,7 @@ def find_specs(root: Path, explicit: Path | None) -> Path:
             return folder
     if os.environ.get(SPECS_ENV):
         return Path(os.environ[SPECS_ENV])
-    from grader.cli import default_specs_dir
+    from grader.cli_common import default_specs_dir
 
     return default_specs_dir()
 
@@ -76,7 +76,7 @@ def write_results(results_dir: Path, results: dict) -> Path:
 
 def grade_job(root: Path, specs: Path | None, timeout: float, budget: float) -> dict:
     """Grade ``root/student`` and return the results object (raises for the grader's own problems)."""
-    from grader.cli import _load
+    from grader.cli_common import load_specs
     from grader.grade import grade_submissions
     from grader.runner import RunSettings, Zygote
     from reports.prairielearn import grader_problem_results, to_prairielearn
@@ -87,7 +87,7 @@ def grade_job(root: Path, specs: Path | None, timeout: float, budget: float) -> 
         specs_dir = find_specs(root, specs)
         if specs is None and specs_dir.resolve().is_relative_to(root.resolve()):
             lock_down(specs_dir)  # the job's own copy; an image locks its baked-in specs when it is built
-        loaded = _load(specs_dir)
+        loaded = load_specs(specs_dir)
         if not loaded.suite.specs:
             raise ValueError(f"{specs_dir}: no specs to grade against")
         if not student.is_dir():
@@ -106,7 +106,7 @@ def cmd_prairielearn(args: argparse.Namespace) -> int:
     try:
         results = grade_job(root, args.job_specs, args.timeout, args.budget)
         status = "graded"
-    except SystemExit:  # _load printed the spec errors (file:line) for the job log
+    except SystemExit:  # load_specs printed the spec errors (file:line) for the job log
         results, status = grader_problem_results(), "the specs do not load"
     except Exception as exc:  # noqa: BLE001 - the student keeps the attempt; the log says why
         print(f"graphgrade: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -137,8 +137,8 @@ def register(sub) -> None:
     p.add_argument("--root", type=Path, default=Path("/grade"), help="the job's folder (default: /grade)")
     # dest is not "specs": the CLI fills a missing --specs with the bundled suite, and this one is looked for.
     p.add_argument("--specs", dest="job_specs", type=Path, default=None, help="spec directory (default: looked for under ROOT, see above)")
-    from grader.cli import _number
+    from grader.cli_common import number_arg
 
-    p.add_argument("--timeout", type=_number(0), default=5.0, help="seconds per case (default: 5)")
-    p.add_argument("--budget", type=_number(0), default=60.0, help="seconds for the whole submission (default: 60; keep it under the question's timeout)")
+    p.add_argument("--timeout", type=number_arg(0), default=5.0, help="seconds per case (default: 5)")
+    p.add_argument("--budget", type=number_arg(0), default=60.0, help="seconds for the whole submission (default: 60; keep it under the question's timeout)")
     p.set_defaults(func=cmd_prairielearn)

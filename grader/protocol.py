@@ -229,7 +229,7 @@ class _Encoder:
         if value is None or isinstance(value, bool):
             return value
         if isinstance(value, enum.Enum):
-            return {"enum": {"type": _short(type(value).__name__), "name": _short(str(value.name))}}
+            return {"enum": {"type": shorten(type(value).__name__), "name": shorten(str(value.name))}}
         if isinstance(value, np.generic) and not isinstance(value, np.ndarray):
             return self.value(value.item(), depth)
         if isinstance(value, int):
@@ -237,15 +237,16 @@ class _Encoder:
         if isinstance(value, float):
             return value if math.isfinite(value) else {"float": repr(value)}
         if isinstance(value, str):
-            return {"str": _short(value)}
+            return {"str": shorten(value)}
         if isinstance(value, np.ndarray) or hasattr(value, "__array_interface__"):
             return self.array(value)
         if isinstance(value, (list, tuple)) and depth < MAX_DEPTH:
             return {"list": [self.value(v, depth + 1) for v in list(value)[:MAX_LIST]]}
-        return {"object": {"type": _short(type(value).__name__)}}
+        return {"object": {"type": shorten(type(value).__name__)}}
 
 
-def _short(text: str) -> str:
+def shorten(text: str) -> str:
+    """``text`` cut to MAX_TEXT characters, the cut marked: names and messages a worker sends stay small."""
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 

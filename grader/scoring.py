@@ -9,7 +9,7 @@ The report is the staff's full record: a case the student may not see in
 detail (any visibility but ``visible``) keeps its steps, checks and output
 here and is marked ``redacted``. Every student-facing renderer shows such a
 case as one bit (passed or not, with one fixed message) through
-:func:`reports._view.case_views`; the staff views (``staff.html``,
+:func:`reports.view.case_views`; the staff views (``staff.html``,
 ``summary.html``, Gradescope tests with visibility ``hidden``) show it all.
 """
 

@@ -276,11 +276,11 @@ def to_json(result: Comparison) -> dict:
 def write_outputs(result: Comparison, out: Path, reports=None, report_dirs=None) -> None:
     """OUT/similarity.json, OUT/similarity.html, and summary.html again with the pairs on it
     (when the batch's reports are given)."""
-    from reports import _write, report_link, write_batch_outputs
+    from reports import report_link, write_batch_outputs, write_file
     from reports.similarity_html import render_similarity, summary_rows
 
-    _write(out / "similarity.json", json.dumps(to_json(result), indent=1) + "\n")
-    _write(out / "similarity.html", render_similarity(result.details[:MAX_PAIRS_SHOWN], result.n, result.threshold, len(result.details)))
+    write_file(out / "similarity.json", json.dumps(to_json(result), indent=1) + "\n")
+    write_file(out / "similarity.html", render_similarity(result.details[:MAX_PAIRS_SHOWN], result.n, result.threshold, len(result.details)))
     if reports is not None:
         links = {Path(d).name: report_link(d, out) for d in report_dirs}
         write_batch_outputs(reports, report_dirs, out, similar_pairs=summary_rows(result.pairs[:MAX_PAIRS_SHOWN], links, len(result.pairs)))

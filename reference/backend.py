@@ -149,7 +149,7 @@ class CupyBackend(Backend):
 def _cupy_status(cuda: Any) -> tuple[bool, str]:
     """(True, device name) when the cupy backend can run, else (False, the
     one-line reason)."""
-    kind, detail = cuda._probe()
+    kind, detail = cuda.probe()
     if kind == "ok":
         return True, detail
     if kind == "missing":

@@ -126,7 +126,7 @@ def _one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def _probe(want_name: bool = True) -> tuple[str, str]:
+def probe(want_name: bool = True) -> tuple[str, str]:
     """Return (kind, detail): kind is "ok", "missing", "broken", "no-gpu" or
     "unsupported"; detail is the device name (or "" when ``want_name`` is
     false) or the reason. Never raises."""
@@ -162,7 +162,7 @@ def _probe(want_name: bool = True) -> tuple[str, str]:
 def is_available() -> tuple[bool, str]:
     """``(True, device name)`` when CuPy can run graphs here, else
     ``(False, one-line reason)``. Never raises."""
-    kind, detail = _probe()
+    kind, detail = probe()
     if kind == "ok":
         return True, detail
     if kind == "no-gpu":
@@ -172,7 +172,7 @@ def is_available() -> tuple[bool, str]:
 
 def _cupy():
     """Import CuPy for a constructor; raise CudaUnavailable if it cannot run."""
-    kind, detail = _probe(want_name=False)
+    kind, detail = probe(want_name=False)
     if kind != "ok":
         raise CudaUnavailable(
             f"no CUDA GPU is visible: {detail}" if kind == "no-gpu" else detail

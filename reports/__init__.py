@@ -7,7 +7,9 @@ dicts out); this module does the file I/O:
   ``staff.html`` (hidden cases in full), ``results.json`` (Gradescope) and
   ``junit.xml`` for one submission (``report.json`` is the grader's own);
 - :func:`write_batch_outputs` writes ``summary.html`` and ``grades.csv`` for a
-  class.
+  class;
+- :func:`write_grades_csv` writes ``grades.csv`` alone, and :func:`write_file` is how
+  every page is written (the audit's page and the similarity report use it too).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from urllib.parse import quote
 
 from grader.results import Report
 
-from .csv_export import grades_csv, write_grades_csv
+from .csv_export import grades_csv
 from .gradescope import to_gradescope
 from .html import render_submission, render_summary
 from .junit import to_junit_xml
@@ -32,12 +34,13 @@ __all__ = [
     "to_gradescope",
     "to_junit_xml",
     "write_batch_outputs",
+    "write_file",
     "write_grades_csv",
     "write_submission_outputs",
 ]
 
 
-def _write(path: Path, text: str) -> None:
+def write_file(path: Path, text: str) -> None:
     """Write ``text`` as UTF-8 through a temporary file, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -56,13 +59,13 @@ def write_submission_outputs(report: Report, out_dir: Path, hidden_visibility: s
     ``results.json`` (Gradescope; ``hidden_visibility`` is the test visibility of hidden cases)
     and ``junit.xml`` into ``out_dir``."""
     out_dir = Path(out_dir)
-    _write(out_dir / "report.html", render_submission(report))
-    _write(out_dir / "staff.html", render_submission(report, staff=True))
-    _write(
+    write_file(out_dir / "report.html", render_submission(report))
+    write_file(out_dir / "staff.html", render_submission(report, staff=True))
+    write_file(
         out_dir / "results.json",
         json.dumps(to_gradescope(report, hidden_visibility), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
     )
-    _write(out_dir / "junit.xml", to_junit_xml(report))
+    write_file(out_dir / "junit.xml", to_junit_xml(report))
 
 
 def report_link(report_dir, out_dir, page: str = "report.html") -> str:
@@ -85,5 +88,14 @@ def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_di
     links = [report_link(d, out_dir) for d in report_dirs]
     paths = list(paths) if paths is not None else [r.path for r in reports]  # merge and similarity: from report.json
     staff_links = [report_link(d, out_dir, "staff.html") if (Path(d) / "staff.html").is_file() else "" for d in report_dirs]
-    _write(out_dir / "summary.html", render_summary(reports, links, paths, staff_links, similar_pairs))
-    _write(out_dir / "grades.csv", grades_csv(reports, paths))
+    write_file(out_dir / "summary.html", render_summary(reports, links, paths, staff_links, similar_pairs))
+    write_file(out_dir / "grades.csv", grades_csv(reports, paths))
+
+
+def write_grades_csv(reports: Sequence[Report], path, paths: Sequence[str] | None = None) -> None:
+    """Write ``grades.csv``: ``submission``, ``path``, one column per spec id (points earned), ``total``, ``max``.
+
+    Columns follow the spec order of the first report, then specs only later
+    reports have; a submission without a spec leaves that cell empty.
+    """
+    Path(path).write_text(grades_csv(reports, paths), encoding="utf-8", newline="")

@@ -11,11 +11,10 @@ its tooltip lists them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from grader.audit import AuditResult
 
-from . import _view as v
+from . import view as v
 from .html import environment
 
 
@@ -94,10 +93,3 @@ def render_audit(result: AuditResult) -> str:
         control_failures=result.control_failures,
         duration=v.fmt_seconds(result.duration_s),
     )
-
-
-def write_audit_html(result: AuditResult, path) -> None:
-    """Render the page and write it as UTF-8 (through a temporary file, like the other reports)."""
-    from . import _write
-
-    _write(Path(path), render_audit(result))

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
-from pathlib import Path
 from typing import Sequence
 
 from grader.results import Report
 
-from ._view import clean_text, fmt_points
+from .view import clean_text, fmt_points
 
 # A spreadsheet treats a cell starting with one of these as a formula.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -60,12 +59,3 @@ def grades_csv(reports: Sequence[Report], paths: Sequence[str] | None = None) ->
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerows(grades_rows(reports, paths))
     return buf.getvalue()
-
-
-def write_grades_csv(reports: Sequence[Report], path, paths: Sequence[str] | None = None) -> None:
-    """Write ``grades.csv``: ``submission``, ``path``, one column per spec id (points earned), ``total``, ``max``.
-
-    Columns follow the spec order of the first report, then specs only later
-    reports have; a submission without a spec leaves that cell empty.
-    """
-    Path(path).write_text(grades_csv(reports, paths), encoding="utf-8", newline="")

@@ -15,7 +15,7 @@ from typing import Any
 
 from grader.results import Report
 
-from ._view import case_text, clean_text, fmt_percent, fmt_points, full_view, one_bit, student_duration, tag_groups
+from .view import case_text, clean_text, fmt_percent, fmt_points, full_view, one_bit, student_duration, tag_groups
 
 # Gradescope test visibilities. "hidden" tests are shown to staff only; the others reach the
 # student (now or later), so a hidden case placed there is shown as one bit.

@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from grader.results import Report
 
-from . import _view as v
+from . import view as v
 from .review import needs_review
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -204,7 +204,7 @@ class StudentRow:
     problem: bool
 
 
-def _safe_href(link: str) -> str:
+def safe_href(link: str) -> str:
     """A relative link, or "" when the link has a scheme or host (the summary never links out)."""
     if not isinstance(link, str) or not link:
         return ""
@@ -226,7 +226,7 @@ def _histogram(percents: Sequence[float]) -> Histogram:
     for p in percents:
         i = min(9, max(0, int(p // 10)))
         counts[i] += 1
-    top, step = v._nice_top(max(counts) if counts else 1)
+    top, step = v.nice_top(max(counts) if counts else 1)
     left, slot, base, plot_h = 30.0, 48.0, 150.0, 130.0
     bins = []
     for i, n in enumerate(counts):
@@ -335,8 +335,8 @@ def render_summary(
     paths = list(paths) if paths is not None else [""] * len(reports)
     staff_links = list(staff_links) if staff_links is not None else [""] * len(reports)
     percents = [r.percent for r in reports]
-    hrefs = [_safe_href(link) for link in links]
-    staff_hrefs = [_safe_href(link) for link in staff_links]
+    hrefs = [safe_href(link) for link in links]
+    staff_hrefs = [safe_href(link) for link in staff_links]
     students = sorted(
         (
             StudentRow(

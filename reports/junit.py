@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 from grader.results import Report
 
-from ._view import case_text, case_views, clean_text, fmt_points, spec_titles, student_duration
+from .view import case_text, case_views, clean_text, fmt_points, spec_titles, student_duration
 
 _ERROR_STATUSES = ("error", "timeout", "crashed")
 

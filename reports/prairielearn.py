@@ -24,7 +24,7 @@ from typing import Any
 
 from grader.results import Report
 
-from ._view import case_text, case_views, clean_text, fmt_percent, fmt_points, tag_groups
+from .view import case_text, case_views, clean_text, fmt_percent, fmt_points, tag_groups
 
 # PrairieLearn drops results over 1 MB; leave room for the transport around them.
 RESULTS_BUDGET = 900_000

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from grader.results import Flag, Report
 
-from . import _view as v
+from . import view as v
 
 SHOWN_FLAGS = 12  # per submission, in the summary; report.json has them all
 

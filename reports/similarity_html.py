@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .html import _safe_href, environment
+from .html import safe_href, environment
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def summary_rows(pairs, links: dict[str, str], total: int) -> SimilarBlock:
     """``links``: submission name -> its report.html, relative to OUT."""
     return SimilarBlock(
         tuple(
-            PairRow(p.a, p.b, p.score, _safe_href(links.get(p.a, "")), _safe_href(links.get(p.b, "")), f"similarity.html#pair-{i}")
+            PairRow(p.a, p.b, p.score, safe_href(links.get(p.a, "")), safe_href(links.get(p.b, "")), f"similarity.html#pair-{i}")
             for i, p in enumerate(pairs, start=1)
         ),
         total,

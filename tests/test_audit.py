@@ -30,11 +30,11 @@ from grader.audit import (
     discover_baselines,
     discover_mutants,
     evaluate,
-    format_text,
 )
 from grader.results import CaseResult, Report
 from grader.spec_model import CORE_TAGS, TAGS
 from reports.audit_html import render_audit
+from reports.audit_text import format_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"

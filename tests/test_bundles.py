@@ -82,7 +82,7 @@ def test_build_bundle(tmp_path):
     assert toml["project"]["scripts"] == {"graphgrade": "grader.cli:main"}
     assert any(d.startswith("numpy") for d in toml["project"]["dependencies"])
     assert not any("pytest" in d for d in toml["project"]["dependencies"])  # no test extra
-    assert set(toml["tool"]["setuptools"]["packages"]) == {"grader", "grader.worker", "grader.docs", "reference", "reports", "specs", "student_template"}
+    assert set(toml["tool"]["setuptools"]["packages"]) == {"grader", "grader.worker", "grader.docs", "reference", "reports", "reports.view", "specs", "student_template"}
     assert "*.yaml" not in toml["tool"]["setuptools"]["package-data"]["specs"]
     assert (
         "graphgrade grade /autograder/submission --specs \"$SRC/specs\" --out \"$OUT\" --visibility all" in run

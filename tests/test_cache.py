@@ -134,7 +134,7 @@ def test_corrupted_and_foreign_entries_are_ignored_and_rerun(cold, tmp_path):
     case_entries[0].write_text(case_entries[0].read_text()[:-40])  # truncated
     case_entries[1].write_text(case_entries[2].read_text())  # another key's entry, filed under this key
     frame_entry = json.loads(case_entries[3].read_text())
-    frame_entry["frame"] = frame_entry["frame"][:-8] + "AAAAAAAA"  # a frame that no longer decodes
+    frame_entry["frame"] = "AAAAAAAA" + frame_entry["frame"][8:]  # a frame that no longer decodes (its magic zeroed; zeroing its tail may only zero array data)
     case_entries[3].write_text(json.dumps(frame_entry))
     hits, total, ignored = grade(tmp_path / "second", cache)
     assert (hits, ignored) == (CACHED - 3, 3)

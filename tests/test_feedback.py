@@ -22,8 +22,8 @@ from grader.loader import SpecErrors, load_spec_text, load_suite
 from grader.protocol import CaseObservation, Raised, StepObservation
 from grader.results import read_report
 from grader.scoring import add_points, split_points
-from reports import _view
-from reports._view import failure_cause, launch_chart, notation_notes
+from reports import view as _view
+from reports.view import failure_cause, launch_chart, notation_notes
 from reports.html import render_summary
 
 from test_accessibility import half_done_source

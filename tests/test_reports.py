@@ -25,9 +25,9 @@ from reports import (
     write_grades_csv,
     write_submission_outputs,
 )
-from reports import _view
+from reports import view as _view
 from reports.csv_export import grades_csv, safe_cell
-from reports.html import TEMPLATE_DIR, _safe_href, environment
+from reports.html import TEMPLATE_DIR, environment, safe_href
 
 from test_reports_samples import (
     REPLAY_FAIL,
@@ -521,10 +521,10 @@ def test_summary_links_are_quoted_and_never_external(tmp_path):
     page = (tmp_path / "summary.html").read_text(encoding="utf-8")
     assert 'href="with%20space%20%231/report.html"' in page
     for bad in ("javascript:alert(1)", "https://evil.example/x", "//evil.example/x", "C:\\x\\report.html"):
-        assert _safe_href(bad) == ""
+        assert safe_href(bad) == ""
         page = render_summary([r], [bad])
         assert bad not in page and not re.search(r'href="(?!#)', page)
-    assert _safe_href("a/b/report.html") == "a/b/report.html"
+    assert safe_href("a/b/report.html") == "a/b/report.html"
     with pytest.raises(ValueError):
         render_summary([r], [])
     with pytest.raises(ValueError):

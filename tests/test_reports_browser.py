@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reports import write_batch_outputs, write_submission_outputs
-from reports._view import fmt_points
+from reports.view import fmt_points
 
 from browser import CHROMIUM, FLAGS
 from test_reports_samples import SCRIPT, SECRETS, all_reports, crashing_report, failing_report, hidden_report

@@ -283,7 +283,7 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
         try:
             applied = sandbox.enter(plan, keep_fds=(cmd_fd, res_fd))
         except BaseException as exc:  # noqa: BLE001 - the machine's problem: tell the grader, run nothing
-            _write_all(res_fd, protocol.control_frame("sandbox_error", message=protocol._short(f"{type(exc).__name__}: {exc}")))
+            _write_all(res_fd, protocol.control_frame("sandbox_error", message=protocol.shorten(f"{type(exc).__name__}: {exc}")))
             os._exit(0)
         sandbox.set_child_subreaper()
         sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
@@ -303,7 +303,7 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
         except BaseException as exc:  # noqa: BLE001 - a broken submission is a verdict, not a crash
             # A SyntaxError's str() repeats the file and line that `where` already gives.
             message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
-            _write_all(res_fd, protocol.control_frame("import_error", type=type(exc).__name__, message=protocol._short(message), where=_import_error_where(exc, root)))
+            _write_all(res_fd, protocol.control_frame("import_error", type=type(exc).__name__, message=protocol.shorten(message), where=_import_error_where(exc, root)))
             os._exit(0)
         _write_all(res_fd, protocol.control_frame("ready"))
         # kill(-1) may be used only where it reaches this sandbox's processes alone
