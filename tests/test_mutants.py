@@ -76,14 +76,16 @@ def test_a_mutant_is_its_docstring_tag_and_plain_text_edits(path: Path):
             kinds.append("docstring")
         elif isinstance(node, ast.ImportFrom) and node.module == "reference.mutants._base":
             if [a.name for a in node.names] != ["run_edited_reference"]:
-                pytest.fail(f"{path.name}:{node.lineno}: a mutant imports run_edited_reference alone, not {[a.name for a in node.names]}")
+                names = [a.name for a in node.names]
+                pytest.fail(f"{path.name}:{node.lineno}: a mutant imports run_edited_reference alone, not {names}")
             kinds.append("import")
         elif isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] in (["TAG"], ["EDITS"]):
             kinds.append(node.targets[0].id)
         elif isinstance(node, ast.Expr) and ast.unparse(node) == "run_edited_reference(globals(), EDITS)":
             kinds.append("run")
         else:
-            pytest.fail(f"{path.name}:{node.lineno}: a mutant holds only its docstring, TAG and EDITS: {ast.unparse(node)}")
+            statement = ast.unparse(node)
+            pytest.fail(f"{path.name}:{node.lineno}: a mutant holds only its docstring, TAG and EDITS: {statement}")
     assert kinds == ["docstring", "import", "TAG", "EDITS", "run"], f"{path.name}: {kinds}"
     edits = EDITS[path]
     assert edits and all(isinstance(e, tuple) and len(e) == 2 and all(isinstance(s, str) for s in e) for e in edits)
@@ -99,13 +101,19 @@ def test_no_mutant_or_baseline_patches_the_reference_or_names_its_private_attrib
             pytest.fail(f"{path.name}:{node.lineno}: names the attribute {node.attr} (an edit is plain text instead)")
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("setattr", "delattr"):
             pytest.fail(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) == "fresh_reference":
+        is_call = isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        if is_call and getattr(node.value.func, "id", None) == "fresh_reference":
             copies.update(t.id for t in node.targets if isinstance(t, ast.Name))
         if isinstance(node, (ast.ImportFrom, ast.Import)):
             modules = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
             assert "reference.cudagraph" not in modules, f"{path.name}:{node.lineno}: imports the reference itself"
     for node in ast.walk(tree):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        else:
+            targets = []
         for target in targets:
             root = target
             while isinstance(root, (ast.Attribute, ast.Subscript)):
@@ -119,12 +127,15 @@ def test_the_checks_above_catch_the_old_way_of_writing_a_mutant(tmp_path):
     old = tmp_path / "old_style.py"
     old.write_text(
         '"""Old style."""\n\nfrom reference.mutants._base import export, fresh_reference\n\nTAG = "padding"\n\n'
-        "ref = fresh_reference(__name__)\nref.GraphRunner._real_rows = lambda self, output, x: output\nexport(ref, globals())\n",
+        "ref = fresh_reference(__name__)\n"
+        "ref.GraphRunner._real_rows = lambda self, output, x: output\n"
+        "export(ref, globals())\n",
         encoding="utf-8",
     )
     with pytest.raises(pytest.fail.Exception, match="names the attribute _real_rows"):
         test_no_mutant_or_baseline_patches_the_reference_or_names_its_private_attributes(old)
-    with pytest.raises(pytest.fail.Exception, match=r"imports run_edited_reference alone, not \['export', 'fresh_reference'\]"):
+    old_import = r"imports run_edited_reference alone, not \['export', 'fresh_reference'\]"
+    with pytest.raises(pytest.fail.Exception, match=old_import):
         test_a_mutant_is_its_docstring_tag_and_plain_text_edits(old)
 
 
@@ -145,11 +156,16 @@ def test_an_edit_whose_text_is_gone_fails_in_one_line_naming_the_mutant_and_the_
 
 def test_an_edit_whose_text_occurs_twice_fails_too(tmp_path):
     path = _mutant_file(tmp_path, (("        return x\n", "        return -x\n"),))
-    with pytest.raises(MutantEditError, match=r"made_up_mistake\.py: edit 1 of 1: ' +return x' occurs 2 times in reference/cudagraph\.py"):
+    twice = r"made_up_mistake\.py: edit 1 of 1: ' +return x' occurs 2 times in reference/cudagraph\.py"
+    with pytest.raises(MutantEditError, match=twice):
         _import_file(path)
 
 
-@pytest.mark.parametrize("edits", [(), (("cls.n += k",),), ("cls.n += k", "cls.n += 1"), (("", "x"),)], ids=["none", "no-after", "not-pairs", "empty-before"])
+@pytest.mark.parametrize(
+    "edits",
+    [(), (("cls.n += k",),), ("cls.n += k", "cls.n += 1"), (("", "x"),)],
+    ids=["none", "no-after", "not-pairs", "empty-before"],
+)
 def test_malformed_edits_fail_with_the_file_named(tmp_path, edits):
     path = _mutant_file(tmp_path, edits)
     with pytest.raises(MutantEditError, match=r"^made_up_mistake\.py: "):
@@ -177,7 +193,8 @@ def test_the_audit_reports_a_mutant_whose_edit_is_gone_as_broken(tmp_path, monke
     """Through the isolated path that grades students: broken (named, with the missing text), not killed."""
     import grader.audit as audit
 
-    broken = _mutant_file(tmp_path, (("cls.n = 0\n", "pass\n"), ("def no_such_helper(self):", "def f(self):")), "stale_edit.py")
+    edits = (("cls.n = 0\n", "pass\n"), ("def no_such_helper(self):", "def f(self):"))
+    broken = _mutant_file(tmp_path, edits, "stale_edit.py")
     specs = tmp_path / "specs"
     specs.mkdir()
     shutil.copy(ROOT / "specs" / "01_launch_counter.yaml", specs)
@@ -186,7 +203,8 @@ def test_the_audit_reports_a_mutant_whose_edit_is_gone_as_broken(tmp_path, monke
     result = audit.run_audit(specs, jobs=1)
     assert [m.name for m in result.broken] == ["stale_edit"] and not result.ok
     problem = result.mutants[0].problem
-    assert "MutantEditError" in problem and "edit 2 of 2" in problem and "'def no_such_helper(self):' is not in reference/cudagraph.py" in problem
+    assert "MutantEditError" in problem and "edit 2 of 2" in problem
+    assert "'def no_such_helper(self):' is not in reference/cudagraph.py" in problem
     assert "\n" not in problem
     assert "BROKEN   stale_edit" in audit.format_text(result)
 
@@ -212,7 +230,8 @@ def test_renaming_the_private_names_no_edit_mentions_leaves_every_mutant_applyin
     for path, edits in EDITED.items():
         edited = apply_edits(refactored, edits, str(path))
         namespace = {"__name__": f"_test_refactored_{path.stem}"}
-        exec(compile(edited, f"{path.stem} on the refactored reference", "exec", dont_inherit=True), namespace)  # noqa: S102 - our own sources
+        code = compile(edited, f"{path.stem} on the refactored reference", "exec", dont_inherit=True)
+        exec(code, namespace)  # noqa: S102 - our own sources
         assert all(name in namespace for name in reference.CONTRACT_NAMES), path.name
     # and the refactored reference is still the reference: capture, then a one-launch replay
     namespace = {"__name__": "_test_refactored_reference"}

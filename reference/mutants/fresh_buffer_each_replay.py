@@ -7,7 +7,7 @@ TAG = "static-buffer"
 EDITS = (
     (
         "        self._load(entry.static_input, x)\n",
-        "        entry.static_input = np.zeros(entry.shape, dtype=x.dtype)  # a new buffer: the graph reads the old one\n"
+        "        entry.static_input = np.zeros(entry.shape, dtype=x.dtype)  # new buffer; the graph reads the old\n"
         "        self._load(entry.static_input, x)\n",
     ),
 )
