@@ -2,7 +2,8 @@
 
 A suite is only as good as the mistakes it catches. The audit grades a set of
 deliberately broken implementations of the lab (``reference/mutants/``, one
-realistic mistake each) and a few baselines that must score low
+realistic mistake each, written as plain-text edits of the reference's source,
+see ``reference/mutants/_base.py``) and a few baselines that must score low
 (``reference/mutants/baselines/``), through exactly the isolated path that
 grades students (zygote, sandboxed workers, judge, scoring), against every
 spec of every visibility. The reference itself is graded alongside as the
@@ -12,7 +13,8 @@ A case *kills* a mutant when it passes for the reference and does not pass
 for the mutant. The audit fails (exit 1) when
 
 - a mutant survives (no case kills it): the suite has a gap;
-- a mutant cannot be imported (it is broken, not mistaken);
+- a mutant cannot be imported (it is broken, not mistaken; for instance an
+  edit whose text is no longer in the reference);
 - a baseline scores more than its ``MAX_PERCENT``: the suite is too lenient;
 - the reference does not pass a case (run ``graphgrade validate``).
 

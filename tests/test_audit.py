@@ -70,7 +70,7 @@ def test_module_imports_and_exposes_the_contract(path: Path):
         assert hasattr(module, name), f"{path.name} does not expose {name}"
     doc = (module.__doc__ or "").strip()
     assert doc and "\n" not in doc, f"{path.name} needs a one-line docstring describing the mistake"
-    # a mutant patches its own copy of the reference, never the reference itself
+    # a mutant is its own edited copy of the reference, never the reference itself
     assert module.GraphRunner is not reference.GraphRunner
     assert module.LaunchCounter is not reference.LaunchCounter
 

@@ -1,17 +1,11 @@
 """LaunchCounter.bump(k) adds 1 whatever k is."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "launch-counter"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("cls.n += k", "cls.n += 1"),
+)
 
-
-@classmethod
-def bump(cls, k=1):
-    cls.n += 1
-
-
-ref.LaunchCounter.bump = bump
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

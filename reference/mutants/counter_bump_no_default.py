@@ -1,17 +1,11 @@
 """LaunchCounter.bump has no default for k, so bump() with no argument raises TypeError."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "launch-counter"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("def bump(cls, k: int = 1)", "def bump(cls, k: int)"),
+)
 
-
-@classmethod
-def bump(cls, k):
-    cls.n += k
-
-
-ref.LaunchCounter.bump = bump
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,17 +1,11 @@
 """LaunchCounter.reset() leaves the count as it was instead of setting it to 0."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "launch-counter"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("        cls.n = 0\n", "        pass  # forgot cls.n = 0\n"),
+)
 
-
-@classmethod
-def reset(cls):
-    pass  # forgot cls.n = 0
-
-
-ref.LaunchCounter.reset = reset
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,19 +1,16 @@
 """run_eager bumps the counter once per call instead of once per op."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "eager"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "        x = op(x)\n"
+        "        LaunchCounter.bump(1)\n",
+        "        x = op(x)\n"
+        "    LaunchCounter.bump(1)  # after the loop: once per call\n",
+    ),
+)
 
-
-def run_eager(ops, x):
-    for op in ops:
-        x = op(x)
-    ref.LaunchCounter.bump(1)
-    return x
-
-
-ref.run_eager = run_eager
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

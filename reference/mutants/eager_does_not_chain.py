@@ -1,20 +1,21 @@
 """run_eager hands every op the original input instead of the previous op's result."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "eager"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "    for op in ops:\n"
+        "        x = op(x)\n"
+        "        LaunchCounter.bump(1)\n"
+        "    return x\n",
+        "    y = x\n"
+        "    for op in ops:\n"
+        "        y = op(x)  # should be op(y)\n"
+        "        LaunchCounter.bump(1)\n"
+        "    return y\n",
+    ),
+)
 
-
-def run_eager(ops, x):
-    y = x
-    for op in ops:
-        y = op(x)
-        ref.LaunchCounter.bump(1)
-    return y
-
-
-ref.run_eager = run_eager
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

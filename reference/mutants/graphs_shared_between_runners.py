@@ -1,21 +1,19 @@
 """Keeps the graph table in a class attribute, so every GraphRunner shares (and replays) the others' graphs."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "shape-cache"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "    @property\n"
+        "    def num_captured",
+        "    graphs: dict[Shape, GraphEntry] = {}  # a class attribute: one table for every runner\n"
+        "\n"
+        "    @property\n"
+        "    def num_captured",
+    ),
+    ("        self.graphs: dict[Shape, GraphEntry] = {}\n", ""),
+)
 
-
-ref.GraphRunner.shared_graphs = {}
-_init = ref.GraphRunner.__init__
-
-
-def __init__(self, ops, capture_sizes=None, warmup_steps=0):
-    _init(self, ops, capture_sizes, warmup_steps)
-    self.graphs = ref.GraphRunner.shared_graphs  # one dict for all runners
-
-
-ref.GraphRunner.__init__ = __init__
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,20 +1,18 @@
 """Keys graphs on the batch size alone, so inputs that differ only in width share a graph."""
 
-from reference.mutants._base import capture_into_padded_buffer, export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "shape-cache"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("return (batch, *x.shape[1:])", "return (batch,)  # should be (batch, *x.shape[1:])"),
+    # The static buffer is still padded as the reference pads it, so only the keying mistake shows.
+    (
+        "        static_input = np.zeros(key, dtype=x.dtype)\n",
+        "        shape = (self._padded_batch(x.shape[0]), *x.shape[1:]) if x.ndim else ()\n"
+        "        static_input = np.zeros(shape, dtype=x.dtype)\n",
+    ),
+    ("GraphEntry(key, static_input", "GraphEntry(shape, static_input"),
+)
 
-
-def _graph_key(self, x):
-    if x.ndim == 0:
-        return x.shape
-    batch = self._padded_batch(x.shape[0])
-    return None if batch is None else (batch,)
-
-
-ref.GraphRunner._graph_key = _graph_key
-ref.GraphRunner._capture = capture_into_padded_buffer(ref)
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,24 +1,16 @@
 """Captures on every call: the graph table is written but never looked up, so nothing is replayed."""
 
-import numpy as np
-
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "shape-cache"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "        entry = self.graphs.get(key)  # Constraint 1: one graph per shape\n"
+        "        if entry is not None:\n"
+        "            return self._replay(entry, x)\n",
+        "        # forgot to look the key up in self.graphs: every call captures again\n",
+    ),
+)
 
-
-def __call__(self, x):
-    x = np.asarray(x)
-    key = self._graph_key(x)
-    if key is None:
-        return ref.run_eager(self.ops, x)
-    if self._warming_up(key):
-        return ref.run_eager(self.ops, x)
-    return self._capture(key, x)
-
-
-ref.GraphRunner.__call__ = __call__
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,21 +1,18 @@
 """Pads the buffer but keys the graph on the real batch size, so batches that pad to one size capture separate graphs."""
 
-from reference.mutants._base import capture_into_padded_buffer, export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "padding"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("return (batch, *x.shape[1:])", "return x.shape  # should be the padded shape"),
+    # The static buffer is still padded as the reference pads it, so only the keying mistake shows.
+    (
+        "        static_input = np.zeros(key, dtype=x.dtype)\n",
+        "        shape = (self._padded_batch(x.shape[0]), *x.shape[1:]) if x.ndim else ()\n"
+        "        static_input = np.zeros(shape, dtype=x.dtype)\n",
+    ),
+    ("GraphEntry(key, static_input", "GraphEntry(shape, static_input"),
+)
 
-
-def _graph_key(self, x):
-    if x.ndim == 0:
-        return x.shape
-    if self._padded_batch(x.shape[0]) is None:
-        return None
-    return x.shape  # should be the padded shape
-
-
-ref.GraphRunner._graph_key = _graph_key
-ref.GraphRunner._capture = capture_into_padded_buffer(ref)
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,19 +1,11 @@
 """Ignores is_capturable and captures every op, attention included, into one graph."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "piecewise"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("capturable = bool(is_capturable(i))", "capturable = True  # should ask is_capturable(i)"),
+)
 
-
-_init = ref.PiecewiseGraphRunner.__init__
-
-
-def __init__(self, ops, is_capturable, capture_sizes=None):
-    _init(self, ops, lambda i: True, capture_sizes)
-
-
-ref.PiecewiseGraphRunner.__init__ = __init__
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

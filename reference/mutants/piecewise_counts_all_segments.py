@@ -1,12 +1,11 @@
 """num_graphs counts every segment, the eager ones included."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "piecewise"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("return sum(capturable for capturable, _ in self.segments)", "return len(self.segments)  # eager segments too"),
+)
 
-
-ref.PiecewiseGraphRunner.num_graphs = property(lambda self: len(self.segments))
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

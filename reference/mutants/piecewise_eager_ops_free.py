@@ -1,22 +1,18 @@
 """Calls the uncapturable ops directly instead of through run_eager, so they cost no launches."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "piecewise"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "            x = run_eager(seg_ops, x) if runner is None else runner(x)\n",
+        "            if runner is None:\n"
+        "                for op in seg_ops:  # called directly, not through run_eager: no launch counted\n"
+        "                    x = op(x)\n"
+        "            else:\n"
+        "                x = runner(x)\n",
+    ),
+)
 
-
-def __call__(self, x):
-    for (_, seg_ops), runner in zip(self.segments, self.runners):
-        if runner is None:
-            for op in seg_ops:
-                x = op(x)
-        else:
-            x = runner(x)
-    return x
-
-
-ref.PiecewiseGraphRunner.__call__ = __call__
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

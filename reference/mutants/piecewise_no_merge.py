@@ -1,17 +1,17 @@
 """Gives every op its own segment instead of merging neighbours with the same is_capturable answer."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "piecewise"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "            if self.segments and self.segments[-1][0] == capturable:\n"
+        "                self.segments[-1][1].append(op)\n"
+        "            else:\n"
+        "                self.segments.append((capturable, [op]))\n",
+        "            self.segments.append((capturable, [op]))  # never merged with the segment before\n",
+    ),
+)
 
-
-def __init__(self, ops, is_capturable, capture_sizes=None):
-    self.segments = [(bool(is_capturable(i)), [op]) for i, op in enumerate(ops)]
-    self.runners = [ref.GraphRunner(seg, capture_sizes) if capturable else None for capturable, seg in self.segments]
-
-
-ref.PiecewiseGraphRunner.__init__ = __init__
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,19 +1,17 @@
 """Replays through run_eager, paying one launch per op instead of one per graph."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "single-launch-replay"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "        y = entry.static_input\n"
+        "        for op in self.ops:\n"
+        "            y = op(y)\n"
+        "        LaunchCounter.bump(1)\n",
+        "        y = run_eager(self.ops, entry.static_input)  # one launch per op, not one per graph\n",
+    ),
+)
 
-
-def _replay(self, entry, x):
-    self._load(entry.static_input, x)
-    y = ref.run_eager(self.ops, entry.static_input)
-    entry.output = y
-    return self._real_rows(y, x)
-
-
-ref.GraphRunner._replay = _replay
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,21 +1,15 @@
 """Forgets to bump the counter on replay, so a replay looks free."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "single-launch-replay"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "        LaunchCounter.bump(1)\n"
+        "        entry.output = y\n",
+        "        entry.output = y  # forgot LaunchCounter.bump(1)\n",
+    ),
+)
 
-
-def _replay(self, entry, x):
-    self._load(entry.static_input, x)
-    y = entry.static_input
-    for op in self.ops:
-        y = op(y)
-    entry.output = y
-    return self._real_rows(y, x)
-
-
-ref.GraphRunner._replay = _replay
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

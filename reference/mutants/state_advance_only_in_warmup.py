@@ -1,17 +1,15 @@
 """advance() counts warm-up steps only, so step_count stops at the threshold once graphs are on."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "        self._step_count += 1\n",
+        "        if self.step_mode() is StepMode.WARMUP:  # should count every step\n"
+        "            self._step_count += 1\n",
+    ),
+)
 
-
-def advance(self):
-    if self.step_mode() is ref.StepMode.WARMUP:
-        self._step_count += 1
-
-
-ref.InferenceGraphCapture.advance = advance
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,20 +1,11 @@
 """step_mode says CAPTURE whenever step_count >= warmup_steps and no capture was attempted (>= instead of ==)."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("if self._step_count == self.warmup_steps and", "if self._step_count >= self.warmup_steps and"),
+)
 
-
-def step_mode(self):
-    if not self._enabled or self._step_count < self.warmup_steps:
-        return ref.StepMode.WARMUP
-    if not self.capture_attempted:
-        return ref.StepMode.CAPTURE
-    return ref.StepMode.REPLAY
-
-
-ref.InferenceGraphCapture.step_mode = step_mode
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,20 +1,14 @@
 """step_mode says CAPTURE at the threshold step even after a capture was recorded (ignores capture_attempted)."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "if self._step_count == self.warmup_steps and not self.capture_attempted:",
+        "if self._step_count == self.warmup_steps:  # ignores capture_attempted",
+    ),
+)
 
-
-def step_mode(self):
-    if not self._enabled or self._step_count < self.warmup_steps:
-        return ref.StepMode.WARMUP
-    if self._step_count == self.warmup_steps:
-        return ref.StepMode.CAPTURE
-    return ref.StepMode.REPLAY
-
-
-ref.InferenceGraphCapture.step_mode = step_mode
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,18 +1,11 @@
 """Raises warmup_steps to 1 only when it is exactly 0, so a negative warm-up replays from step 0 and never captures."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-ref = fresh_reference(__name__)
-_init = ref.InferenceGraphCapture.__init__
+EDITS = (
+    ("self.warmup_steps = max(1, warmup_steps)", "self.warmup_steps = 1 if warmup_steps == 0 else warmup_steps"),
+)
 
-
-def __init__(self, warmup_steps, enabled=False):
-    _init(self, warmup_steps, enabled)
-    self.warmup_steps = 1 if warmup_steps == 0 else warmup_steps
-
-
-ref.InferenceGraphCapture.__init__ = __init__
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

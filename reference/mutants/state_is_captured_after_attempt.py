@@ -1,12 +1,11 @@
 """is_captured reports whether a capture was attempted, not whether one was recorded."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("return self.graph_id is not None", "return self.capture_attempted  # should be: a graph was recorded"),
+)
 
-
-ref.InferenceGraphCapture.is_captured = property(lambda self: self.capture_attempted)
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,12 +1,11 @@
 """is_captured tests the graph id for truth, so a graph with id 0 reads as not captured."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("return self.graph_id is not None", "return bool(self.graph_id)"),
+)
 
-
-ref.InferenceGraphCapture.is_captured = property(lambda self: bool(self.graph_id))
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

@@ -1,17 +1,11 @@
 """record_capture stores the graph and its shape but does not mark the capture as attempted."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    ("        self.capture_attempted = True\n", "        # forgot self.capture_attempted = True\n"),
+)
 
-
-def record_capture(self, graph_id, batch_size, seq_step):
-    self.graph_id = graph_id
-    self._captured_shape = (batch_size, seq_step)
-
-
-ref.InferenceGraphCapture.record_capture = record_capture
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)

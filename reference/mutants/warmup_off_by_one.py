@@ -1,22 +1,18 @@
 """With a warm-up asked for, runs warmup_steps + 1 eager calls per key before capturing (<= instead of <)."""
 
-from reference.mutants._base import export, fresh_reference
+from reference.mutants._base import run_edited_reference
 
 TAG = "warmup"
 
-ref = fresh_reference(__name__)
+EDITS = (
+    (
+        "        done = self._eager_calls.get(key, 0)\n"
+        "        if done < self.warmup_steps:\n",
+        "        if not self.warmup_steps:  # no warm-up asked for: capture at once\n"
+        "            return False\n"
+        "        done = self._eager_calls.get(key, 0)\n"
+        "        if done <= self.warmup_steps:\n",
+    ),
+)
 
-
-def _warming_up(self, key):
-    if not self.warmup_steps:  # no warm-up asked for: capture at once
-        return False
-    done = self._eager_calls.get(key, 0)
-    if done <= self.warmup_steps:
-        self._eager_calls[key] = done + 1
-        return True
-    return False
-
-
-ref.GraphRunner._warming_up = _warming_up
-
-export(ref, globals())
+run_edited_reference(globals(), EDITS)
