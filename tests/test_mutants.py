@@ -24,6 +24,7 @@ import pytest
 
 import reference
 from grader.audit import BASELINES_DIR, MUTANTS_DIR, Subject
+from reports.audit_text import format_text
 from reference.mutants._base import REFERENCE_SOURCE, MutantEditError, apply_edits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -206,7 +207,7 @@ def test_the_audit_reports_a_mutant_whose_edit_is_gone_as_broken(tmp_path, monke
     assert "MutantEditError" in problem and "edit 2 of 2" in problem
     assert "'def no_such_helper(self):' is not in reference/cudagraph.py" in problem
     assert "\n" not in problem
-    assert "BROKEN   stale_edit" in audit.format_text(result)
+    assert "BROKEN   stale_edit" in format_text(result)
 
 
 # ------------------------------------------------------------------ the point: the reference can be refactored
