@@ -80,3 +80,30 @@ def _remove_deep_trees():
 
         for tree in materialize.DEEP_TREES:
             remove_tree(tree)
+
+
+@pytest.fixture(scope="session")
+def shipped_audit(tmp_path_factory):
+    """``graphgrade audit --json --html`` on the shipped specs, run once per test session.
+
+    The audit grades the reference, every mutant and every baseline through the isolated
+    path: the most expensive single command in the suite. Every test about the shipped
+    suite's audit (the kill matrix, the baselines, the HTML page, what removing one spec
+    would leave alive) reads this one run instead of grading it again.
+    """
+    import json
+    import subprocess
+    from types import SimpleNamespace
+
+    root = Path(__file__).resolve().parents[1]
+    html = tmp_path_factory.mktemp("shipped-audit") / "audit.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "audit", "--json", "--html", str(html), "--jobs", "2"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        cwd=root,
+    )
+    assert proc.stdout, proc.stderr
+    return SimpleNamespace(proc=proc, data=json.loads(proc.stdout), html=html)
