@@ -190,7 +190,15 @@ def _report(data) -> None:
 
 
 def test_sample_report_round_trips():
-    report_from_json(_sample_report())
+    """The seed the fuzzers mutate is a valid report: it reads back whole and writes out identically
+    (so a mutant the reader refuses was refused for the mutation, not for the seed)."""
+    data = _sample_report()
+    report = report_from_json(data)
+    assert (report.submission, report.score, report.max_score) == ("sub", 0.0, 1.0)
+    (case,) = report.cases
+    assert (case.spec, case.case, case.status, case.output_tail) == ("s", "c", "failed", "out")
+    assert case.checks[0].observed == "2" and case.launches[0].observed == 2
+    assert json.loads(json.dumps(report_to_json(report))) == data
 
 
 @FUZZ
