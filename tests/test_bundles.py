@@ -25,6 +25,7 @@ from grader.errors import UsageError
 from grader.loader import load_suite
 
 import kit_secrets
+from support.shipped import shipped_suite
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "specs"
@@ -132,7 +133,7 @@ def test_bundle_from_the_installed_packages_needs_no_source_tree(tmp_path, monke
 def built_kit(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("kit") / "graphgrade-kit.zip"
     counts = kit.build_student_kit(out, SPECS)
-    suite = load_suite(SPECS).suite
+    suite = shipped_suite().suite
     shown = [s for s in suite.specs if s.visibility == "visible"]
     assert counts["public_specs"] == len(shown) and counts["hidden_specs"] == len(suite.specs) - len(shown) > 0
     return out
@@ -163,7 +164,7 @@ def test_kit_specs_are_exactly_the_public_specs_with_the_same_meaning(built_kit,
     with zipfile.ZipFile(built_kit) as zf:
         zf.extractall(tmp_path)
     kit_suite = load_suite(tmp_path / "graphgrade-kit" / "specs").suite
-    full = load_suite(SPECS).suite
+    full = shipped_suite().suite
     def meaning(value):  # where a thing is written (file, line) is not what it means
         if is_dataclass(value):
             return {f.name: meaning(getattr(value, f.name)) for f in fields(value) if f.name not in ("file", "line")}

@@ -9,6 +9,7 @@ user error is one line on stderr and exit 2, whatever the subcommand.
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,7 +26,14 @@ from grader.loader import load_suite
 from test_reports_samples import passing_report
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
-SUITE = load_suite(SPECS).suite
+
+
+@pytest.fixture(scope="module")
+def specs(tmp_path_factory) -> Path:
+    """A small spec directory (the launch-counter file: a visible and a hidden spec), quick to load."""
+    directory = tmp_path_factory.mktemp("specs")
+    shutil.copy(SPECS / "01_launch_counter.yaml", directory)
+    return directory
 
 
 def run(argv: list[str]) -> int:
@@ -130,31 +138,33 @@ def _submissions(tmp_path, *names) -> list[Path]:
     return paths
 
 
-def test_grade_turns_options_into_settings(engine, tmp_path, capsys):
+def test_grade_turns_options_into_settings(engine, specs, tmp_path, capsys):
     subs = _submissions(tmp_path, "alice", "bob")
-    argv = ["grade", *subs, "--out", tmp_path / "out", "--jobs", "3", "--timeout", "2.5", "--budget", "30", "--import-timeout", "45", "--isolation", "process", "--no-cache"]
+    suite = load_suite(specs).suite
+    argv = ["grade", *subs, "--specs", specs, "--out", tmp_path / "out", "--jobs", "3", "--timeout", "2.5", "--budget", "30", "--import-timeout", "45", "--isolation", "process", "--no-cache"]
     assert run(argv) == 0
     (call,) = engine.calls
     settings = call["settings"]
     assert (settings.case_timeout_s, settings.submission_budget_s, settings.isolation) == (2.5, 30.0, "process")
     assert settings.import_timeout_s == 30.0  # never more than the whole submission's budget
     assert call["jobs"] == 3 and call["submissions"] == subs and call["out"] == tmp_path / "out"
-    assert call["specs"] == SUITE.specs and call["cache"] is None and call["reference"] is None
+    assert call["specs"] == suite.specs and call["cache"] is None and call["reference"] is None
     err = capsys.readouterr().err
-    assert f"graded 2 submissions against {len(SUITE.cases)} cases (all specs)" in err and "mean score 100.0%" in err
+    assert f"graded 2 submissions against {len(suite.cases)} cases (all specs)" in err and "mean score 100.0%" in err
 
 
-def test_visibility_visible_grades_only_the_public_specs(engine, tmp_path, capsys):
-    assert run(["grade", *_submissions(tmp_path, "alice"), "--out", tmp_path / "out", "--visibility", "visible", "--no-cache"]) == 0
+def test_visibility_visible_grades_only_the_public_specs(engine, specs, tmp_path, capsys):
+    assert run(["grade", *_submissions(tmp_path, "alice"), "--specs", specs, "--out", tmp_path / "out", "--visibility", "visible", "--no-cache"]) == 0
     (call,) = engine.calls
-    assert call["specs"] == SUITE.only_visible().specs and len(call["specs"]) < len(SUITE.specs)
+    suite = load_suite(specs).suite
+    assert call["specs"] == suite.only_visible().specs and len(call["specs"]) < len(suite.specs)
     assert "(public specs)" in capsys.readouterr().err
 
 
-def test_fail_under_exits_1_only_below_the_bar(engine, tmp_path, capsys):
+def test_fail_under_exits_1_only_below_the_bar(engine, specs, tmp_path, capsys):
     subs = _submissions(tmp_path, "alice", "bob")
     engine.percents["bob"] = 50.0
-    common = [*subs, "--out", tmp_path / "out", "--no-cache"]
+    common = [*subs, "--specs", specs, "--out", tmp_path / "out", "--no-cache"]
     assert run(["grade", *common, "--fail-under", "40"]) == 0
     capsys.readouterr()
     assert run(["grade", *common, "--fail-under", "60"]) == 1
@@ -162,19 +172,19 @@ def test_fail_under_exits_1_only_below_the_bar(engine, tmp_path, capsys):
     assert "graphgrade: a score of 50.0% is below --fail-under 60" in err and "mean score 75.0%" in err
 
 
-def test_a_grader_failure_is_exit_3_naming_the_submission(engine, tmp_path, capsys):
+def test_a_grader_failure_is_exit_3_naming_the_submission(engine, specs, tmp_path, capsys):
     engine.failing.add("bob")
-    assert run(["grade", *_submissions(tmp_path, "alice", "bob"), "--out", tmp_path / "out", "--no-cache", "--fail-under", "0"]) == 3
+    assert run(["grade", *_submissions(tmp_path, "alice", "bob"), "--specs", specs, "--out", tmp_path / "out", "--no-cache", "--fail-under", "0"]) == 3
     assert "internal error while grading bob" in capsys.readouterr().err
 
 
-def test_no_submission_grades_cudagraph_py_here_or_else_the_reference_and_says_which(engine, tmp_path, monkeypatch, capsys):
+def test_no_submission_grades_cudagraph_py_here_or_else_the_reference_and_says_which(engine, specs, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert run(["grade", "--out", "out", "--no-cache"]) == 0
+    assert run(["grade", "--specs", specs, "--out", "out", "--no-cache"]) == 0
     assert engine.calls[-1]["submissions"] == [reference_dir()] and engine.calls[-1]["reference"] == reference_dir()
     assert "grading the bundled reference solution (a check of the install, not your work" in capsys.readouterr().err
     (tmp_path / "cudagraph.py").write_text("")
-    assert run(["grade", "--out", "out", "--no-cache"]) == 0
+    assert run(["grade", "--specs", specs, "--out", "out", "--no-cache"]) == 0
     assert engine.calls[-1]["submissions"] == [Path("cudagraph.py")] and engine.calls[-1]["reference"] is None
     assert "no submission given: grading ./cudagraph.py" in capsys.readouterr().err
 

@@ -18,9 +18,9 @@ import pytest
 
 import grader
 from grader.grade import grade_submissions
-from grader.loader import load_suite
 from grader.results import REPORT_FORMAT, STATUSES, read_report, report_to_json
 from grader.runner import RunSettings, Zygote
+from support.shipped import shipped_suite
 
 ROOT = Path(grader.__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
@@ -67,7 +67,7 @@ def write_dir(root: Path, name: str, files: dict[str, str]) -> Path:
 
 @pytest.fixture(scope="module")
 def suite():
-    return load_suite(SPECS)
+    return shipped_suite()
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +237,7 @@ def test_a_fault_in_some_cases_costs_those_cases_only(class_run, all_cases, name
     assert reports[name]["score"] == pytest.approx(100 - sum(by_uid(reports["alt"])[u]["max_score"] for u in differ))
 
 
-VISIBLE_SPECS = {s.id for s in load_suite(SPECS).suite.specs if s.visibility == "visible"}
+VISIBLE_SPECS = {s.id for s in shipped_suite().suite.specs if s.visibility == "visible"}
 
 
 # ---------------------------------------------------------------- other invocations
@@ -298,7 +298,7 @@ def test_grading_twice_gives_the_same_reports(klass, tmp_path, suite):
     names = ["alt", "template", "core_only", "crash_segv", "os_exit_batch3", "syntax"]
     settings = RunSettings(case_timeout_s=5.0)
     with Zygote() as zygote:
-        loaded = load_suite(SPECS)
+        loaded = shipped_suite()
         first = grade_submissions(zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "a", settings, jobs=2)
         second = grade_submissions(zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "b", settings, jobs=1)
     assert [g.name for g in first] == [g.name for g in second] == names
@@ -316,7 +316,7 @@ def test_output_is_captured_per_case_and_cut_to_a_tail(tmp_path):
     sub = write_dir(tmp_path, "noisy", {"cudagraph.py": noisy, "_helpers.py": HELPERS})
     loaded = None
     with Zygote() as zygote:
-        loaded = load_suite(SPECS)
+        loaded = shipped_suite()
         specs = tuple(s for s in loaded.suite.specs if s.tag == "eager" and s.visibility == "visible")
         [graded] = grade_submissions(zygote, loaded, specs, [sub], tmp_path / "out", RunSettings(tail_bytes=1000), jobs=1)
     assert graded.report.score == graded.report.max_score

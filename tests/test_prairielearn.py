@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from grader.loader import load_suite
 from grader.results import CaseResult, Report, SpecSummary
 from reports.prairielearn import HIDDEN_DESCRIPTION, HIDDEN_NOT_PASSED, HIDDEN_PASSED, RESULTS_BUDGET, encoded_size, fit_budget, to_prairielearn
+from support.shipped import shipped_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = (ROOT / "reference" / "cudagraph.py").read_text(encoding="utf-8")
-N_CASES = sum(len(spec.cases) for spec in load_suite(ROOT / "specs").suite.specs)  # the shipped suite's
+N_CASES = sum(len(spec.cases) for spec in shipped_suite().suite.specs)  # the shipped suite's
 TEST_KEYS = {"name", "description", "points", "max_points", "message", "output"}
 
 # LaunchCounter.bump(k) adds 1 whatever k is: a realistic mistake, visible and hidden cases fail.

@@ -35,9 +35,9 @@ CUBLAS = "calling cuBLAS API during stream capture is currently unsupported"
 
 def shipped_case_count() -> str:
     """"N cases", as validate's summary counts the shipped suite."""
-    from grader.loader import load_suite
+    from support.shipped import shipped_suite
 
-    return f"{sum(len(spec.cases) for spec in load_suite(ROOT / 'specs').suite.specs)} cases"
+    return f"{sum(len(spec.cases) for spec in shipped_suite().suite.specs)} cases"
 
 
 def launches(fn) -> int:
