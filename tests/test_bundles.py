@@ -224,6 +224,7 @@ def _edit_visible(path: Path, edit) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "plant, expect",
     [
@@ -263,6 +264,7 @@ def test_find_leaks_refuses_the_reference_and_unreadable_files():
     assert len(leaks) == 3 and not any("ok.py" in leak for leak in leaks)
 
 
+@pytest.mark.slow
 def test_cli_student_kit(tmp_path, capsys):
     out = tmp_path / "k.zip"
     assert main(["student-kit", "--output", str(out)]) == 0
@@ -277,6 +279,7 @@ def test_cli_student_kit(tmp_path, capsys):
     assert err.count("\n") == 1 and "refusing to build a kit that leaks" in err and not (tmp_path / "leak.zip").exists()
 
 
+@pytest.mark.slow
 def test_unwritable_output_is_one_line(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")

@@ -143,6 +143,7 @@ def test_corrupted_and_foreign_entries_are_ignored_and_rerun(cold, tmp_path):
     assert (hits, ignored) == (CACHED, 0)
 
 
+@pytest.mark.slow
 def test_no_cache_runs_everything_and_writes_no_cache(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "grader.cli", "grade", str(SUBMISSIONS[0]), "--out", str(tmp_path / "o"), "--no-cache", "--visibility", "visible"],

@@ -125,6 +125,7 @@ def _load(text: str) -> None:
         assert str(exc).startswith("fuzz.yaml:"), str(exc)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.text(max_size=400))
 def test_spec_loader_random_text(text):
@@ -136,6 +137,7 @@ def test_spec_chunks_load():
         assert len(load_spec_text(text, "chunk.yaml").specs) == 1
 
 
+@pytest.mark.slow
 @FUZZ_REAL
 @given(mutated_text(SPEC_TEXTS))
 def test_spec_loader_mutated_specs(text):
@@ -158,6 +160,7 @@ def test_spec_loader_structured_documents(tree):
     _load(yaml.safe_dump(tree, allow_unicode=True))
 
 
+@pytest.mark.slow
 @FUZZ_REAL
 @given(st.data())
 def test_spec_loader_mutated_structure(data):

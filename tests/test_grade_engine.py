@@ -241,6 +241,7 @@ VISIBLE_SPECS = {s.id for s in shipped_suite().suite.specs if s.visibility == "v
 
 
 # ---------------------------------------------------------------- other invocations
+@pytest.mark.slow
 def test_no_submission_grades_the_reference_to_full_marks(tmp_path):
     proc = graphgrade("--out", tmp_path, "--fail-under", 100)
     assert proc.returncode == 0, proc.stderr
@@ -249,6 +250,7 @@ def test_no_submission_grades_the_reference_to_full_marks(tmp_path):
     assert "reference (bundled solution): all specs 100/100" in proc.stdout and "grading the bundled reference" in proc.stderr
 
 
+@pytest.mark.slow
 def test_visibility_visible_runs_and_lists_only_visible_specs(tmp_path, klass, suite):
     proc = graphgrade(klass["alt"], klass["template"], "--visibility", "visible", "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -294,6 +296,7 @@ def test_an_unusable_out_directory_is_a_usage_error(tmp_path):
 
 
 # ---------------------------------------------------------------- the Python API
+@pytest.mark.slow
 def test_grading_twice_gives_the_same_reports(klass, tmp_path, suite):
     names = ["alt", "template", "core_only", "crash_segv", "os_exit_batch3", "syntax"]
     settings = RunSettings(case_timeout_s=5.0)
@@ -311,6 +314,7 @@ def test_grading_twice_gives_the_same_reports(klass, tmp_path, suite):
         assert on_disk == json.loads(json.dumps(report_to_json(a.report, timing=False)))
 
 
+@pytest.mark.slow
 def test_output_is_captured_per_case_and_cut_to_a_tail(tmp_path):
     noisy = inject(ALT, "def run_eager(ops, x):\n", "    print('x' * 10000)\n    print('run_eager called')\n")
     sub = write_dir(tmp_path, "noisy", {"cudagraph.py": noisy, "_helpers.py": HELPERS})
@@ -324,6 +328,7 @@ def test_output_is_captured_per_case_and_cut_to_a_tail(tmp_path):
     assert all(t.endswith("run_eager called\n") and len(t) < 1100 and "earlier bytes cut" in t for t in tails), tails[0][:200]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("isolation", ["module", "process"])
 def test_output_tails_stay_with_their_cases_when_cases_are_pipelined(tmp_path, suite, isolation):
     """Every case prints a mark of its own (its process id and a token its fresh module draws
@@ -367,6 +372,7 @@ def test_run_order_puts_every_visible_case_first(suite):
     assert all(v == "visible" for v in visibilities[:first_other]) and "visible" not in visibilities[first_other:]
 
 
+@pytest.mark.slow
 def test_a_hidden_case_input_never_reaches_a_visible_case_output(tmp_path, suite):
     """A submission that logs every input it sees to its scratch directory and prints the whole
     log on each call: a hidden case's input must not show up in any visible case's output."""
@@ -432,6 +438,7 @@ def test_redacted_cases_carry_no_timing_where_students_read(class_run):
         assert "graded in" not in (out / name / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_a_symlinked_file_submission_is_graded(tmp_path):
     (tmp_path / "real").mkdir()
     shutil.copy(REFERENCE, tmp_path / "real" / "alice.py")
@@ -475,6 +482,7 @@ def test_a_grader_failure_costs_one_report_not_the_class(tmp_path, suite, monkey
     assert (tmp_path / "out" / "grades.csv").read_text().count("\n") == 4  # header + 3 rows
 
 
+@pytest.mark.slow
 def test_a_hidden_input_cannot_come_back_through_a_reimport_error(tmp_path, suite):
     """A hidden case writes what it was given to disk and kills its worker; the replacement
     worker's import fails with that text. None of it may reach the report."""

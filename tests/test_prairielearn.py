@@ -171,6 +171,7 @@ def test_unimportable_submission_is_not_gradable(tmp_path, files, where):
     assert "not gradable" in proc.stderr
 
 
+@pytest.mark.slow
 def test_flooding_submission_stays_under_one_megabyte(tmp_path):
     buggy_root = job(tmp_path / "a", {"cudagraph.py": _buggy(False)}, only=SUBSET)
     flood_root = job(tmp_path / "b", {"cudagraph.py": _buggy(True)}, only=SUBSET)
@@ -196,6 +197,7 @@ def _report(n_cases: int, output: str) -> Report:
     return Report("student", 0.0, n_cases, cases, (spec,))
 
 
+@pytest.mark.slow
 def test_budget_cuts_outputs_not_grades():
     report = _report(400, "\x01é" * 20_000)  # 400 cases, each with a long tail of escapes
     unbounded = to_prairielearn(report, budget=10**12)

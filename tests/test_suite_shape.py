@@ -26,6 +26,7 @@ SUITE = LOADED.suite
 CASES = SUITE.cases
 
 
+@pytest.mark.slow
 def test_graphgrade_validate_passes_on_the_shipped_suite():
     exe = shutil.which("graphgrade")
     cmd = [exe] if exe else [sys.executable, "-m", "grader.cli"]
