@@ -80,3 +80,58 @@ def _remove_deep_trees():
 
         for tree in materialize.DEEP_TREES:
             remove_tree(tree)
+
+
+@pytest.fixture(scope="session")
+def shipped_audit(tmp_path_factory):
+    """``graphgrade audit --json --html`` on the shipped specs, run once per test session.
+
+    The audit grades the reference, every mutant and every baseline through the isolated
+    path: the most expensive single command in the suite. Every test about the shipped
+    suite's audit (the kill matrix, the baselines, the HTML page, what removing one spec
+    would leave alive) reads this one run instead of grading it again.
+    """
+    import json
+    import subprocess
+    from types import SimpleNamespace
+
+    root = Path(__file__).resolve().parents[1]
+    html = tmp_path_factory.mktemp("shipped-audit") / "audit.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "audit", "--json", "--html", str(html), "--jobs", "2"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        cwd=root,
+    )
+    assert proc.stdout, proc.stderr
+    return SimpleNamespace(proc=proc, data=json.loads(proc.stdout), html=html)
+
+
+# Module- or session-scoped fixtures that grade many submissions end to end, build an install,
+# or drive Chromium: every test that uses one is marked slow (pyproject's addopts leaves slow
+# tests out of a plain `pytest`; the README's command and CI pass -m "" to run them).
+SLOW_FIXTURES = frozenset(
+    {
+        "shipped_audit",  # the audit of the shipped suite: every mutant and baseline graded
+        "verdicts",  # test_isolation_modes: everything graded in both isolation modes
+        "root_batch",  # test_hostile: the hostile batch, as root
+        "class_run",  # test_grade_engine: a class of twelve submissions
+        "cold",  # test_cache: a cold run, then regrades
+        "half_done",  # test_feedback: a half-done lab graded on every spec
+        "built_kit",  # test_bundles: the student kit built
+        "graded",  # test_correct_variants, test_hidden_one_bit, test_accessibility: graded batches
+        "rendered",  # test_reports_browser: pages in Chromium
+        "full",  # test_install: a fresh venv with a plain install
+        "kit_venv",  # test_install: a fresh venv with the kit installed
+    }
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark slow every test that uses a fixture of SLOW_FIXTURES (before -m selects)."""
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

@@ -25,6 +25,7 @@ from grader.errors import UsageError
 from grader.loader import load_suite
 
 import kit_secrets
+from support.shipped import shipped_suite
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "specs"
@@ -132,7 +133,7 @@ def test_bundle_from_the_installed_packages_needs_no_source_tree(tmp_path, monke
 def built_kit(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("kit") / "graphgrade-kit.zip"
     counts = kit.build_student_kit(out, SPECS)
-    suite = load_suite(SPECS).suite
+    suite = shipped_suite().suite
     shown = [s for s in suite.specs if s.visibility == "visible"]
     assert counts["public_specs"] == len(shown) and counts["hidden_specs"] == len(suite.specs) - len(shown) > 0
     return out
@@ -163,7 +164,7 @@ def test_kit_specs_are_exactly_the_public_specs_with_the_same_meaning(built_kit,
     with zipfile.ZipFile(built_kit) as zf:
         zf.extractall(tmp_path)
     kit_suite = load_suite(tmp_path / "graphgrade-kit" / "specs").suite
-    full = load_suite(SPECS).suite
+    full = shipped_suite().suite
     def meaning(value):  # where a thing is written (file, line) is not what it means
         if is_dataclass(value):
             return {f.name: meaning(getattr(value, f.name)) for f in fields(value) if f.name not in ("file", "line")}
@@ -223,6 +224,7 @@ def _edit_visible(path: Path, edit) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "plant, expect",
     [
@@ -262,6 +264,7 @@ def test_find_leaks_refuses_the_reference_and_unreadable_files():
     assert len(leaks) == 3 and not any("ok.py" in leak for leak in leaks)
 
 
+@pytest.mark.slow
 def test_cli_student_kit(tmp_path, capsys):
     out = tmp_path / "k.zip"
     assert main(["student-kit", "--output", str(out)]) == 0
@@ -276,6 +279,7 @@ def test_cli_student_kit(tmp_path, capsys):
     assert err.count("\n") == 1 and "refusing to build a kit that leaks" in err and not (tmp_path / "leak.zip").exists()
 
 
+@pytest.mark.slow
 def test_unwritable_output_is_one_line(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")

@@ -17,7 +17,7 @@ import pytest
 
 from grader.cache import ObservationCache
 from grader.errors import UsageError
-from grader.loader import load_suite
+from support.shipped import shipped_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 # the reference, a correct variant, a buggy copy (made below) and one that cannot import (a
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUBMISSIONS = [ROOT / "reference", ROOT / "tests" / "correct_variants" / "minimal"]
 NAMES = ["reference", "minimal", "buggy", "counter_reset_noop"]
 BROKEN = ROOT / "reference" / "mutants" / "counter_reset_noop.py"
-N_CASES = sum(len(spec.cases) for spec in load_suite(ROOT / "specs").suite.specs)  # the shipped suite's
+N_CASES = sum(len(spec.cases) for spec in shipped_suite().suite.specs)  # the shipped suite's
 CACHED = 3 * N_CASES
 TIMING = ("duration_s", "execution_time")
 
@@ -143,6 +143,7 @@ def test_corrupted_and_foreign_entries_are_ignored_and_rerun(cold, tmp_path):
     assert (hits, ignored) == (CACHED, 0)
 
 
+@pytest.mark.slow
 def test_no_cache_runs_everything_and_writes_no_cache(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "grader.cli", "grade", str(SUBMISSIONS[0]), "--out", str(tmp_path / "o"), "--no-cache", "--visibility", "visible"],

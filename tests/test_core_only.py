@@ -20,12 +20,12 @@ import pytest
 
 from grader.interpreter import observe_in_process
 from grader.judge import judge_case
-from grader.loader import load_suite
 from grader.spec_model import CORE_TAGS
 from reference.mutants._base import fresh_reference
+from support.shipped import shipped_suite
 
 ROOT = Path(__file__).resolve().parents[1]
-LOADED = load_suite(ROOT / "specs")
+LOADED = shipped_suite()
 TAG_OF = {case.uid: spec.tag for spec in LOADED.suite.specs for case in spec.cases}
 
 

@@ -31,6 +31,7 @@ def test_validate_on_cupy_without_gpu_is_one_clear_line():
     assert "Traceback" not in result.stderr + result.stdout
 
 
+@pytest.mark.slow
 def test_validate_on_numpy_backend_passes():
     result = graphgrade("validate", "--backend", "numpy")
     assert result.returncode == 0, result.stderr

@@ -72,6 +72,7 @@ def test_expected_mutants_are_made(scope, change):
     assert change in changes, f"{scope}: {changes}"
 
 
+@pytest.mark.slow
 def test_each_mutant_is_one_change_that_compiles_and_has_a_unique_stable_key():
     keys = [m.key for m in MUTANTS]
     assert len(keys) == len(set(keys))
@@ -86,6 +87,7 @@ def test_each_mutant_is_one_change_that_compiles_and_has_a_unique_stable_key():
         assert m.source.splitlines()[: m.line - 1] == original[: m.line - 1]
 
 
+@pytest.mark.slow
 def test_docstrings_annotations_and_imports_are_not_mutated():
     protected = set()
     for node in ast.walk(ast.parse(SOURCE)):

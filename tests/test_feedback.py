@@ -135,6 +135,7 @@ def test_every_notation_is_explained_where_it_appears():
     assert "is_capturable=CEC: one letter per op" in text and "seed 1" in text and "matmul(3)" in text
 
 
+@pytest.mark.slow
 def test_the_report_explains_is_capturable_next_to_the_case(tmp_path):
     out = tmp_path / "out"
     lab = tmp_path / "lab"
@@ -169,6 +170,7 @@ def test_points_split_by_largest_remainder_add_up_exactly(points, n):
     assert all(round(s, 2) == s for s in shares) and max(shares) - min(shares) <= 0.01 + 1e-12
 
 
+@pytest.mark.slow
 def test_a_full_marks_submission_shows_100_in_every_file(tmp_path):
     out = tmp_path / "out"
     proc = graphgrade("grade", str(REPO / "reference"), "--out", str(out))
@@ -227,6 +229,7 @@ def test_every_option_has_help_and_the_exit_codes_are_documented():
     assert "--import-timeout" in text and "exit status" in text and "3  a grader problem" in text
 
 
+@pytest.mark.slow
 def test_grade_without_a_path_grades_cudagraph_py_here_or_says_it_grades_the_reference(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()

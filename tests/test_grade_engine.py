@@ -18,9 +18,9 @@ import pytest
 
 import grader
 from grader.grade import grade_submissions
-from grader.loader import load_suite
 from grader.results import REPORT_FORMAT, STATUSES, read_report, report_to_json
 from grader.runner import RunSettings, Zygote
+from support.shipped import shipped_suite
 
 ROOT = Path(grader.__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
@@ -28,232 +28,15 @@ REFERENCE = ROOT / "reference" / "cudagraph.py"
 TEMPLATE = ROOT / "student_template"
 
 # ---------------------------------------------------------------- submissions
-# A correct solution written apart from the reference: graphs keyed on (shape, dtype), the
-# static *output* buffer returned (aliased, as real engines do), padding done by a helper
-# imported from the submission's own directory.
-HELPERS = '''\
-"""Padding helpers, kept apart from the runner."""
-import bisect
-
-
-def bucket_for(sizes, n):
-    """Smallest bucket holding n rows, or None when n is above every bucket."""
-    i = bisect.bisect_left(sizes, n)
-    return sizes[i] if i < len(sizes) else None
-
-
-def pad_rows(buf, x):
-    """Write x into the first rows of buf and zero the rest, in place."""
-    n = x.shape[0]
-    buf[:n] = x
-    buf[n:] = 0
-    return buf
-'''
-
-ALT_CORE = '''\
-"""CUDA graphs on the CPU: graphs keyed on (shape, dtype), replays return the static output buffer."""
-import enum
-from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-
-from _helpers import bucket_for, pad_rows
-
-
-class LaunchCounter:
-    n = 0
-
-    @classmethod
-    def reset(cls):
-        cls.n = 0
-
-    @classmethod
-    def bump(cls, k=1):
-        cls.n = cls.n + k
-
-
-def run_eager(ops, x):
-    y = x
-    for op in list(ops):
-        LaunchCounter.bump()
-        y = op(y)
-    return y
-
-
-@dataclass(eq=False)
-class GraphEntry:
-    shape: tuple
-    static_input: Any
-    output: Any
-    num_ops: int
-    static_output: Any = field(default=None, repr=False)
-
-
-class GraphRunner:
-    def __init__(self, ops, capture_sizes=None, warmup_steps=0):
-        self._ops = tuple(ops)
-        self._sizes = sorted(set(capture_sizes)) if capture_sizes else None
-        self._warmup = int(warmup_steps)
-        self._seen = {}
-        self.graphs = {}
-
-    @property
-    def num_captured(self):
-        return len(self.graphs)
-
-    def _key(self, x):
-        if x.ndim == 0 or self._sizes is None:
-            return (tuple(x.shape), x.dtype.str)
-        rows = bucket_for(self._sizes, x.shape[0])
-        if rows is None:
-            return None
-        return ((rows,) + tuple(x.shape[1:]), x.dtype.str)
-
-    def _fill(self, buf, x):
-        if buf.shape == x.shape:
-            buf[...] = x
-        else:
-            pad_rows(buf, x)
-
-    def _compute(self, entry):
-        y = entry.static_input
-        for op in self._ops:
-            y = op(y)
-        y = np.asarray(y)
-        out = entry.static_output
-        if out is None or out.shape != y.shape or out.dtype != y.dtype:
-            out = entry.static_output = np.empty_like(y)
-        out[...] = y
-        entry.output = out
-        return out
-
-    def _view(self, out, x):
-        if self._sizes is None or x.ndim == 0:
-            return out
-        return out[: x.shape[0]]
-
-    def __call__(self, x):
-        x = np.asarray(x)
-        key = self._key(x)
-        if key is None:
-            return run_eager(self._ops, x)
-        entry = self.graphs.get(key)
-        if entry is None:
-            count = self._seen.get(key, 0)
-            if count < self._warmup:
-                self._seen[key] = count + 1
-                return run_eager(self._ops, x)
-            shape, dtype = key
-            entry = GraphEntry(shape, np.zeros(shape, dtype=dtype), None, len(self._ops))
-            self._fill(entry.static_input, x)
-            LaunchCounter.bump(len(self._ops))
-            self.graphs[key] = entry
-            return self._view(self._compute(entry), x)
-        self._fill(entry.static_input, x)
-        LaunchCounter.bump()
-        return self._view(self._compute(entry), x)
-
-
-class PiecewiseGraphRunner:
-    def __init__(self, ops, is_capturable, capture_sizes=None):
-        ops = list(ops)
-        self._pieces = []
-        start = 0
-        while start < len(ops):
-            flag = bool(is_capturable(start))
-            end = start + 1
-            while end < len(ops) and bool(is_capturable(end)) == flag:
-                end += 1
-            chunk = ops[start:end]
-            self._pieces.append(GraphRunner(chunk, capture_sizes) if flag else chunk)
-            start = end
-
-    @property
-    def num_graphs(self):
-        return sum(isinstance(p, GraphRunner) for p in self._pieces)
-
-    def __call__(self, x):
-        for piece in self._pieces:
-            x = piece(x) if isinstance(piece, GraphRunner) else run_eager(piece, x)
-        return x
-'''
-
-ALT_STRETCH = '''
-
-def _chain(parts):
-    def fused(x):
-        for p in parts:
-            x = p(x)
-        return x
-
-    fused.elementwise = True
-    fused.parts = parts
-    return fused
-
-
-def fuse_elementwise(ops):
-    out, pending = [], []
-    for op in list(ops) + [None]:
-        if op is not None and getattr(op, "elementwise", False):
-            pending.append(op)
-            continue
-        if len(pending) > 1:
-            out.append(_chain(tuple(pending)))
-        else:
-            out.extend(pending)
-        pending = []
-        if op is not None:
-            out.append(op)
-    return out
-
-
-class StepMode(enum.Enum):
-    WARMUP = enum.auto()
-    CAPTURE = enum.auto()
-    REPLAY = enum.auto()
-
-
-class InferenceGraphCapture:
-    def __init__(self, warmup_steps, enabled=False):
-        self.warmup_steps = warmup_steps if warmup_steps >= 1 else 1
-        self._on = bool(enabled)
-        self._steps = 0
-        self._shape = None
-        self.graph_id = None
-        self.capture_attempted = False
-
-    @property
-    def step_count(self):
-        return self._steps
-
-    @property
-    def is_captured(self):
-        return self._shape is not None
-
-    def step_mode(self):
-        if not self._on or self._steps < self.warmup_steps:
-            return StepMode.WARMUP
-        if self._steps == self.warmup_steps and not self.capture_attempted:
-            return StepMode.CAPTURE
-        return StepMode.REPLAY
-
-    def advance(self):
-        self._steps += 1
-
-    def record_capture(self, graph_id, batch_size, seq_step):
-        self.graph_id = graph_id
-        self._shape = (batch_size, seq_step)
-        self.capture_attempted = True
-
-    def check_static_shape(self, batch_size, seq_step):
-        return self._shape is not None and self._shape == (batch_size, seq_step)
-
-    def disable(self):
-        self._on = False
-'''
-
-ALT = ALT_CORE + ALT_STRETCH
+# A correct solution written apart from the reference (tests/support/solutions/split_helpers):
+# graphs keyed on (shape, dtype), the static *output* buffer returned (aliased, as real engines
+# do), padding done by a helper imported from the submission's own directory.
+SOLUTION = Path(__file__).parent / "support" / "solutions" / "split_helpers"
+HELPERS = (SOLUTION / "_helpers.py").read_text()
+ALT = (SOLUTION / "cudagraph.py").read_text()
+STRETCH_MARK = "\n# ---------------------------------------------------------------- stretch goals\n"
+assert ALT.count(STRETCH_MARK) == 1, "the solution marks where its stretch goals start"
+ALT_CORE = ALT.split(STRETCH_MARK)[0]  # the same solution without the stretch goals
 STRETCH_NAMES = ("fuse_elementwise", "StepMode", "InferenceGraphCapture")
 
 
@@ -284,7 +67,7 @@ def write_dir(root: Path, name: str, files: dict[str, str]) -> Path:
 
 @pytest.fixture(scope="module")
 def suite():
-    return load_suite(SPECS)
+    return shipped_suite()
 
 
 @pytest.fixture(scope="module")
@@ -454,10 +237,11 @@ def test_a_fault_in_some_cases_costs_those_cases_only(class_run, all_cases, name
     assert reports[name]["score"] == pytest.approx(100 - sum(by_uid(reports["alt"])[u]["max_score"] for u in differ))
 
 
-VISIBLE_SPECS = {s.id for s in load_suite(SPECS).suite.specs if s.visibility == "visible"}
+VISIBLE_SPECS = {s.id for s in shipped_suite().suite.specs if s.visibility == "visible"}
 
 
 # ---------------------------------------------------------------- other invocations
+@pytest.mark.slow
 def test_no_submission_grades_the_reference_to_full_marks(tmp_path):
     proc = graphgrade("--out", tmp_path, "--fail-under", 100)
     assert proc.returncode == 0, proc.stderr
@@ -466,6 +250,7 @@ def test_no_submission_grades_the_reference_to_full_marks(tmp_path):
     assert "reference (bundled solution): all specs 100/100" in proc.stdout and "grading the bundled reference" in proc.stderr
 
 
+@pytest.mark.slow
 def test_visibility_visible_runs_and_lists_only_visible_specs(tmp_path, klass, suite):
     proc = graphgrade(klass["alt"], klass["template"], "--visibility", "visible", "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -511,11 +296,12 @@ def test_an_unusable_out_directory_is_a_usage_error(tmp_path):
 
 
 # ---------------------------------------------------------------- the Python API
+@pytest.mark.slow
 def test_grading_twice_gives_the_same_reports(klass, tmp_path, suite):
     names = ["alt", "template", "core_only", "crash_segv", "os_exit_batch3", "syntax"]
     settings = RunSettings(case_timeout_s=5.0)
     with Zygote() as zygote:
-        loaded = load_suite(SPECS)
+        loaded = shipped_suite()
         first = grade_submissions(zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "a", settings, jobs=2)
         second = grade_submissions(zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "b", settings, jobs=1)
     assert [g.name for g in first] == [g.name for g in second] == names
@@ -528,12 +314,13 @@ def test_grading_twice_gives_the_same_reports(klass, tmp_path, suite):
         assert on_disk == json.loads(json.dumps(report_to_json(a.report, timing=False)))
 
 
+@pytest.mark.slow
 def test_output_is_captured_per_case_and_cut_to_a_tail(tmp_path):
     noisy = inject(ALT, "def run_eager(ops, x):\n", "    print('x' * 10000)\n    print('run_eager called')\n")
     sub = write_dir(tmp_path, "noisy", {"cudagraph.py": noisy, "_helpers.py": HELPERS})
     loaded = None
     with Zygote() as zygote:
-        loaded = load_suite(SPECS)
+        loaded = shipped_suite()
         specs = tuple(s for s in loaded.suite.specs if s.tag == "eager" and s.visibility == "visible")
         [graded] = grade_submissions(zygote, loaded, specs, [sub], tmp_path / "out", RunSettings(tail_bytes=1000), jobs=1)
     assert graded.report.score == graded.report.max_score
@@ -541,6 +328,7 @@ def test_output_is_captured_per_case_and_cut_to_a_tail(tmp_path):
     assert all(t.endswith("run_eager called\n") and len(t) < 1100 and "earlier bytes cut" in t for t in tails), tails[0][:200]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("isolation", ["module", "process"])
 def test_output_tails_stay_with_their_cases_when_cases_are_pipelined(tmp_path, suite, isolation):
     """Every case prints a mark of its own (its process id and a token its fresh module draws
@@ -584,6 +372,7 @@ def test_run_order_puts_every_visible_case_first(suite):
     assert all(v == "visible" for v in visibilities[:first_other]) and "visible" not in visibilities[first_other:]
 
 
+@pytest.mark.slow
 def test_a_hidden_case_input_never_reaches_a_visible_case_output(tmp_path, suite):
     """A submission that logs every input it sees to its scratch directory and prints the whole
     log on each call: a hidden case's input must not show up in any visible case's output."""
@@ -649,6 +438,7 @@ def test_redacted_cases_carry_no_timing_where_students_read(class_run):
         assert "graded in" not in (out / name / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_a_symlinked_file_submission_is_graded(tmp_path):
     (tmp_path / "real").mkdir()
     shutil.copy(REFERENCE, tmp_path / "real" / "alice.py")
@@ -692,6 +482,7 @@ def test_a_grader_failure_costs_one_report_not_the_class(tmp_path, suite, monkey
     assert (tmp_path / "out" / "grades.csv").read_text().count("\n") == 4  # header + 3 rows
 
 
+@pytest.mark.slow
 def test_a_hidden_input_cannot_come_back_through_a_reimport_error(tmp_path, suite):
     """A hidden case writes what it was given to disk and kills its worker; the replacement
     worker's import fails with that text. None of it may reach the report."""

@@ -399,6 +399,7 @@ def test_copy_counts_against_its_deadline(tmp_path):
         copy_submission(sub, dest, deadline=time.monotonic() - 1)
 
 
+@pytest.mark.slow
 def test_remove_tree_handles_deep_wide_and_unreadable_trees(tmp_path):
     root = tmp_path / "scratch"
     root.mkdir()
@@ -425,6 +426,7 @@ def test_remove_tree_handles_deep_wide_and_unreadable_trees(tmp_path):
 
 
 # ------------------------------------------------------------------ one submission never stops a batch
+@pytest.mark.slow
 def test_a_failure_writing_or_printing_one_submission_costs_only_that_one(tmp_path, monkeypatch):
     from grader import grade
     from grader.loader import load_suite

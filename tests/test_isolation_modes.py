@@ -23,8 +23,8 @@ import pytest
 
 from grader.audit import ROOT, discover_baselines, discover_mutants
 from grader.grade import grade_submissions
-from grader.loader import load_suite
 from grader.runner import RunSettings, Zygote
+from support.shipped import shipped_suite
 
 sys.path.insert(0, str(ROOT / "tests" / "hostile"))
 from materialize import hostile_names, materialize  # noqa: E402
@@ -52,7 +52,7 @@ def verdicts(tmp_path_factory):
     for mode in ("module", "process"):
         settings = RunSettings(case_timeout_s=3.0, submission_budget_s=30.0, isolation=mode)
         with Zygote() as zygote:
-            loaded = load_suite(ROOT / "specs")
+            loaded = shipped_suite()
             specs = loaded.suite.specs
             graded = grade_submissions(zygote, loaded, specs, students, tmp / mode / "students", settings, jobs=2)
             graded += grade_submissions(zygote, loaded, specs, trusted, tmp / mode / "audit", dataclasses.replace(settings, import_paths=(str(ROOT),)), jobs=2)

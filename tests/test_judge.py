@@ -1,72 +1,30 @@
-"""The judge on hand-made observations, and the protocol that carries observations.
+"""The judge on hand-made observations.
 
 No submission runs here. Each test builds :class:`grader.protocol.CaseObservation`
 objects by hand (the form the grader decodes from a worker's frame), for a case
 loaded from a small YAML text, and checks the verdict: passed or failed, and a
-message a student can act on (the step, what was expected, what happened).
+message a student can act on (the step, what was expected, what happened). The
+protocol that carries observations is tested in test_protocol.py, the worker's
+interpreter that makes them in test_interpreter.py.
 """
 
 from __future__ import annotations
 
-import json
-import struct
-
 import numpy as np
 import pytest
 
-from grader import protocol
 from grader.judge import judge_case
-from grader.loader import load_spec_text
 from grader.protocol import (
     ListedOp,
     CaseObservation,
     EnumValue,
     GraphObservation,
     OpaqueValue,
-    ProtocolError,
     Raised,
     StepObservation,
     WitnessCall,
 )
-
-HEADER = """\
-format: 1
-specs:
-  - id: judged
-    title: Judged spec
-    tag: static-buffer
-    points: 1
-    visibility: visible
-    explanation: Explains.
-    hint: Hints.
-    cases:
-      - id: the-case
-        description: A case for the judge.
-        steps:
-"""
-
-# Steps 0..2: build a runner, capture (first), replay (second).
-RUNNER_STEPS = """\
-          - build: GraphRunner
-            as: runner
-            args: [{ops: [relu, {add: 1.5}, tanh]}]
-          - call: runner
-            as: first
-            args: [{array: {shape: [4, 8], dtype: float32, seed: 1}}]
-          - call: runner
-            as: second
-            args: [{array: {shape: [4, 8], dtype: float32, seed: 2}}]
-"""
-
-
-def load_case(steps: str, checks: str):
-    """A Case and its oracle calls, loaded by the real loader from YAML text."""
-    text = HEADER + steps + "        checks:\n" + "".join(f"          - {c}\n" for c in checks.strip().splitlines())
-    oracles: dict = {}
-    spec_file = load_spec_text(text, "judge.yaml", oracles)
-    (case,) = spec_file.specs[0].cases
-    return case, oracles[case.uid]
-
+from support.spec_text import FUSE_STEPS, FUSED_CHECK, RUNNER_STEPS, load_case
 
 def judge(steps: str, checks: str, observations: list[StepObservation]):
     case, oracles = load_case(steps, checks)
@@ -412,14 +370,6 @@ def test_step_mode_member_of_another_enum_class_fails():
     assert machine_verdict(EnumValue("Phase", "CAPTURE")).status == "failed"
 
 
-def test_byte_swapped_array_travels_as_its_values():
-    encoder = protocol.new_encoder()
-    encoded = encoder.value(np.arange(3, dtype=">f4"))
-    assert encoded["ndarray"]["dtype"] == "float32"
-    decoded = protocol._Decoder(encoder.blobs).value(encoded, "value")
-    assert decoded.dtype == np.float32 and decoded.tolist() == [0.0, 1.0, 2.0]
-
-
 def test_step_mode_plain_string_is_not_the_enum():
     verdict = machine_verdict("CAPTURE")
     assert verdict.status == "failed"
@@ -501,115 +451,6 @@ def test_verdict_lists_every_step_as_a_student_reads_it():
     assert verdict.steps[2].outcome.startswith("returned float32[4, 8] = [")
 
 
-# ================================================================== protocol
-def frame_body(header: dict | bytes, blobs: list[bytes] = (), magic: bytes = protocol.MAGIC) -> bytes:
-    """An observation frame body built by hand (not by the encoder under test)."""
-    raw = header if isinstance(header, bytes) else json.dumps(header).encode()
-    parts = [magic, struct.pack("<II", len(raw), len(blobs)), raw]
-    for blob in blobs:
-        parts += [struct.pack("<Q", len(blob)), blob]
-    return b"".join(parts)
-
-
-def step_record(index: int = 0, **fields) -> dict:
-    record = {"index": index, "outcome": "returned", "value": None, "error": None, "launches": 1, "witness": [], "input_address": None, "graphs": None, "note": ""}
-    record.update(fields)
-    return record
-
-
-ARRAY = np.arange(6, dtype=np.float32).reshape(2, 3)
-
-
-def good_header(**step_fields) -> dict:
-    value = {"ndarray": {"dtype": "float32", "shape": [2, 3], "blob": 0}}
-    return {"protocol": protocol.PROTOCOL_VERSION, "case": "s/c", "steps": [step_record(value=value, **step_fields)]}
-
-
-def test_a_well_formed_frame_decodes():
-    obs = protocol.decode_observations(frame_body(good_header(), [ARRAY.tobytes()]), "s/c", 1)
-    assert obs.case == "s/c"
-    (step,) = obs.steps
-    assert step.outcome == "returned" and step.launches == 1
-    assert np.array_equal(step.value, ARRAY)
-
-
-@pytest.mark.parametrize(
-    "name, body, expected_case, steps",
-    [
-        ("bad magic", frame_body(good_header(), [ARRAY.tobytes()], magic=b"PK\x03\x04"), "s/c", 1),
-        ("short", protocol.MAGIC + b"\x00", "s/c", 1),
-        ("wrong case id", frame_body(good_header(), [ARRAY.tobytes()]), "s/other", 1),
-        ("blob size mismatch", frame_body(good_header(), [ARRAY.tobytes()[:20]]), "s/c", 1),
-        ("blob index out of range", frame_body(good_header(), []), "s/c", 1),
-        ("unknown dtype", frame_body({**good_header(), "steps": [step_record(value={"ndarray": {"dtype": "object", "shape": [2, 3], "blob": 0}})]}, [ARRAY.tobytes()]), "s/c", 1),
-        ("extra top-level key", frame_body({**good_header(), "pickle": "x"}, [ARRAY.tobytes()]), "s/c", 1),
-        ("extra step key", frame_body(good_header(verdict="passed"), [ARRAY.tobytes()]), "s/c", 1),
-        ("extra array key", frame_body({**good_header(), "steps": [step_record(value={"ndarray": {"dtype": "float32", "shape": [2, 3], "blob": 0, "order": "F"}})]}, [ARRAY.tobytes()]), "s/c", 1),
-        ("too many steps", frame_body({**good_header(), "steps": good_header()["steps"] + [step_record(1)]}, [ARRAY.tobytes()]), "s/c", 1),
-        ("too few steps", frame_body(good_header(), [ARRAY.tobytes()]), "s/c", 2),
-        ("trailing bytes", frame_body(good_header(), [ARRAY.tobytes()]) + b"\x00", "s/c", 1),
-        ("header not JSON", frame_body(b"{not json", []), "s/c", 1),
-        ("wrong protocol", frame_body({**good_header(), "protocol": 99}, [ARRAY.tobytes()]), "s/c", 1),
-        ("unknown outcome", frame_body(good_header(outcome="passed"), [ARRAY.tobytes()]), "s/c", 1),
-        ("unknown value tag", frame_body({**good_header(), "steps": [step_record(value={"pickle": "gASV"})]}), "s/c", 1),
-        ("NaN outside its tag", frame_body(b'{"protocol": 1, "case": "s/c", "steps": [{"index": 0, "outcome": "returned", "value": NaN}]}'), "s/c", 1),
-        ("steps out of order", frame_body({"protocol": 1, "case": "s/c", "steps": [step_record(1), step_record(0)]}), "s/c", 2),
-        ("blob used twice", frame_body({"protocol": 1, "case": "s/c", "steps": [step_record(value={"list": [{"ndarray": {"dtype": "float32", "shape": [2, 3], "blob": 0}}] * 2})]}, [ARRAY.tobytes()]), "s/c", 1),
-        ("launches not an integer", frame_body(good_header(launches=True), [ARRAY.tobytes()]), "s/c", 1),
-        ("witness entry malformed", frame_body(good_header(witness=[[0, 0, 1]]), [ARRAY.tobytes()]), "s/c", 1),
-        ("graph entry extra key", frame_body(good_header(graphs=[{"key": "k", "shape": None, "static_input_id": 1, "static_input_address": 2, "static_input": None, "num_ops": 1, "x": 1}]), [ARRAY.tobytes()]), "s/c", 1),
-        ("text too long", frame_body(good_header(note="x" * (protocol.MAX_TEXT + 1)), [ARRAY.tobytes()]), "s/c", 1),
-        ("blob count over the frame", protocol.MAGIC + struct.pack("<II", 2, 3) + b"{}", "s/c", 1),
-    ],
-)
-def test_decode_rejects_malformed_frames(name, body, expected_case, steps):
-    with pytest.raises(ProtocolError):
-        protocol.decode_observations(body, expected_case, steps)
-
-
-@pytest.mark.parametrize("dtype, shape", [("float32", (4, 8)), ("float64", (3,)), ("int64", (2, 2, 2)), ("bool", (5,)), ("float32", (0, 3))])
-def test_an_ndarray_blob_decodes_to_a_plain_array_of_exactly_its_dtype_and_shape(dtype, shape):
-    class Sneaky(np.ndarray):
-        def __eq__(self, other):  # a submission's array that claims equality with anything
-            return True
-
-    original = (np.arange(int(np.prod(shape))) % 3).astype(dtype).reshape(shape)
-    encoder = protocol.new_encoder()
-    value = encoder.value(original.view(Sneaky))
-    frame = protocol.encode_observations("s/c", [step_record(value=value)], encoder.blobs)
-    body, rest = protocol.split_frame(frame)
-    assert rest == b""
-    (step,) = protocol.decode_observations(body, "s/c", 1).steps
-    decoded = step.value
-    assert type(decoded) is np.ndarray
-    assert decoded.dtype == np.dtype(dtype) and decoded.shape == shape
-    assert decoded.flags.owndata and decoded.flags.writeable and decoded.flags.c_contiguous
-    assert np.array_equal(decoded, original)
-
-
-def test_other_values_decode_to_plain_data():
-    encoder = protocol.new_encoder()
-    import enum
-
-    class StepMode(enum.Enum):
-        CAPTURE = 1
-
-    record = step_record(value=encoder.value([1, 2.5, "x", None, True, StepMode.CAPTURE, object()]))
-    body, _ = protocol.split_frame(protocol.encode_observations("s/c", [record], encoder.blobs))
-    (step,) = protocol.decode_observations(body, "s/c", 1).steps
-    assert step.value == (1, 2.5, "x", None, True, EnumValue("StepMode", "CAPTURE"), OpaqueValue("object"))
-
-
-def test_the_case_message_carries_steps_but_no_checks():
-    case, _ = load_case(RUNNER_STEPS, "output: {step: second, equals: {values: [[123.5]]}}\nlaunches: {step: second, equals: 17}")
-    message = protocol.case_message(case.uid, case.steps)
-    data = json.loads(message)
-    assert set(data) == {"protocol", "case", "steps"}
-    assert b"123.5" not in message and b"17" not in message and b"equals" not in message
-    uid, steps = protocol.read_case_message(message)
-    assert uid == case.uid and [s.label for s in steps] == [s.label for s in case.steps]
-
-
 # ------------------------------------------------------------------ bounded verdicts
 def test_a_huge_observed_value_gives_a_bounded_verdict():
     """Nested tuples of long strings once made an 18 MB report: every rendering is capped."""
@@ -641,53 +482,7 @@ def test_describe_keeps_short_values_whole_and_cuts_long_ones():
     assert len(describe(OpaqueValue("T" * 2000))) == 200
 
 
-# ------------------------------------------------------------------ values that cannot be copied out
-class _Unreadable:
-    """A returned object whose array interface raises when the worker copies it out."""
-
-    @property
-    def __array_interface__(self):
-        raise RuntimeError("no array for you")
-
-
-def _fake_module(result):
-    import types
-
-    module = types.ModuleType("fake_submission")
-    module.run_eager = lambda *args, **kwargs: result
-    return module
-
-
-def test_a_returned_value_that_cannot_be_encoded_is_reported_by_its_type():
-    from grader.interpreter import CaseInterpreter, observe_in_process
-    from grader.spec_model import Step
-
-    steps = (Step(index=0, action="call", target="run_eager", name="out"),)
-    (step,) = observe_in_process(_fake_module(_Unreadable()), "s/c", steps).steps
-    assert (step.outcome, step.value, step.error) == ("returned", OpaqueValue("_Unreadable"), None)
-
-    def to_host(value):
-        raise RuntimeError("device gone")
-
-    (step,) = observe_in_process(_fake_module(np.arange(3)), "s/c", steps, to_host=to_host).steps
-    assert (step.outcome, step.value) == ("returned", OpaqueValue("ndarray"))
-
-    # An array copied out before the failing item is not left behind in the frame.
-    interpreter = CaseInterpreter(_fake_module([np.arange(3), _Unreadable()]))
-    record = interpreter.run_step(steps[0])
-    assert record["outcome"] == "returned" and record["value"] == {"object": {"type": "list"}}
-    assert interpreter.encoder.blobs == [] and interpreter.encoder.size == 0
-
-
 # ------------------------------------------------------------------ fused_ops
-FUSE_STEPS = """\
-          - call: fuse_elementwise
-            as: fused
-            args: [{ops: [{add: 1.0}, {mul: 2.0}, relu, softmax, tanh]}]
-"""
-FUSED_CHECK = "fused_ops: {step: fused}"
-
-
 def fused_verdict(listed):
     return judge(FUSE_STEPS, FUSED_CHECK, [StepObservation(0, "returned", value=None, launches=0, ops=None if listed is None else tuple(ListedOp(*o) for o in listed))])
 
@@ -714,15 +509,3 @@ def test_fused_ops_one_op_per_maximal_run_passes():
 def test_fused_ops_wrong_structure_fails(listed, message):
     verdict = fused_verdict(listed)
     assert verdict.status == "failed" and message in verdict.message, verdict.message
-
-
-def test_fused_ops_through_the_worker_interpreter():
-    """The interpreter tells the case's own ops from new callables, and reads the elementwise mark."""
-    from grader.interpreter import observe_in_process
-    from reference.mutants._base import fresh_reference
-
-    case, oracles = load_case(FUSE_STEPS, FUSED_CHECK)
-    ref = fresh_reference(__name__)
-    observation = observe_in_process(ref, case.uid, case.steps)
-    assert [(o.given, o.position, o.elementwise) for o in observation.steps[0].ops] == [(False, -1, True), (True, 3, False), (True, 4, True)]
-    assert judge_case(case, oracles, observation).status == "passed"

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from grader.loader import load_suite
 from grader.results import CaseResult, Report, SpecSummary
 from reports.prairielearn import HIDDEN_DESCRIPTION, HIDDEN_NOT_PASSED, HIDDEN_PASSED, RESULTS_BUDGET, encoded_size, fit_budget, to_prairielearn
+from support.shipped import shipped_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = (ROOT / "reference" / "cudagraph.py").read_text(encoding="utf-8")
-N_CASES = sum(len(spec.cases) for spec in load_suite(ROOT / "specs").suite.specs)  # the shipped suite's
+N_CASES = sum(len(spec.cases) for spec in shipped_suite().suite.specs)  # the shipped suite's
 TEST_KEYS = {"name", "description", "points", "max_points", "message", "output"}
 
 # LaunchCounter.bump(k) adds 1 whatever k is: a realistic mistake, visible and hidden cases fail.
@@ -171,6 +171,7 @@ def test_unimportable_submission_is_not_gradable(tmp_path, files, where):
     assert "not gradable" in proc.stderr
 
 
+@pytest.mark.slow
 def test_flooding_submission_stays_under_one_megabyte(tmp_path):
     buggy_root = job(tmp_path / "a", {"cudagraph.py": _buggy(False)}, only=SUBSET)
     flood_root = job(tmp_path / "b", {"cudagraph.py": _buggy(True)}, only=SUBSET)
@@ -196,6 +197,7 @@ def _report(n_cases: int, output: str) -> Report:
     return Report("student", 0.0, n_cases, cases, (spec,))
 
 
+@pytest.mark.slow
 def test_budget_cuts_outputs_not_grades():
     report = _report(400, "\x01é" * 20_000)  # 400 cases, each with a long tail of escapes
     unbounded = to_prairielearn(report, budget=10**12)

@@ -1,16 +1,22 @@
-"""Hand-built Report objects for the tests of ``reports/`` (helpers only, no tests here).
+"""Hand-built Report objects for the tests of ``reports/``, and the tests that they are fit for it.
 
 Four submissions: one that passes everything, one that fails a few cases with
 full detail (steps, checks, launches), one that crashes (its output carries a
 ``<script>`` tag to prove escaping), and one with a hidden, redacted case whose
 secret inputs sit exactly where a careless grader might leave them.
+
+The renderers' tests (test_reports, test_reports_browser, test_feedback, test_integrity)
+import these samples; the tests at the end of this file check that the samples are real
+reports (they survive report.json's reader unchanged) and hold what those tests look for,
+so a test that finds no secret or no status in a page does so because the page left it out.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
-from grader.results import CaseResult, CheckLine, LaunchPoint, Report, SpecSummary, StepLine
+from grader.results import STATUSES, CaseResult, CheckLine, LaunchPoint, Report, SpecSummary, StepLine, report_from_json, report_to_json
 
 # The hidden case's original values: they must appear in NO student-facing file.
 SECRET_NUMBER = "987654321"
@@ -261,3 +267,38 @@ def problem_report(name: str = "erin") -> Report:
 
 def all_reports() -> list[Report]:
     return [passing_report(), failing_report(), crashing_report(), hidden_report(), problem_report()]
+
+
+# ------------------------------------------------------------------ the samples are fit for the tests that use them
+def test_every_sample_reads_back_from_report_json_unchanged():
+    for report in all_reports():
+        data = json.loads(json.dumps(report_to_json(report)))
+        assert report_from_json(data, f"sample {report.submission}") == report
+
+
+def test_scores_add_up_as_the_grader_would_make_them():
+    for report in all_reports():
+        assert report.score == sum(c.score for c in report.cases)
+        assert report.max_score == sum(c.max_score for c in report.cases)
+        for spec in report.specs:
+            mine = [c for c in report.cases if c.spec == spec.id]
+            assert mine and spec.score == sum(c.score for c in mine) and spec.max_score == sum(c.max_score for c in mine)
+        assert all(0 <= c.score <= c.max_score for c in report.cases)
+
+
+def test_together_the_samples_show_every_status_a_page_must_render():
+    assert {c.status for r in all_reports() for c in r.cases} == set(STATUSES)
+    assert [r.submission for r in all_reports() if r.problem] == ["erin"]
+    assert SCRIPT in crashing_report().cases[-1].output_tail and SCRIPT in crashing_report().cases[-1].message
+
+
+def test_the_hidden_sample_holds_every_secret_where_a_careless_renderer_would_show_it():
+    report = hidden_report()
+    (redacted,) = [c for c in report.cases if c.redacted]
+    assert redacted.visibility == "hidden" and redacted.status == "failed"
+    staff_record = json.dumps(report_to_json(report))
+    for secret in SECRETS:
+        assert secret in staff_record, secret
+    fields = [redacted.case, redacted.description, redacted.output_tail, *(s.action + s.outcome for s in redacted.steps), *(c.expected for c in redacted.checks)]
+    assert all(any(secret in field for field in fields) for secret in SECRETS)
+    assert not any(secret in json.dumps(report_to_json(passing_report())) for secret in SECRETS)

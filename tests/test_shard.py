@@ -64,6 +64,7 @@ def _untimed(obj):
     return obj
 
 
+@pytest.mark.slow
 def test_two_shards_merged_equal_one_run(tmp_path):
     subs = _class(tmp_path)
     _grade(subs, tmp_path / "whole")

@@ -73,6 +73,7 @@ def _cli(*args: str, env=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
 
 
+@pytest.mark.slow
 def test_grading_a_batch_writes_staff_only_similarity(tmp_path):
     subs = class_of(tmp_path / "class")
     hostile = tmp_path / "class" / "copycat" / "cudagraph.py"
@@ -114,6 +115,7 @@ def test_grading_a_batch_writes_staff_only_similarity(tmp_path):
     assert 'href="similarity.html#pair-1"' in (again / "summary.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_similarity_command_without_a_graded_batch(tmp_path):
     subs = class_of(tmp_path / "class")
     out = tmp_path / "out"
@@ -166,6 +168,7 @@ def test_pair_scores_are_exactly_copydetects(tmp_path):
             assert covered[j, i] / prints[j].coverage == pytest.approx(share_j, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_scores_are_the_same_in_every_process(tmp_path):
     """copydetect hashes k-grams with Python's salted hash(); without a stable hash, winnowing
     keeps other fingerprints in each process and a regrade's summary would show other scores."""

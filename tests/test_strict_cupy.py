@@ -35,9 +35,9 @@ CUBLAS = "calling cuBLAS API during stream capture is currently unsupported"
 
 def shipped_case_count() -> str:
     """"N cases", as validate's summary counts the shipped suite."""
-    from grader.loader import load_suite
+    from support.shipped import shipped_suite
 
-    return f"{sum(len(spec.cases) for spec in load_suite(ROOT / 'specs').suite.specs)} cases"
+    return f"{sum(len(spec.cases) for spec in shipped_suite().suite.specs)} cases"
 
 
 def launches(fn) -> int:
@@ -364,6 +364,7 @@ def _count_captures(monkeypatch, module, succeeded) -> dict:
 
 
 class TestSuiteOnTheCudaReference:
+    @pytest.mark.slow
     def test_every_case_passes_and_nothing_falls_back_where_numpy_captures(self, strict_cupy, monkeypatch):
         from grader.validate import validate_suite
 
@@ -382,6 +383,7 @@ class TestSuiteOnTheCudaReference:
         assert sum(numpy_counts.values()) > 50
         assert cupy_counts == numpy_counts  # every graph the simulation captures, CUDA captures
 
+    @pytest.mark.slow
     def test_validate_on_the_command_line(self):
         result = graphgrade("validate", "--backend", "cupy")
         assert result.returncode == 0, result.stderr[-2000:]
@@ -477,6 +479,7 @@ class TestGpuCheckScript:
     def test_is_executable(self):
         assert os.access(ROOT / "scripts" / "gpu-check", os.X_OK)
 
+    @pytest.mark.slow
     def test_dry_run_runs_every_step_on_the_stand_in_and_writes_its_result(self, tmp_path):
         done, result = gpu_check(tmp_path, "--dry-run")
         assert done.returncode == 0, done.stdout + done.stderr
