@@ -34,6 +34,7 @@ import ctypes
 import os
 import resource
 import signal
+import stat
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -162,20 +163,25 @@ def apply_landlock(readable: tuple[str, ...], writable: tuple[str, ...]) -> int:
     try:
         read_rights = _READ_ONLY & handled
         write_rights = handled
+        # one rule per path (a few hundred: the standard library's entries one by one): the
+        # arguments that do not change are made once
+        syscall, add_rule, open_path, fstat, close, is_dir = _libc.syscall, ctypes.c_long(SYS_LANDLOCK_ADD_RULE), os.open, os.fstat, os.close, stat.S_ISDIR
+        fd_of, beneath, no_flags = ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), ctypes.c_uint32(0)
+        rule = _PathBeneath(0, -1)
+        rule_ref = ctypes.byref(rule)
         for rights, paths in ((read_rights, readable), (write_rights, writable)):
+            file_rights = rights & (1 | 2 | 4 | _FS_TRUNCATE | _FS_IOCTL_DEV)  # a rule on a file may only carry file rights
             for path in paths:
                 try:
-                    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                    fd = open_path(path, os.O_PATH | os.O_CLOEXEC)
                 except OSError:
                     continue
                 try:
-                    is_dir = os.path.isdir(path)
-                    # A rule on a file may only carry file rights.
-                    allowed = rights if is_dir else rights & (1 | 2 | 4 | _FS_TRUNCATE | _FS_IOCTL_DEV)
-                    rule = _PathBeneath(allowed, fd)
-                    _libc.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0))
+                    rule.allowed_access = rights if is_dir(fstat(fd).st_mode) else file_rights
+                    rule.parent_fd = fd
+                    syscall(add_rule, fd_of, beneath, rule_ref, no_flags)
                 finally:
-                    os.close(fd)
+                    close(fd)
         _prctl(PR_SET_NO_NEW_PRIVS, 1)
         if _libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
@@ -328,22 +334,28 @@ def _system_library_paths() -> set[str]:
     return paths
 
 
-def python_readable_paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """What an interpreter that already imported numpy needs to read to import more stdlib."""
-    import numpy
+_INTERPRETER_PATHS: list[frozenset[str]] = []  # python_readable_paths() without extras, once per process
 
-    paths = _stdlib_entries() | _system_library_paths() | {
-        os.path.dirname(numpy.__file__),
-        os.path.dirname(os.path.dirname(__file__)),  # the grader package (worker modules only matter)
-        "/dev/null",
-        "/dev/urandom",
-        "/proc/self",
-        "/sys/devices/system/cpu",
-    }
-    numpy_libs = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
-    paths.add(numpy_libs)
-    paths.update(extra)
-    return tuple(sorted(p for p in paths if p and os.path.exists(p)))
+
+def python_readable_paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What an interpreter that already imported numpy needs to read to import more stdlib.
+    The interpreter's own part is found once per process (the zygote asks before every worker;
+    what it has mapped and where its library lives do not change while it runs)."""
+    if not _INTERPRETER_PATHS:
+        import numpy
+
+        paths = _stdlib_entries() | _system_library_paths() | {
+            os.path.dirname(numpy.__file__),
+            os.path.dirname(os.path.dirname(__file__)),  # the grader package (worker modules only matter)
+            "/dev/null",
+            "/dev/urandom",
+            "/proc/self",
+            "/sys/devices/system/cpu",
+        }
+        numpy_libs = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
+        paths.add(numpy_libs)
+        _INTERPRETER_PATHS.append(frozenset(p for p in paths if p and os.path.exists(p)))
+    return tuple(sorted(_INTERPRETER_PATHS[0].union(p for p in extra if p and os.path.exists(p))))
 
 
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
