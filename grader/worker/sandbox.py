@@ -19,7 +19,8 @@ Layers, each applied where the platform allows it (see SECURITY.md):
    open them behind the filter's back), no kernel keyring (add_key, request_key,
    keyctl: keys outlive the process), no new namespace (unshare or clone with a
    CLONE_NEW* flag, setns; clone3 cannot be filtered by its flags, so it fails
-   with ENOSYS and the C library falls back to clone);
+   with ENOSYS and the C library falls back to clone), no process outside its own
+   tree (clone with CLONE_PARENT), so that a worker with no child has no process left;
 6. as root, namespaces of its own: IPC (System V shared memory, message queues
    and semaphores, and POSIX message queues, die with the worker and are never
    shared with another) and network (no interface but a loopback that is down),
@@ -54,6 +55,10 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWTIME, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x80, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 NAMESPACE_FLAGS = CLONE_NEWNS | CLONE_NEWTIME | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+# A process made with CLONE_PARENT is its maker's sibling, not its child: the one way out of the
+# worker's process tree, so refused with the namespace flags (nothing but that trick uses it).
+CLONE_PARENT = 0x00008000
+REFUSED_CLONE_FLAGS = NAMESPACE_FLAGS | CLONE_PARENT
 MS_RDONLY = 1
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 WORK_DIR = "work"  # beneath the scratch directory: the only place a worker may write
@@ -276,7 +281,7 @@ def seccomp_program(machine: str) -> list[tuple[int, int, int, int]] | None:
             (_JEQ, "allow", "eacces", 1),  # AF_UNIX only
             ("label", "namespace_flags"),
             (_LD_ABS, 0, 0, _ARG0_LOW),  # unshare's and clone's flags (the kernel reads their low 32 bits)
-            (_JSET, "eperm", "allow", NAMESPACE_FLAGS),
+            (_JSET, "eperm", "allow", REFUSED_CLONE_FLAGS),
             ("label", "allow"),
             (_RET, 0, 0, _RET_ALLOW),
             ("label", "eacces"),
@@ -291,7 +296,8 @@ def seccomp_program(machine: str) -> list[tuple[int, int, int, int]] | None:
 
 def apply_socket_filter() -> bool:
     """Forbid every socket family but AF_UNIX, io_uring, the kernel keyring, new namespaces,
-    and every syscall of a foreign ABI (x32, 32-bit compat), for this process and its children.
+    processes outside one's own tree (CLONE_PARENT), and every syscall of a foreign ABI (x32,
+    32-bit compat), for this process and its children.
     False where unsupported."""
     program = seccomp_program(os.uname().machine)
     if program is None:
