@@ -161,6 +161,11 @@ def profile(paths: list[Path], jobs: int) -> float:
         with Zygote():  # a zygote alone: what starting one costs (once per grading run)
             pass
         zygote_start = children_cpu() - kids0
+        # the report renderers' start, also once per grading run: importing them (Jinja) and
+        # compiling their templates on the first page written
+        cpu0 = time.process_time()
+        _warm_reports(Path(tmp) / "warm-up")
+        reports_start = time.process_time() - cpu0
         kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         with Zygote() as zygote:  # closing it waits for it, so its workers' and cases' CPU is counted
             loaded = load_suite(ROOT / "specs")
@@ -178,7 +183,8 @@ def profile(paths: list[Path], jobs: int) -> float:
     total = (grader_u + grader_s) * per + work * per
     print(f"\nper case: {len(paths)} submissions, {cases} cases, --jobs {jobs}, graded in this process (--isolation module, no cache)")
     print(f"  wall                     {wall * per:6.2f} ms per case ({wall:.2f} s)")
-    print(f"  grader process CPU       {(grader_u + grader_s) * per:6.2f} ms per case (user {grader_u * per:.2f}, sys {grader_s * per:.2f}), in its threads:")
+    print(f"  grader process CPU       {(grader_u + grader_s) * per:6.2f} ms per case (user {grader_u * per:.2f}, sys {grader_s * per:.2f}; the report")
+    print(f"                           renderers' start, {reports_start:.2f} s once per run, taken out), in its threads:")
     for label, seconds in meter.seconds.items():
         print(f"    {label:<56} {seconds * per:6.3f} ms")
     print(f"  worker processes CPU     {work * per:6.2f} ms per case (user+sys of the zygote's workers;")
@@ -186,6 +192,21 @@ def profile(paths: list[Path], jobs: int) -> float:
     print(f"                           {(kids1.ru_minflt - kids0.ru_minflt) / cases:.0f} minor page faults per case)")
     print(f"  total                    {total:6.2f} ms CPU per case")
     return total
+
+
+def _warm_reports(out: Path) -> None:
+    """Import the report renderers and write one small report with each (compiling every template
+    a submission's reports use), as the first submission of a grading run does."""
+    from grader.grade import _write_outputs
+    from grader.results import CaseResult, Report, SpecSummary
+    from reports import write_batch_outputs
+
+    spec = SpecSummary("warm-up", "Warm-up", "core", 1.0, "visible", "", "", 1.0, 1.0)
+    hidden = SpecSummary("warm-up-hidden", "Warm-up", "core", 1.0, "hidden", "", "", 0.0, 1.0)
+    cases = (CaseResult("warm-up", "a", "core", "passed", 1.0, 1.0, ""), CaseResult("warm-up-hidden", "b", "core", "failed", 0.0, 1.0, "no", visibility="hidden", redacted=True))
+    report = Report("warm-up", 1.0, 2.0, cases, (spec, hidden))
+    _write_outputs(report, out / "warm-up")
+    write_batch_outputs([report], [out / "warm-up"], out)
 
 
 def floor(paths: list[Path]) -> float:

@@ -656,7 +656,7 @@ def test_no_ipc_object_left_behind(root_batch):
 
 def test_keyring_and_new_namespaces_refused(root_batch):
     text = _all_text(root_batch.reports["h48_keyring_userns"])
-    for call in ("add_key", "request_key", "keyctl", "unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "clone3", "setns"):
+    for call in ("add_key", "request_key", "keyctl", "unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "clone(CLONE_PARENT)", "clone3", "setns"):
         assert f"[hostile] {call}: refused" in text, call
     assert "WORKED" not in text
     assert "clone3: refused (errno 38 " in text  # ENOSYS: the C library falls back to clone

@@ -135,6 +135,7 @@ def test_seccomp_refuses_keyrings_and_new_namespaces_but_not_fork_or_threads(lay
             "unshare_user": call(NR["unshare"], ctypes.c_ulong(sandbox.CLONE_NEWUSER)),
             "unshare_net": call(NR["unshare"], ctypes.c_ulong(sandbox.CLONE_NEWNET)),
             "clone_user": call(NR["clone"], ctypes.c_ulong(sandbox.CLONE_NEWUSER | signal.SIGCHLD), None, None, None, ctypes.c_ulong(0)),
+            "clone_parent": call(NR["clone"], ctypes.c_ulong(sandbox.CLONE_PARENT | signal.SIGCHLD), None, None, None, ctypes.c_ulong(0)),
             "clone3": call(NR["clone3"], None, ctypes.c_size_t(0)),
             "setns": call(NR["setns"], ctypes.c_int(0), ctypes.c_int(0)),
         }
@@ -151,7 +152,7 @@ def test_seccomp_refuses_keyrings_and_new_namespaces_but_not_fork_or_threads(lay
 
     answer = confined(plan, probe)
     assert answer["applied"]["socket_filter"]
-    for name in ("add_key", "request_key", "keyctl", "unshare_user", "unshare_net", "clone_user", "setns"):
+    for name in ("add_key", "request_key", "keyctl", "unshare_user", "unshare_net", "clone_user", "clone_parent", "setns"):
         assert answer[name] == errno.EPERM, (name, answer[name])
     assert answer["clone3"] == errno.ENOSYS
     assert answer["fork"] == 7 and answer["thread"] == [1]

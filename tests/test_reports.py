@@ -102,6 +102,28 @@ def test_every_template_is_j2_and_autoescaped():
         env.get_template("summary.html.j2").render()
 
 
+def test_report_json_is_written_as_the_json_module_would(any_report):
+    """report.json is written straight from the result types (grader.results.report_json_text),
+    byte for byte what json.dumps(dataclasses.asdict(...), indent=1, sort_keys=True) writes,
+    awkward text and non-finite numbers included."""
+    import dataclasses
+
+    from grader.results import Flag, report_json_text
+
+    odd = replace(
+        any_report,
+        problem='caf\u00e9 \u2028 "quoted" \\ <tag> \x00',
+        score=float("nan"),
+        max_score=math.inf,
+        duration_s=-math.inf,
+        flags=(Flag("rule", "a.py", 3, "\u4e2d\u6587"),),
+    )
+    for report in (any_report, odd, Report("empty", 0.0, 0.0, (), ())):
+        expected = json.dumps(dataclasses.asdict(report), indent=1, sort_keys=True) + "\n"
+        assert report_json_text(report) == expected
+        assert report_to_json(report) == dataclasses.asdict(report)
+
+
 def test_renderers_take_typed_reports_only():
     data = report_to_json(passing_report())
     with pytest.raises(TypeError):

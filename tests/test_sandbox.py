@@ -326,7 +326,9 @@ def test_a_case_cannot_reopen_the_workers_pipes(layout):
 
 
 # ------------------------------------------------------------------ clean-up of what a case leaves behind
-def test_kill_orphans_ends_a_double_forked_daemon():
+@pytest.mark.parametrize("tree_only", [False, True])
+def test_kill_orphans_ends_a_double_forked_daemon(tree_only):
+    """Also where the no-child shortcut applies (tree_only): a daemon re-parented here is a child."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - a stand-in for the worker
@@ -342,7 +344,7 @@ def test_kill_orphans_ends_a_double_forked_daemon():
                 os.write(w, f"{grandchild}\n".encode())
                 os._exit(0)
             os.waitpid(child, 0)
-            submission.kill_orphans(signal_all=False)
+            submission.kill_orphans(signal_all=False, tree_only=tree_only)
         finally:
             os._exit(0)
     os.close(w)

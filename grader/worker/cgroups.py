@@ -137,11 +137,17 @@ class RunCgroups:
         self.workers[name] = folders
         return name, tuple(os.path.join(f, "cgroup.procs") for f in folders)
 
-    def remove_worker(self, name: str) -> None:
-        """Kill whatever still runs in the worker's folders, then remove them."""
-        for folder in self.workers.pop(name, []):
+    def empty_worker(self, name: str) -> bool:
+        """Kill whatever still runs in the worker's folders; returns whether every folder was then
+        seen holding no live process. Every process the worker's tree ever started (under the
+        worker's uid or not) was in there: the worker joined its folders before it dropped root
+        or ran a line of submission code, children inherit them, and no process of a sandbox uid
+        may move itself out (the files that would let it are root's)."""
+        emptied = True
+        for folder in self.workers.get(name, []):
             kill_file = os.path.join(folder, "cgroup.kill")
             deadline = time.monotonic() + 2.0
+            seen_empty = False
             while time.monotonic() < deadline:
                 try:
                     with open(os.path.join(folder, "cgroup.procs")) as f:
@@ -149,6 +155,7 @@ class RunCgroups:
                 except (OSError, ValueError):
                     break
                 if not pids:
+                    seen_empty = True
                     break
                 if os.path.exists(kill_file):
                     try:
@@ -161,6 +168,13 @@ class RunCgroups:
                     except OSError:
                         pass
                 time.sleep(0.005)
+            emptied = emptied and seen_empty
+        return emptied
+
+    def remove_worker(self, name: str) -> None:
+        """Kill whatever still runs in the worker's folders, then remove them."""
+        self.empty_worker(name)
+        for folder in self.workers.pop(name, []):
             _remove(folder)
 
     def close(self) -> None:

@@ -170,6 +170,38 @@ def open_fds() -> dict[int, tuple[int, int]]:
     return found
 
 
+def dict_versions(dicts: list[dict]) -> list | None:
+    """A live view of each dict's version tag (PEP 509: CPython 3.6 to 3.13 give every dict one,
+    changed by every write to it), so that an untouched module namespace is recognised by one
+    integer instead of comparing its hundreds of entries before every case. None where this
+    interpreter has no such tag, or where it does not behave as expected on a dict of our own
+    (then :meth:`FreshSubmission.restore` compares every entry, as it always may)."""
+    if sys.implementation.name != "cpython" or not (3, 6) <= sys.version_info[:2] <= (3, 13):
+        return None
+    import ctypes
+
+    offset = object.__basicsize__ + ctypes.sizeof(ctypes.c_ssize_t)  # PyObject_HEAD, ma_used, then ma_version_tag
+
+    def view(d: dict):
+        return ctypes.c_uint64.from_address(id(d) + offset)
+
+    probe: dict = {"a": 1}
+    tag = view(probe)
+    seen = [tag.value]
+    for write in (lambda: probe.__setitem__("a", 2), lambda: probe.__setitem__("b", 3), lambda: probe.pop("b"), lambda: probe.update(c=4), lambda: probe.setdefault("d", 5), lambda: probe.clear()):
+        write()
+        seen.append(tag.value)
+    if 0 in seen or len(set(seen)) != len(seen) or any(b <= a for a, b in zip(seen, seen[1:])):
+        return None
+    module = ModuleType("probe")
+    mtag = view(module.__dict__)
+    before = mtag.value
+    module.x = 1
+    if mtag.value == before:
+        return None
+    return [view(d) for d in dicts]
+
+
 class FreshSubmission:
     """The process state before the submission was first imported, and the means to give each
     case a freshly executed submission on top of it."""
@@ -180,6 +212,8 @@ class FreshSubmission:
         sys.meta_path.insert(0, self.finder)
         self.modules_before = set(sys.modules)
         self.guarded = [(module.__dict__, dict(module.__dict__), tuple(module.__dict__), tuple(module.__dict__.values())) for module in self._guarded_modules()]
+        self.versions = dict_versions([live for live, *_ in self.guarded])  # None: compare every entry
+        self.seen_versions = [v.value for v in self.versions] if self.versions is not None else None
         self.owned: dict[str, tuple[object, bool]] = {}  # module name -> (module, is it the submission's)
         self.sys_attrs = {name: getattr(sys, name, _MISSING) for name in SYS_ATTRS}
         self.sys_lists = {name: list(getattr(sys, name)) for name in ("path", "meta_path", "path_hooks")}
@@ -259,9 +293,15 @@ class FreshSubmission:
         return owned
 
     def restore(self) -> None:
+        versions, seen = self.versions, self.seen_versions
         for i, (live, saved, keys, values) in enumerate(self.guarded):
-            # the usual case, nothing changed, in C: the same keys bound to the same objects, in order
+            if versions is not None:
+                if versions[i].value == seen[i]:  # not written to since it was last found intact
+                    continue
+            # nothing changed, in C: the same keys bound to the same objects, in order
             if len(live) == len(keys) and all(map(operator.is_, live, keys)) and all(map(operator.is_, live.values(), values)):
+                if versions is not None:
+                    seen[i] = versions[i].value
                 continue
             for key, value in saved.items():
                 if live.get(key, _MISSING) is not value:
@@ -272,6 +312,8 @@ class FreshSubmission:
                 del live[key]
             saved.update((k, v) for k, v in live.items() if k not in saved)
             self.guarded[i] = (live, saved, tuple(live), tuple(live.values()))
+            if versions is not None:
+                seen[i] = versions[i].value
         for name, value in self.sys_attrs.items():
             if value is not _MISSING and getattr(sys, name, _MISSING) is not value:
                 setattr(sys, name, value)

@@ -19,7 +19,8 @@ Layers, each applied where the platform allows it (see SECURITY.md):
    open them behind the filter's back), no kernel keyring (add_key, request_key,
    keyctl: keys outlive the process), no new namespace (unshare or clone with a
    CLONE_NEW* flag, setns; clone3 cannot be filtered by its flags, so it fails
-   with ENOSYS and the C library falls back to clone);
+   with ENOSYS and the C library falls back to clone), no process outside its own
+   tree (clone with CLONE_PARENT), so that a worker with no child has no process left;
 6. as root, namespaces of its own: IPC (System V shared memory, message queues
    and semaphores, and POSIX message queues, die with the worker and are never
    shared with another) and network (no interface but a loopback that is down),
@@ -34,6 +35,7 @@ import ctypes
 import os
 import resource
 import signal
+import stat
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -53,6 +55,10 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWTIME, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x80, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 NAMESPACE_FLAGS = CLONE_NEWNS | CLONE_NEWTIME | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+# A process made with CLONE_PARENT is its maker's sibling, not its child: the one way out of the
+# worker's process tree, so refused with the namespace flags (nothing but that trick uses it).
+CLONE_PARENT = 0x00008000
+REFUSED_CLONE_FLAGS = NAMESPACE_FLAGS | CLONE_PARENT
 MS_RDONLY = 1
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 WORK_DIR = "work"  # beneath the scratch directory: the only place a worker may write
@@ -162,20 +168,25 @@ def apply_landlock(readable: tuple[str, ...], writable: tuple[str, ...]) -> int:
     try:
         read_rights = _READ_ONLY & handled
         write_rights = handled
+        # one rule per path (a few hundred: the standard library's entries one by one): the
+        # arguments that do not change are made once
+        syscall, add_rule, open_path, fstat, close, is_dir = _libc.syscall, ctypes.c_long(SYS_LANDLOCK_ADD_RULE), os.open, os.fstat, os.close, stat.S_ISDIR
+        fd_of, beneath, no_flags = ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), ctypes.c_uint32(0)
+        rule = _PathBeneath(0, -1)
+        rule_ref = ctypes.byref(rule)
         for rights, paths in ((read_rights, readable), (write_rights, writable)):
+            file_rights = rights & (1 | 2 | 4 | _FS_TRUNCATE | _FS_IOCTL_DEV)  # a rule on a file may only carry file rights
             for path in paths:
                 try:
-                    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                    fd = open_path(path, os.O_PATH | os.O_CLOEXEC)
                 except OSError:
                     continue
                 try:
-                    is_dir = os.path.isdir(path)
-                    # A rule on a file may only carry file rights.
-                    allowed = rights if is_dir else rights & (1 | 2 | 4 | _FS_TRUNCATE | _FS_IOCTL_DEV)
-                    rule = _PathBeneath(allowed, fd)
-                    _libc.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0))
+                    rule.allowed_access = rights if is_dir(fstat(fd).st_mode) else file_rights
+                    rule.parent_fd = fd
+                    syscall(add_rule, fd_of, beneath, rule_ref, no_flags)
                 finally:
-                    os.close(fd)
+                    close(fd)
         _prctl(PR_SET_NO_NEW_PRIVS, 1)
         if _libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
@@ -270,7 +281,7 @@ def seccomp_program(machine: str) -> list[tuple[int, int, int, int]] | None:
             (_JEQ, "allow", "eacces", 1),  # AF_UNIX only
             ("label", "namespace_flags"),
             (_LD_ABS, 0, 0, _ARG0_LOW),  # unshare's and clone's flags (the kernel reads their low 32 bits)
-            (_JSET, "eperm", "allow", NAMESPACE_FLAGS),
+            (_JSET, "eperm", "allow", REFUSED_CLONE_FLAGS),
             ("label", "allow"),
             (_RET, 0, 0, _RET_ALLOW),
             ("label", "eacces"),
@@ -285,7 +296,8 @@ def seccomp_program(machine: str) -> list[tuple[int, int, int, int]] | None:
 
 def apply_socket_filter() -> bool:
     """Forbid every socket family but AF_UNIX, io_uring, the kernel keyring, new namespaces,
-    and every syscall of a foreign ABI (x32, 32-bit compat), for this process and its children.
+    processes outside one's own tree (CLONE_PARENT), and every syscall of a foreign ABI (x32,
+    32-bit compat), for this process and its children.
     False where unsupported."""
     program = seccomp_program(os.uname().machine)
     if program is None:
@@ -328,22 +340,28 @@ def _system_library_paths() -> set[str]:
     return paths
 
 
-def python_readable_paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """What an interpreter that already imported numpy needs to read to import more stdlib."""
-    import numpy
+_INTERPRETER_PATHS: list[frozenset[str]] = []  # python_readable_paths() without extras, once per process
 
-    paths = _stdlib_entries() | _system_library_paths() | {
-        os.path.dirname(numpy.__file__),
-        os.path.dirname(os.path.dirname(__file__)),  # the grader package (worker modules only matter)
-        "/dev/null",
-        "/dev/urandom",
-        "/proc/self",
-        "/sys/devices/system/cpu",
-    }
-    numpy_libs = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
-    paths.add(numpy_libs)
-    paths.update(extra)
-    return tuple(sorted(p for p in paths if p and os.path.exists(p)))
+
+def python_readable_paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What an interpreter that already imported numpy needs to read to import more stdlib.
+    The interpreter's own part is found once per process (the zygote asks before every worker;
+    what it has mapped and where its library lives do not change while it runs)."""
+    if not _INTERPRETER_PATHS:
+        import numpy
+
+        paths = _stdlib_entries() | _system_library_paths() | {
+            os.path.dirname(numpy.__file__),
+            os.path.dirname(os.path.dirname(__file__)),  # the grader package (worker modules only matter)
+            "/dev/null",
+            "/dev/urandom",
+            "/proc/self",
+            "/sys/devices/system/cpu",
+        }
+        numpy_libs = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
+        paths.add(numpy_libs)
+        _INTERPRETER_PATHS.append(frozenset(p for p in paths if p and os.path.exists(p)))
+    return tuple(sorted(_INTERPRETER_PATHS[0].union(p for p in extra if p and os.path.exists(p))))
 
 
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")

@@ -118,13 +118,21 @@ def _reap_now() -> None:
             return
 
 
-def kill_orphans(signal_all: bool = False) -> None:
+def kill_orphans(signal_all: bool = False, tree_only: bool = False) -> None:
     """End every process the last case left behind.
 
     ``signal_all``: this sandbox's processes are the only ones ``kill(-1)`` reaches (a uid of its
     own, or Landlock's signal scope), so one call ends them all, wherever they re-parented.
     Then, as a child subreaper, kill and reap whatever re-parented here, until nothing is left
-    (a process killed while forking may leave a child that re-parents a moment later)."""
+    (a process killed while forking may leave a child that re-parents a moment later).
+
+    ``tree_only``: every process of this sandbox descends from this one (the seccomp filter
+    refuses CLONE_PARENT, the one way to start a process outside one's own tree, and orphans
+    re-parent to this subreaper). Then a single-threaded process with no child has nothing left
+    to end, and ``kill(-1)``, which visits every process on the machine (the larger part of
+    what running a case costs here), is skipped."""
+    if tree_only and not sandbox.children() and _single_threaded():
+        return
     end = time.monotonic() + ORPHAN_KILL_SECONDS
     while True:
         if signal_all:
@@ -146,6 +154,14 @@ def kill_orphans(signal_all: bool = False) -> None:
             except ChildProcessError:
                 pass
     _reap_now()
+
+
+def _single_threaded() -> bool:
+    """No thread but this one (a thread could start a process after the check)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
 
 def _wait_collecting(pid: int, fd: int) -> tuple[bytes, int]:
@@ -224,7 +240,7 @@ def relayable(data: bytes) -> bytes:
     return struct.pack("<Q", len(NOT_A_RESULT)) + NOT_A_RESULT
 
 
-def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: bool) -> None:
+def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: bool, tree_only: bool = False) -> None:
     uid, steps = protocol.read_case_message(message)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -249,7 +265,7 @@ def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: 
                 os._exit(code)
     os.close(result_w)
     data, status = _wait_collecting(pid, result_r)
-    kill_orphans(signal_all)
+    kill_orphans(signal_all, tree_only)
     exitcode = os.waitstatus_to_exitcode(status)
     _write_all(
         res_fd,
@@ -308,6 +324,7 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
         _write_all(res_fd, protocol.control_frame("ready"))
         # kill(-1) may be used only where it reaches this sandbox's processes alone
         signal_all = "uid" in applied or bool(applied.get("signal_scope"))
+        tree_only = bool(applied.get("socket_filter"))  # CLONE_PARENT refused: see kill_orphans
         if fresh is not None and inprocess.import_too_slow(*import_started):
             fresh = None  # module-level code this slow would run again before every case: fork per case instead
         if fresh is not None:
@@ -318,8 +335,8 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
             if message is None:
                 break
             if fresh is None:
-                _run_one_case(module, message, res_fd, cmd_fd, signal_all)
-            elif not inprocess.run_case_here(fresh, module, message, res_fd, _write_all, lambda: kill_orphans(signal_all), _output_end):
+                _run_one_case(module, message, res_fd, cmd_fd, signal_all, tree_only)
+            elif not inprocess.run_case_here(fresh, module, message, res_fd, _write_all, lambda: kill_orphans(signal_all, tree_only), _output_end):
                 break  # retired: the grader starts a fresh worker for the next case
     except BaseException:  # noqa: BLE001
         traceback.print_exc()

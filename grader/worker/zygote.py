@@ -79,6 +79,10 @@ WORKERS: set[int] = set()
 # The run's cgroups (grader.worker.cgroups), or None, and why; each live worker's cgroup name.
 CGROUPS: list = [None, "not set up"]
 WORKER_CGROUPS: dict[int, str] = {}
+# Sandbox uids with nothing left of them (no process, IPC object or key) since their last worker
+# was ended here: the next worker under one needs no clean-up first. Only this zygote starts
+# processes under the run's uids (grader.worker.uids leases them to this run alone).
+CLEAN_UIDS: set[int] = set()
 
 
 def _reap() -> None:
@@ -128,27 +132,39 @@ def _uid_running(uid: int) -> bool:
     return False
 
 
-def _kill_uid(uid: int) -> None:
+def _kill_uid(uid: int, contained: bool = False) -> None:
     """Kill every process running as ``uid`` (a sandbox uid this grading run holds alone),
     until none is left alive: one that was forking when killed may leave a child behind.
-    Then remove what it left in the kernel: its System V IPC objects and its keys."""
+    Then remove what it left in the kernel: its System V IPC objects and its keys.
+
+    ``contained``: the uid's last worker ran in a cgroup that has since been seen empty
+    (:meth:`grader.worker.cgroups.RunCgroups.empty_worker`), so every process the uid had is
+    known dead without searching all of /proc for it."""
     until = time.monotonic() + KILL_SECONDS
-    first = True
-    while first or (_uid_running(uid) and time.monotonic() < until):
-        first = False
+    CLEAN_UIDS.discard(uid)
+    clean = False
+    while not clean:
         pid = os.fork()
         if pid == 0:
             try:
                 os.setgroups([])
                 os.setgid(uid)
                 os.setuid(uid)
-                os.kill(-1, signal.SIGKILL)
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                except ProcessLookupError:  # nothing else runs as this uid
+                    pass
                 uids.clear_own_keys()
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
         _reap()  # those that re-parented here
+        clean = contained or not _uid_running(uid)
+        if time.monotonic() >= until:
+            break
     uids.remove_ipc_objects(uid)
+    if clean:
+        CLEAN_UIDS.add(uid)
 
 
 def _kill_strays(workers: set[int] = WORKERS) -> None:
@@ -181,8 +197,11 @@ def _kill_worker(pid: int, uid: int | None, workers: set[int] = WORKERS) -> int 
                 pass
         ended = _wait_dead(pid, time.monotonic() + KILL_SECONDS)
         workers.discard(pid)
+    contained = False
+    if cgroup is not None and CGROUPS[0] is not None:
+        contained = CGROUPS[0].empty_worker(cgroup)  # kills whatever still runs in it
     if uid is not None and os.geteuid() == 0:
-        _kill_uid(uid)
+        _kill_uid(uid, contained)
     _kill_strays(workers)
     _reap()
     if cgroup is not None and CGROUPS[0] is not None:
@@ -276,8 +295,9 @@ def main(sock_fd: int) -> None:
                 except OSError as exc:  # the host took the cgroup away: go on without, and say so
                     CGROUPS[:] = [None, f"lost during the run ({exc.strerror or exc})"]
             plan = _plan_from(request, cgroup_procs)
-            if plan.uid is not None and os.geteuid() == 0:
+            if plan.uid is not None and os.geteuid() == 0 and plan.uid not in CLEAN_UIDS:
                 _kill_uid(plan.uid)  # nothing may run as this uid (or be left of it) but the new worker's sandbox
+            CLEAN_UIDS.discard(plan.uid)  # in use from now on
             pid = os.fork()
             if pid == 0:
                 sock.close()

@@ -1,7 +1,7 @@
 """Hostile: does the lab, and at import and in every fusion case tries the kernel keyring
 (add_key to its user keyring, request_key, keyctl) and namespaces (unshare and clone with
 CLONE_NEWUSER, clone3, setns), which could keep data across runs or widen the kernel's attack
-surface.
+surface, and a process outside its worker's tree (clone with CLONE_PARENT).
 
 Must get: every call refused (seccomp); it earns its own points honestly."""
 import ctypes
@@ -16,7 +16,7 @@ NR = {
     "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "unshare": 97, "clone": 220, "clone3": 435, "setns": 268},
 }.get(platform.machine(), {})
 KEY_SPEC_USER_KEYRING, KEYCTL_GET_KEYRING_ID = -4, 0
-CLONE_NEWUSER, CLONE_NEWNET, SIGCHLD = 0x10000000, 0x40000000, 17
+CLONE_NEWUSER, CLONE_NEWNET, CLONE_PARENT, SIGCHLD = 0x10000000, 0x40000000, 0x00008000, 17
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 
@@ -45,6 +45,7 @@ def _try_everything():
     _call("unshare(CLONE_NEWUSER)", NR["unshare"], ctypes.c_ulong(CLONE_NEWUSER))
     _call("unshare(CLONE_NEWUSER|CLONE_NEWNET)", NR["unshare"], ctypes.c_ulong(CLONE_NEWUSER | CLONE_NEWNET))
     _call("clone(CLONE_NEWUSER)", NR["clone"], ctypes.c_ulong(CLONE_NEWUSER | SIGCHLD), None, None, None, ctypes.c_ulong(0))
+    _call("clone(CLONE_PARENT)", NR["clone"], ctypes.c_ulong(CLONE_PARENT | SIGCHLD), None, None, None, ctypes.c_ulong(0))
     _call("clone3", NR["clone3"], None, ctypes.c_size_t(0))
     fd = os.open("/proc/self/ns/net", os.O_RDONLY)
     try:
