@@ -7,10 +7,9 @@ identity), about thirty asserts, all in one process: no isolation, no hidden cas
 feedback beyond pytest's own.
 """
 
+import cudagraph as cg
 import numpy as np
 import pytest
-
-import cudagraph as cg
 
 
 def elementwise(fn):

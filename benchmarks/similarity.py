@@ -30,7 +30,26 @@ sys.path.insert(0, str(ROOT))
 
 from grader.similarity import DEFAULT_THRESHOLD, compare, default_template, submission_source  # noqa: E402
 
-NAMES = ["entry", "result", "groups", "segments", "sizes", "fused", "members", "flags", "padded", "kind", "graph", "out", "buf", "key", "x", "y", "op", "ops"]
+NAMES = [
+    "entry",
+    "result",
+    "groups",
+    "segments",
+    "sizes",
+    "fused",
+    "members",
+    "flags",
+    "padded",
+    "kind",
+    "graph",
+    "out",
+    "buf",
+    "key",
+    "x",
+    "y",
+    "op",
+    "ops",
+]
 
 
 def shuffled_functions(source: str, rng: random.Random) -> str:
@@ -44,7 +63,9 @@ def shuffled_functions(source: str, rng: random.Random) -> str:
 def make_class(n: int, folder: Path, seed: int = 1) -> list[Path]:
     rng = random.Random(seed)
     sources = [(ROOT / "reference" / "cudagraph.py").read_text(encoding="utf-8")]
-    sources += [p.read_text(encoding="utf-8") for p in sorted((ROOT / "tests" / "correct_variants").glob("*/cudagraph.py"))]
+    sources += [
+        p.read_text(encoding="utf-8") for p in sorted((ROOT / "tests" / "correct_variants").glob("*/cudagraph.py"))
+    ]
     written: list[str] = []
     paths = []
     for i in range(n):
@@ -69,7 +90,13 @@ def run_baseline(paths: list[Path], template: Path) -> float:
     from copydetect import CopyDetector
 
     started = time.monotonic()
-    det = CopyDetector(test_dirs=[str(p) for p in paths], boilerplate_dirs=[str(template)], extensions=["py"], autoopen=False, silent=True)
+    det = CopyDetector(
+        test_dirs=[str(p) for p in paths],
+        boilerplate_dirs=[str(template)],
+        extensions=["py"],
+        autoopen=False,
+        silent=True,
+    )
     det.run()
     return time.monotonic() - started
 
@@ -77,7 +104,12 @@ def run_baseline(paths: list[Path], template: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=500, help="submissions in the class (default: 500)")
-    ap.add_argument("--baseline-n", type=int, default=100, help="submissions CopyDetector compares, extrapolated to N (default: 100)")
+    ap.add_argument(
+        "--baseline-n",
+        type=int,
+        default=100,
+        help="submissions CopyDetector compares, extrapolated to N (default: 100)",
+    )
     ap.add_argument("--target", type=float, default=60.0, help="seconds allowed for N (default: 60)")
     args = ap.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
@@ -94,19 +126,27 @@ def main() -> None:
         result = compare(sources, submission_source(template), DEFAULT_THRESHOLD)
         total, cpu = t_import + t_read + result.seconds, time.process_time() - c0
         copies = args.n // 10
-        print(f"graphgrade similarity, {args.n} submissions ({args.n * (args.n - 1) // 2} pairs): {total:.1f} s wall, {cpu:.1f} s CPU "
-              f"(import {t_import:.1f} s, read {t_read:.1f} s, fingerprint and compare {result.seconds:.1f} s); "
-              f"{len(result.pairs)} pairs at or above {DEFAULT_THRESHOLD} ({copies} disguised copies planted)", flush=True)
+        print(
+            f"graphgrade similarity, {args.n} submissions ({args.n * (args.n - 1) // 2} pairs): {total:.1f} s wall, {cpu:.1f} s CPU "
+            f"(import {t_import:.1f} s, read {t_read:.1f} s, fingerprint and compare {result.seconds:.1f} s); "
+            f"{len(result.pairs)} pairs at or above {DEFAULT_THRESHOLD} ({copies} disguised copies planted)",
+            flush=True,
+        )
         k = min(args.baseline_n, args.n)
         c0 = time.process_time()
         base = run_baseline(paths[:k], template)
         base_cpu = time.process_time() - c0
         projected, projected_cpu = base * (args.n / k) ** 2, base_cpu * (args.n / k) ** 2
-        print(f"copydetect CopyDetector, {k} submissions: {base:.1f} s wall, {base_cpu:.1f} s CPU; projected to {args.n}: "
-              f"{projected:.0f} s wall, {projected_cpu:.0f} s CPU", flush=True)
-        print(f"speed-up over the baseline (CPU): {projected_cpu / max(cpu, 1e-9):.1f}x; target {args.target:g} s for {args.n}: "
-              f"{'met' if total <= args.target else 'NOT met'} in wall time under this load, "
-              f"{'met' if cpu <= args.target else 'NOT met'} in CPU time")
+        print(
+            f"copydetect CopyDetector, {k} submissions: {base:.1f} s wall, {base_cpu:.1f} s CPU; projected to {args.n}: "
+            f"{projected:.0f} s wall, {projected_cpu:.0f} s CPU",
+            flush=True,
+        )
+        print(
+            f"speed-up over the baseline (CPU): {projected_cpu / max(cpu, 1e-9):.1f}x; target {args.target:g} s for {args.n}: "
+            f"{'met' if total <= args.target else 'NOT met'} in wall time under this load, "
+            f"{'met' if cpu <= args.target else 'NOT met'} in CPU time"
+        )
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 

@@ -43,16 +43,31 @@ FLOOR_RATIO = 1.5  # CPU per case against the in-process floor
 
 # Buggy variants: (name, text to find in the reference, replacement). Each must apply exactly once.
 BUGS = {
-    "no_replay": ("        entry = self.graphs.get(key)  # Constraint 1: one graph per shape\n", "        entry = None  # bug: every call captures again\n"),
+    "no_replay": (
+        "        entry = self.graphs.get(key)  # Constraint 1: one graph per shape\n",
+        "        entry = None  # bug: every call captures again\n",
+    ),
     "fresh_buffer": (
         "        self._load(entry.static_input, x)\n        y = entry.static_input\n",
         "        entry.static_input = entry.static_input.copy()  # bug: a new buffer on every replay\n        self._load(entry.static_input, x)\n        y = entry.static_input\n",
     ),
-    "no_padding_slice": ("        return np.array(output[: x.shape[0]], copy=True)\n", "        return np.array(output, copy=True)  # bug: the padded rows are returned too\n"),
+    "no_padding_slice": (
+        "        return np.array(output[: x.shape[0]], copy=True)\n",
+        "        return np.array(output, copy=True)  # bug: the padded rows are returned too\n",
+    ),
     "no_stretch": ("class _FusedElementwise:", None),  # the core lab only: everything from fusion on is cut
 }
 # Of every 8 submissions: 4 correct, one of each bug.
-MIX = ("reference", "no_replay", "reference", "fresh_buffer", "reference", "no_padding_slice", "reference", "no_stretch")
+MIX = (
+    "reference",
+    "no_replay",
+    "reference",
+    "fresh_buffer",
+    "reference",
+    "no_padding_slice",
+    "reference",
+    "no_stretch",
+)
 
 
 def variant_sources() -> dict[str, str]:
@@ -83,8 +98,21 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def grade_class(paths: list[Path], out: Path, jobs: int, extra: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
-    cmd = [sys.executable, "-m", "grader.cli", "grade", *map(str, paths), "--out", str(out), "--jobs", str(jobs), *extra]
+def grade_class(
+    paths: list[Path], out: Path, jobs: int, extra: list[str]
+) -> tuple[float, float, subprocess.CompletedProcess]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "grader.cli",
+        "grade",
+        *map(str, paths),
+        "--out",
+        str(out),
+        "--jobs",
+        str(jobs),
+        *extra,
+    ]
     cpu0, t0 = children_cpu(), time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     return time.monotonic() - t0, children_cpu() - cpu0, proc
@@ -171,7 +199,9 @@ def profile(paths: list[Path], jobs: int) -> float:
             loaded = load_suite(ROOT / "specs")
             cpu0 = resource.getrusage(resource.RUSAGE_SELF)
             t0 = time.monotonic()
-            graded = grade_submissions(zygote, loaded, loaded.suite.specs, paths, Path(tmp) / "out", RunSettings(), jobs=jobs)
+            graded = grade_submissions(
+                zygote, loaded, loaded.suite.specs, paths, Path(tmp) / "out", RunSettings(), jobs=jobs
+            )
             wall = time.monotonic() - t0
             cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -181,10 +211,16 @@ def profile(paths: list[Path], jobs: int) -> float:
     work_u, work_s = kids1.ru_utime - kids0.ru_utime, kids1.ru_stime - kids0.ru_stime
     work = work_u + work_s - zygote_start
     total = (grader_u + grader_s) * per + work * per
-    print(f"\nper case: {len(paths)} submissions, {cases} cases, --jobs {jobs}, graded in this process (--isolation module, no cache)")
+    print(
+        f"\nper case: {len(paths)} submissions, {cases} cases, --jobs {jobs}, graded in this process (--isolation module, no cache)"
+    )
     print(f"  wall                     {wall * per:6.2f} ms per case ({wall:.2f} s)")
-    print(f"  grader process CPU       {(grader_u + grader_s) * per:6.2f} ms per case (user {grader_u * per:.2f}, sys {grader_s * per:.2f}; the report")
-    print(f"                           renderers' start, {reports_start:.2f} s once per run, taken out), in its threads:")
+    print(
+        f"  grader process CPU       {(grader_u + grader_s) * per:6.2f} ms per case (user {grader_u * per:.2f}, sys {grader_s * per:.2f}; the report"
+    )
+    print(
+        f"                           renderers' start, {reports_start:.2f} s once per run, taken out), in its threads:"
+    )
     for label, seconds in meter.seconds.items():
         print(f"    {label:<56} {seconds * per:6.3f} ms")
     print(f"  worker processes CPU     {work * per:6.2f} ms per case (user+sys of the zygote's workers;")
@@ -203,7 +239,10 @@ def _warm_reports(out: Path) -> None:
 
     spec = SpecSummary("warm-up", "Warm-up", "core", 1.0, "visible", "", "", 1.0, 1.0)
     hidden = SpecSummary("warm-up-hidden", "Warm-up", "core", 1.0, "hidden", "", "", 0.0, 1.0)
-    cases = (CaseResult("warm-up", "a", "core", "passed", 1.0, 1.0, ""), CaseResult("warm-up-hidden", "b", "core", "failed", 0.0, 1.0, "no", visibility="hidden", redacted=True))
+    cases = (
+        CaseResult("warm-up", "a", "core", "passed", 1.0, 1.0, ""),
+        CaseResult("warm-up-hidden", "b", "core", "failed", 0.0, 1.0, "no", visibility="hidden", redacted=True),
+    )
     report = Report("warm-up", 1.0, 2.0, cases, (spec, hidden))
     _write_outputs(report, out / "warm-up")
     write_batch_outputs([report], [out / "warm-up"], out)
@@ -262,13 +301,21 @@ def _cache_line(proc: subprocess.CompletedProcess) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=1000, help="submissions in the synthetic class (default 1000)")
     parser.add_argument("--jobs", type=int, default=2, help="graphgrade grade --jobs (default 2)")
-    parser.add_argument("--sample", type=int, default=40, help="submissions the baseline runs, extrapolated to N (default 40)")
+    parser.add_argument(
+        "--sample", type=int, default=40, help="submissions the baseline runs, extrapolated to N (default 40)"
+    )
     parser.add_argument("--baseline-parallel", type=int, default=2, help="baseline pytest runs at a time (default 2)")
-    parser.add_argument("--process", action="store_true", help="also grade the class with --isolation process (a process per case)")
-    parser.add_argument("--profile-n", type=int, default=40, help="submissions graded for the per-case split and the floor (default 40)")
+    parser.add_argument(
+        "--process", action="store_true", help="also grade the class with --isolation process (a process per case)"
+    )
+    parser.add_argument(
+        "--profile-n", type=int, default=40, help="submissions graded for the per-case split and the floor (default 40)"
+    )
     parser.add_argument("--keep", type=Path, default=None, help="build the class and outputs here and keep them")
     args = parser.parse_args(argv)
     if args.n < 1 or args.jobs < 1 or args.sample < 1 or args.profile_n < 1:
@@ -281,14 +328,20 @@ def main(argv: list[str] | None = None) -> int:
         cls.mkdir()
         paths, kinds = build_class(cls, args.n)
         cores = os.cpu_count() or 1
-        print(f"class: {args.n} submissions in {cls} ({', '.join(f'{kinds.count(k)} {k}' for k in dict.fromkeys(MIX))})")
-        print(f"machine: {cores} CPU cores, load average {os.getloadavg()[0]:.2f} (other work on the machine slows both sides)")
+        print(
+            f"class: {args.n} submissions in {cls} ({', '.join(f'{kinds.count(k)} {k}' for k in dict.fromkeys(MIX))})"
+        )
+        print(
+            f"machine: {cores} CPU cores, load average {os.getloadavg()[0]:.2f} (other work on the machine slows both sides)"
+        )
         cache = ["--cache", str(work / "cache")]
 
         # 1. graphgrade, the whole class, cold (an empty cache, which it fills)
         wall, cpu, proc = grade_class(paths, work / "out", args.jobs, cache)
         summary = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
-        print(f"\ngraphgrade grade --jobs {args.jobs} --cache EMPTY (full suite, --isolation module): exit {proc.returncode}")
+        print(
+            f"\ngraphgrade grade --jobs {args.jobs} --cache EMPTY (full suite, --isolation module): exit {proc.returncode}"
+        )
         print(f"  {summary}")
         if proc.returncode != 0:
             print(proc.stderr[-2000:])
@@ -301,21 +354,34 @@ def main(argv: list[str] | None = None) -> int:
                 means.setdefault(kind, []).append(float("nan"))
         print("  mean score by variant: " + ", ".join(f"{k} {sum(v) / len(v):.1f}%" for k, v in means.items()))
         rate = args.n / wall
-        print(f"  {args.n} submissions in {wall:.1f} s wall, {cpu:.1f} s CPU -> {rate:.2f} submissions/s ({cpu / args.n * 1000:.0f} ms CPU each)")
+        print(
+            f"  {args.n} submissions in {wall:.1f} s wall, {cpu:.1f} s CPU -> {rate:.2f} submissions/s ({cpu / args.n * 1000:.0f} ms CPU each)"
+        )
 
         if args.process:
-            p_wall, p_cpu, p_proc = grade_class(paths, work / "out-process", args.jobs, ["--no-cache", "--isolation", "process"])
+            p_wall, p_cpu, p_proc = grade_class(
+                paths, work / "out-process", args.jobs, ["--no-cache", "--isolation", "process"]
+            )
             print(f"\ngraphgrade grade --jobs {args.jobs} --no-cache --isolation process: exit {p_proc.returncode}")
-            print(f"  {args.n} submissions in {p_wall:.1f} s wall, {p_cpu:.1f} s CPU -> {args.n / p_wall:.2f} submissions/s; module mode is {p_wall / wall:.2f}x faster")
+            print(
+                f"  {args.n} submissions in {p_wall:.1f} s wall, {p_cpu:.1f} s CPU -> {args.n / p_wall:.2f} submissions/s; module mode is {p_wall / wall:.2f}x faster"
+            )
 
         # 2. regrades from the cache the cold run filled
         regrades = []
-        for kind, label in (("steps", "one spec's steps changed (launch-counter-basics: 3 cases)"), ("check", "one check's expected value changed")):
-            r_wall, r_cpu, r_proc = grade_class(paths, work / f"out-{kind}", args.jobs, [*cache, "--specs", str(edited_specs(work, kind))])
+        for kind, label in (
+            ("steps", "one spec's steps changed (launch-counter-basics: 3 cases)"),
+            ("check", "one check's expected value changed"),
+        ):
+            r_wall, r_cpu, r_proc = grade_class(
+                paths, work / f"out-{kind}", args.jobs, [*cache, "--specs", str(edited_specs(work, kind))]
+            )
             regrades.append((label, r_wall, r_cpu, r_proc))
             print(f"\nregrade, {label}: exit {r_proc.returncode}")
             print(f"  {_cache_line(r_proc)}")
-            print(f"  {r_wall:.1f} s wall, {r_cpu:.1f} s CPU: {r_wall / wall:.3f} of the cold run's wall time ({wall / r_wall:.1f}x faster), {r_cpu / cpu:.3f} of its CPU")
+            print(
+                f"  {r_wall:.1f} s wall, {r_cpu:.1f} s CPU: {r_wall / wall:.3f} of the cold run's wall time ({wall / r_wall:.1f}x faster), {r_cpu / cpu:.3f} of its CPU"
+            )
 
         # 3. the baseline, on a sample spread over the class
         step = max(1, args.n // args.sample)
@@ -323,21 +389,31 @@ def main(argv: list[str] | None = None) -> int:
         b_wall, b_cpu, codes = run_baseline(sample, work / "baseline", args.baseline_parallel)
         b_rate = len(sample) / b_wall
         failing = sum(1 for c in codes if c != 0)
-        print(f"\nbaseline: pytest once per submission, {args.baseline_parallel} at a time, on {len(sample)} of the class ({failing} runs with failures)")
-        print(f"  {len(sample)} submissions in {b_wall:.1f} s wall, {b_cpu:.1f} s CPU -> {b_rate:.2f} submissions/s ({b_cpu / len(sample) * 1000:.0f} ms CPU each)")
+        print(
+            f"\nbaseline: pytest once per submission, {args.baseline_parallel} at a time, on {len(sample)} of the class ({failing} runs with failures)"
+        )
+        print(
+            f"  {len(sample)} submissions in {b_wall:.1f} s wall, {b_cpu:.1f} s CPU -> {b_rate:.2f} submissions/s ({b_cpu / len(sample) * 1000:.0f} ms CPU each)"
+        )
         print(f"  extrapolated: {args.n} submissions in {args.n / b_rate:.0f} s")
 
         # 4. where the time goes, and the floor
         sliced = paths[: args.profile_n]
         total = profile(sliced, args.jobs)
         floor_ms = floor(sliced)
-        print(f"  in-process floor         {floor_ms:6.2f} ms CPU per case (observe + judge, each case against a fresh module, one process)")
+        print(
+            f"  in-process floor         {floor_ms:6.2f} ms CPU per case (observe + judge, each case against a fresh module, one process)"
+        )
 
         # 5. the comparison
         ratio = rate / b_rate
         print("\nresult")
-        print(f"  cold: graphgrade {rate:.2f}/s, baseline {b_rate:.2f}/s: {ratio:.2f}x the baseline's throughput (target >= {TARGET_RATIO:g}x: {'met' if ratio >= TARGET_RATIO else 'NOT met'})")
-        print(f"  cold: {total:.2f} ms CPU per case against a floor of {floor_ms:.2f} ms: {total / floor_ms:.2f}x the floor (goal <= {FLOOR_RATIO:g}x: {'met' if total / floor_ms <= FLOOR_RATIO else 'NOT met'})")
+        print(
+            f"  cold: graphgrade {rate:.2f}/s, baseline {b_rate:.2f}/s: {ratio:.2f}x the baseline's throughput (target >= {TARGET_RATIO:g}x: {'met' if ratio >= TARGET_RATIO else 'NOT met'})"
+        )
+        print(
+            f"  cold: {total:.2f} ms CPU per case against a floor of {floor_ms:.2f} ms: {total / floor_ms:.2f}x the floor (goal <= {FLOOR_RATIO:g}x: {'met' if total / floor_ms <= FLOOR_RATIO else 'NOT met'})"
+        )
         for label, r_wall, r_cpu, _ in regrades:
             print(f"  regrade, {label}: {r_wall / wall:.3f} of cold (wall), {r_cpu / cpu:.3f} (CPU)")
         print(f"  load average at the end: {os.getloadavg()[0]:.2f}")

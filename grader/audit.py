@@ -69,7 +69,9 @@ def _module_facts(path: Path) -> tuple[str, float | None]:
         raise AuditSetupError(f"{path}: a mutant or baseline needs a one-line docstring describing the mistake")
     limit = None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "MAX_PERCENT" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "MAX_PERCENT" for t in node.targets
+        ):
             try:
                 limit = float(ast.literal_eval(node.value))
             except (ValueError, TypeError):
@@ -174,7 +176,15 @@ class AuditResult:
 
     def to_json(self) -> dict:
         return {
-            "mutants": [{"name": m.name, "description": m.description, "killed_by": list(m.killed_by), **({"problem": m.problem} if m.problem else {})} for m in self.mutants],
+            "mutants": [
+                {
+                    "name": m.name,
+                    "description": m.description,
+                    "killed_by": list(m.killed_by),
+                    **({"problem": m.problem} if m.problem else {}),
+                }
+                for m in self.mutants
+            ],
             "baselines": [
                 {
                     "name": b.name,
@@ -192,7 +202,10 @@ class AuditResult:
             "cases_killing_nothing": list(self.cases_killing_nothing),
             "survivors": [m.name for m in self.survivors],
             "reference_failures": list(self.control_failures),
-            "specs": [{"id": s.id, "title": s.title, "tag": s.tag, "visibility": s.visibility, "cases": list(s.cases)} for s in self.specs],
+            "specs": [
+                {"id": s.id, "title": s.title, "tag": s.tag, "visibility": s.visibility, "cases": list(s.cases)}
+                for s in self.specs
+            ],
             "regraded": list(self.regraded),
             "duration_s": round(self.duration_s, 2),
             "ok": self.ok,
@@ -207,14 +220,18 @@ def audit_settings():
     return RunSettings(import_paths=(str(ROOT),))
 
 
-def evaluate(specs, control_report, mutant_reports, baseline_reports, mutants, baselines, duration_s=0.0, specs_dir="") -> AuditResult:
+def evaluate(
+    specs, control_report, mutant_reports, baseline_reports, mutants, baselines, duration_s=0.0, specs_dir=""
+) -> AuditResult:
     """Turn graded reports into the audit's verdicts (pure; the grading happened elsewhere)."""
     infos = tuple(SpecInfo(s.id, s.title, s.tag, s.visibility, tuple(f"{s.id}/{c.id}" for c in s.cases)) for s in specs)
     reference_passes = {f"{c.spec}/{c.case}" for c in control_report.cases if c.status == "passed"}
     control_failures = tuple(f"{c.spec}/{c.case}" for c in control_report.cases if c.status != "passed")
     results = []
     for subject, report in zip(mutants, mutant_reports):
-        killed = tuple(uid for c in report.cases if c.status != "passed" and (uid := f"{c.spec}/{c.case}") in reference_passes)
+        killed = tuple(
+            uid for c in report.cases if c.status != "passed" and (uid := f"{c.spec}/{c.case}") in reference_passes
+        )
         results.append(MutantResult(subject.name, subject.description, killed, report.problem))
     base = tuple(
         BaselineResult(
@@ -254,17 +271,30 @@ def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
             raise AuditSetupError(f"{specs_dir}: no specs to audit")
         with tempfile.TemporaryDirectory(prefix="graphgrade-audit-") as out:
             settings = audit_settings()
-            graded = grade_submissions(zygote, loaded, specs, [s.path for s in subjects], Path(out) / "first", settings, jobs=jobs)
+            graded = grade_submissions(
+                zygote, loaded, specs, [s.path for s in subjects], Path(out) / "first", settings, jobs=jobs
+            )
             reports = [g.report for g in graded]
             # A crash or timeout is a verdict for a student, but for the audit it may also be a fluke of a
             # loaded machine; one more run settles it (the second run's result stands, whatever it is).
             again = [i for i, r in enumerate(reports) if unsettled(r)]
             if again:
-                regraded = grade_submissions(zygote, loaded, specs, [subjects[i].path for i in again], Path(out) / "again", settings, jobs=jobs)
+                regraded = grade_submissions(
+                    zygote, loaded, specs, [subjects[i].path for i in again], Path(out) / "again", settings, jobs=jobs
+                )
                 for i, g in zip(again, regraded):
                     reports[i] = g.report
     n = len(mutants)
-    result = evaluate(specs, reports[0], reports[1 : 1 + n], reports[1 + n :], mutants, baselines, time.monotonic() - started, str(specs_dir))
+    result = evaluate(
+        specs,
+        reports[0],
+        reports[1 : 1 + n],
+        reports[1 + n :],
+        mutants,
+        baselines,
+        time.monotonic() - started,
+        str(specs_dir),
+    )
     return replace(result, regraded=tuple(subjects[i].name for i in again))
 
 

@@ -16,8 +16,8 @@ import os
 import stat
 import tempfile
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import grader
 
@@ -76,7 +76,9 @@ def contract_path() -> Path:
 def walk(root: Path):
     """Files under ``root`` in a stable order, skipping caches, VCS data, tests and links."""
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".") and not d.endswith(".egg-info"))
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".") and not d.endswith(".egg-info")
+        )
         for name in sorted(filenames):
             if name.endswith(_SKIP_SUFFIXES) or name.startswith("."):
                 continue
@@ -105,7 +107,13 @@ def runtime_requirements() -> tuple[list[str], str]:
     return deps, meta.get("Requires-Python") or ">=3.10"
 
 
-def pyproject_toml(packages: list[str], package_data: Mapping[str, list[str]], *, description: str, package_dir: Mapping[str, str] | None = None) -> str:
+def pyproject_toml(
+    packages: list[str],
+    package_data: Mapping[str, list[str]],
+    *,
+    description: str,
+    package_dir: Mapping[str, str] | None = None,
+) -> str:
     """A setuptools ``pyproject.toml`` for the given packages (JSON strings are valid TOML strings)."""
     deps, python = runtime_requirements()
     q = json.dumps
@@ -131,7 +139,11 @@ def pyproject_toml(packages: list[str], package_data: Mapping[str, list[str]], *
     ]
     if package_dir:
         lines += ["[tool.setuptools.package-dir]", *(f"{q(k)} = {q(v)}" for k, v in package_dir.items()), ""]
-    lines += ["[tool.setuptools.package-data]", *(f"{q(k)} = [{', '.join(q(g) for g in v)}]" for k, v in package_data.items() if k in packages), ""]
+    lines += [
+        "[tool.setuptools.package-data]",
+        *(f"{q(k)} = [{', '.join(q(g) for g in v)}]" for k, v in package_data.items() if k in packages),
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -255,7 +267,9 @@ def bundle_entries(specs_dir, package_dirs: Mapping[str, Path] | None = None, co
     entries[f"kit/docs/{CONTRACT_NAME}"] = (contract.read_bytes(), 0o644)
     entries["kit/README.md"] = (AUTOGRADER_README, 0o644)
     data = {k: [g for g in v if not (k == "specs" and g.endswith(SPEC_SUFFIXES))] for k, v in PACKAGE_DATA.items()}
-    toml = pyproject_toml(sorted(packages), data, description="graphgrade autograder kit", package_dir={DOCS_PACKAGE: "docs"})
+    toml = pyproject_toml(
+        sorted(packages), data, description="graphgrade autograder kit", package_dir={DOCS_PACKAGE: "docs"}
+    )
     entries["kit/pyproject.toml"] = (toml.encode(), 0o644)
     return entries
 

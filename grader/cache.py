@@ -121,7 +121,13 @@ class ObservationCache:
             return None
         try:
             entry = json.loads(raw)
-            if len(raw) > MAX_ENTRY_BYTES or not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key or entry.get("case") != case.uid:
+            if (
+                len(raw) > MAX_ENTRY_BYTES
+                or not isinstance(entry, dict)
+                or entry.get("format") != FORMAT
+                or entry.get("key") != key
+                or entry.get("case") != case.uid
+            ):
                 raise ValueError("not an entry for this key")
             frame = base64.b64decode(entry["frame"], validate=True)
             observation = protocol.decode_observations(frame, case.uid, len(case.steps))
@@ -137,7 +143,12 @@ class ObservationCache:
     def get_text(self, key: str) -> str | None:
         try:
             entry = json.loads(self._path(key).read_bytes())
-            if isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("key") == key and isinstance(entry.get("text"), str):
+            if (
+                isinstance(entry, dict)
+                and entry.get("format") == FORMAT
+                and entry.get("key") == key
+                and isinstance(entry.get("text"), str)
+            ):
                 return entry["text"]
         except (OSError, ValueError, RecursionError):
             pass
@@ -157,7 +168,15 @@ class ObservationCache:
 
     def put_case(self, key: str, run: CaseRun) -> None:
         if run.status == "observed" and run.frame:
-            self.put(key, {"case": run.uid, "frame": base64.b64encode(run.frame).decode(), "output_tail": run.output_tail, "duration_s": run.duration_s})
+            self.put(
+                key,
+                {
+                    "case": run.uid,
+                    "frame": base64.b64encode(run.frame).decode(),
+                    "output_tail": run.output_tail,
+                    "duration_s": run.duration_s,
+                },
+            )
 
 
 def _private_dir(directory: Path) -> None:
@@ -168,7 +187,9 @@ def _private_dir(directory: Path) -> None:
     except OSError as exc:
         raise UsageError(f"--cache {directory}: cannot make the cache directory ({exc.strerror})") from None
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-        raise UsageError(f"--cache {directory}: not a directory of this user; the cache holds hidden cases' observations and must be private (or use --no-cache)")
+        raise UsageError(
+            f"--cache {directory}: not a directory of this user; the cache holds hidden cases' observations and must be private (or use --no-cache)"
+        )
     if st.st_mode & 0o077:
         try:
             os.chmod(directory, 0o700)
@@ -180,10 +201,23 @@ def case_key(runtime: str, submission: str, message: bytes, hidden: bool = False
     """A case's entry: its runtime, submission and steps, and whether it ran as a hidden case.
     Hidden cases run last, after others, so what one observed (its output tail) may hold other
     hidden cases' inputs; were its spec made visible, it must run again, not be shown from here."""
-    return hashlib.sha256(b"case\0" + runtime.encode() + b"\0" + submission.encode() + b"\0" + (b"h\0" if hidden else b"v\0") + message).hexdigest()
+    return hashlib.sha256(
+        b"case\0" + runtime.encode() + b"\0" + submission.encode() + b"\0" + (b"h\0" if hidden else b"v\0") + message
+    ).hexdigest()
 
 
-def run_with_cache(cache: ObservationCache, zygote, area, slot: int, submission: Path, cases: tuple[Case, ...], settings: RunSettings, messages, look_ahead, redacted) -> SubmissionRun:
+def run_with_cache(
+    cache: ObservationCache,
+    zygote,
+    area,
+    slot: int,
+    submission: Path,
+    cases: tuple[Case, ...],
+    settings: RunSettings,
+    messages,
+    look_ahead,
+    redacted,
+) -> SubmissionRun:
     """:func:`grader.runner.run_submission`, running only the cases the cache does not hold."""
     digest = submission_hash(submission)
     if digest is None:

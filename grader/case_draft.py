@@ -17,8 +17,8 @@ This module holds the state between the two, and is the whole interface a step k
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from yaml.nodes import Node
 
@@ -137,7 +137,11 @@ class CaseDraft:
             chain = self.chain_of(step.arg(0, "ops"))
             sizes_value = step.arg(1 if target == "GraphRunner" else 2, "capture_sizes")
             sizes = None
-            if isinstance(sizes_value, PlainValue) and isinstance(sizes_value.value, tuple) and all(type(s) is int for s in sizes_value.value):
+            if (
+                isinstance(sizes_value, PlainValue)
+                and isinstance(sizes_value.value, tuple)
+                and all(type(s) is int for s in sizes_value.value)
+            ):
                 sizes = sizes_value.value
             return Bound("runner", chain[0] if chain else None, chain[1] if chain else None, sizes, cls=target)
         if action == "build":
@@ -147,10 +151,17 @@ class CaseDraft:
             return Bound("ops", chain[0] if chain else None, chain[1] if chain else None)
         if action == "call" and target == "run_eager":
             chain = self.chain_of(step.arg(0, "ops"))
-            return Bound("result", chain[0] if chain else None, chain[1] if chain else None, input=self._known_input(step.arg(1, "x")))
+            return Bound(
+                "result",
+                chain[0] if chain else None,
+                chain[1] if chain else None,
+                input=self._known_input(step.arg(1, "x")),
+            )
         runner = self.bound.get(target) if action == "call" else None
         if runner is not None and runner.kind == "runner":
-            return Bound("result", runner.chain, runner.list_id, runner.capture_sizes, input=self._known_input(step.arg(0, "x")))
+            return Bound(
+                "result", runner.chain, runner.list_id, runner.capture_sizes, input=self._known_input(step.arg(0, "x"))
+            )
         return Bound("result")
 
     def _known_input(self, value: Value | None) -> Value | None:
@@ -171,7 +182,9 @@ class CaseDraft:
             raise self.reader.fail(node, at, f"no step is named {name!r}")
         step = self._by_name[name]
         if actions and step.action not in actions:
-            raise self.reader.fail(node, at, f"step {name!r} is a {step.action} step; this check needs a {' or '.join(actions)} step")
+            raise self.reader.fail(
+                node, at, f"step {name!r} is a {step.action} step; this check needs a {' or '.join(actions)} step"
+            )
         return step
 
     def read_after(self, after: Node | None, at: str, action: str, target: str, on: str) -> DraftStep:

@@ -17,7 +17,15 @@ from pathlib import Path
 
 import grader
 from grader import similarity
-from grader.cli_common import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, default_specs_dir, load_specs, number_arg
+from grader.cli_common import (
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    default_specs_dir,
+    load_specs,
+    number_arg,
+)
 
 EXIT_CODES_HELP = """exit status (every subcommand):
   0  done, whatever the scores
@@ -51,7 +59,9 @@ def _default_submission() -> tuple[list[Path], Path | None]:
     from grader.kit import kit_info
 
     if kit_info() is not None:  # a student kit holds no reference solution to fall back on
-        raise UsageError("no submission given and no cudagraph.py here: give the folder of your work, e.g. graphgrade grade my-lab/")
+        raise UsageError(
+            "no submission given and no cudagraph.py here: give the folder of your work, e.g. graphgrade grade my-lab/"
+        )
     ref = reference_dir()
     print(
         "graphgrade: no submission given and no cudagraph.py here: grading the bundled reference solution "
@@ -78,7 +88,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--out {args.out}: cannot make the output directory ({exc.strerror})") from None
-    settings = RunSettings(case_timeout_s=args.timeout, submission_budget_s=args.budget, import_timeout_s=min(args.import_timeout, args.budget), isolation=args.isolation)
+    settings = RunSettings(
+        case_timeout_s=args.timeout,
+        submission_budget_s=args.budget,
+        import_timeout_s=min(args.import_timeout, args.budget),
+        isolation=args.isolation,
+    )
     cache = _open_cache(args)
     names = None
     if args.shard is not None:
@@ -110,13 +125,26 @@ def cmd_grade(args: argparse.Namespace) -> int:
         if not specs:
             raise UsageError(f"{args.specs}: no {args.visibility} specs to grade against")
         graded = grade_submissions(
-            zygote, loaded, specs, submissions, args.out, settings, jobs=args.jobs, on_done=Progress(len(submissions)),
-            hidden_visibility=args.gradescope_hidden_visibility, reference=reference, withheld_points=withheld_points(args.specs),
-            cache=cache, names=names,
+            zygote,
+            loaded,
+            specs,
+            submissions,
+            args.out,
+            settings,
+            jobs=args.jobs,
+            on_done=Progress(len(submissions)),
+            hidden_visibility=args.gradescope_hidden_visibility,
+            reference=reference,
+            withheld_points=withheld_points(args.specs),
+            cache=cache,
+            names=names,
         )
     if cache is not None:
         s = cache.stats
-        print(f"cache: {s.hits} of {s.hits + s.misses} cases judged from {cache.dir} ({s.misses} run{f', {s.ignored} unreadable entries ignored' if s.ignored else ''})", file=sys.stderr)
+        print(
+            f"cache: {s.hits} of {s.hits + s.misses} cases judged from {cache.dir} ({s.misses} run{f', {s.ignored} unreadable entries ignored' if s.ignored else ''})",
+            file=sys.stderr,
+        )
     if args.shard is None:  # a shard holds part of the class: `graphgrade merge` compares the whole
         similarity.after_grading(args, graded)  # staff only: OUT/similarity.*, never part of a score
     elapsed = time.monotonic() - started
@@ -132,7 +160,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(note, file=sys.stderr)
     failed = [g.name for g in graded if g.grader_failed]
     if failed:
-        print(f"graphgrade: internal error while grading {', '.join(failed)} (see their reports; please report this)", file=sys.stderr)
+        print(
+            f"graphgrade: internal error while grading {', '.join(failed)} (see their reports; please report this)",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
     if args.fail_under is not None and min(percents) < args.fail_under:
         print(f"graphgrade: a score of {min(percents):.1f}% is below --fail-under {args.fail_under:g}", file=sys.stderr)
@@ -153,19 +184,56 @@ def add_grade_parser(sub) -> None:
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    g.add_argument("submissions", nargs="*", metavar="SUBMISSION", help="a directory holding cudagraph.py, or that file")
+    g.add_argument(
+        "submissions", nargs="*", metavar="SUBMISSION", help="a directory holding cudagraph.py, or that file"
+    )
     g.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
-    g.add_argument("--out", type=Path, default=Path("graphgrade-out"), help="output directory (default: graphgrade-out)")
-    g.add_argument("--jobs", type=number_arg(1, integer=True, inclusive=True), default=2, help="submissions graded at once (default: 2)")
-    g.add_argument("--visibility", choices=("visible", "all"), default="all", help="'visible' runs only the public specs, as students do; the report then says how many points the hidden specs hold (default: all)")
-    g.add_argument("--timeout", type=number_arg(0), default=5.0, metavar="SECONDS", help="time limit per case (default: 5)")
-    g.add_argument("--budget", type=number_arg(0), default=60.0, metavar="SECONDS", help="time limit per submission, all its cases together (default: 60)")
-    g.add_argument("--import-timeout", type=number_arg(0), default=10.0, metavar="SECONDS", help="time limit for importing cudagraph.py (its module-level code) in each worker, at most --budget (default: 10)")
-    g.add_argument("--fail-under", type=number_arg(0, inclusive=True, maximum=100), default=None, metavar="PCT", help="exit 1 when any score is below PCT percent (0 to 100)")
+    g.add_argument(
+        "--out", type=Path, default=Path("graphgrade-out"), help="output directory (default: graphgrade-out)"
+    )
+    g.add_argument(
+        "--jobs",
+        type=number_arg(1, integer=True, inclusive=True),
+        default=2,
+        help="submissions graded at once (default: 2)",
+    )
+    g.add_argument(
+        "--visibility",
+        choices=("visible", "all"),
+        default="all",
+        help="'visible' runs only the public specs, as students do; the report then says how many points the hidden specs hold (default: all)",
+    )
+    g.add_argument(
+        "--timeout", type=number_arg(0), default=5.0, metavar="SECONDS", help="time limit per case (default: 5)"
+    )
+    g.add_argument(
+        "--budget",
+        type=number_arg(0),
+        default=60.0,
+        metavar="SECONDS",
+        help="time limit per submission, all its cases together (default: 60)",
+    )
+    g.add_argument(
+        "--import-timeout",
+        type=number_arg(0),
+        default=10.0,
+        metavar="SECONDS",
+        help="time limit for importing cudagraph.py (its module-level code) in each worker, at most --budget (default: 10)",
+    )
+    g.add_argument(
+        "--fail-under",
+        type=number_arg(0, inclusive=True, maximum=100),
+        default=None,
+        metavar="PCT",
+        help="exit 1 when any score is below PCT percent (0 to 100)",
+    )
     from reports.gradescope import GRADESCOPE_VISIBILITIES
 
     g.add_argument(
-        "--gradescope-hidden-visibility", choices=GRADESCOPE_VISIBILITIES, default="hidden", metavar="VIS",
+        "--gradescope-hidden-visibility",
+        choices=GRADESCOPE_VISIBILITIES,
+        default="hidden",
+        metavar="VIS",
         help="the Gradescope test visibility of hidden cases in results.json: 'hidden' (default; staff only, full detail), "
         "or after_due_date / after_published / visible, where students see them, as passed / not passed only",
     )
@@ -245,8 +313,20 @@ def add_validate_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     v.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
-    v.add_argument("dir", nargs="?", type=Path, default=None, metavar="DIR", help="the same as --specs DIR (kept for older scripts)")
-    v.add_argument("--backend", choices=("numpy", "cupy"), default="numpy", help="reference backend to validate against (default: numpy)")
+    v.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the same as --specs DIR (kept for older scripts)",
+    )
+    v.add_argument(
+        "--backend",
+        choices=("numpy", "cupy"),
+        default="numpy",
+        help="reference backend to validate against (default: numpy)",
+    )
     v.set_defaults(func=cmd_validate)
 
 
@@ -258,7 +338,12 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def add_schema_parser(sub) -> None:
-    s = sub.add_parser("schema", help="print the JSON Schema of spec files", epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of spec files",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     s.set_defaults(func=cmd_schema)
 
 
@@ -267,12 +352,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     backends = ("cpu", "cuda") if args.backend == "all" else (args.backend,)
     try:
-        result = run_benchmark(chain_lengths=tuple(args.chains), repeats=args.repeats, backends=backends, steps=args.steps)
+        result = run_benchmark(
+            chain_lengths=tuple(args.chains), repeats=args.repeats, backends=backends, steps=args.steps
+        )
     except ValueError as exc:  # a non-positive chain length, repeat or step count
         raise UsageError(str(exc)) from None
     print(json.dumps(to_json(result), indent=2) if args.json else format_table(result))
     if not result.all_checks_passed:  # a replay that computes something else is no speed-up
-        print("graphgrade: bench: a replay's output differs from eager execution (see the check column)", file=sys.stderr)
+        print(
+            "graphgrade: bench: a replay's output differs from eager execution (see the check column)", file=sys.stderr
+        )
         return EXIT_FINDINGS
     return EXIT_OK
 
@@ -292,19 +381,59 @@ def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
 
 
 def add_bench_parser(sub) -> None:
-    b = sub.add_parser("bench", help="eager against replay, per decode-like step, on the CPU simulation and the GPU (replay checked against eager first)", epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    b = sub.add_parser(
+        "bench",
+        help="eager against replay, per decode-like step, on the CPU simulation and the GPU (replay checked against eager first)",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     b.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    b.add_argument("--backend", choices=("cpu", "cuda", "all"), default="all", help="which path to time: the CPU simulation, the CUDA path (needs CuPy and a GPU), or both (default: all)")
-    b.add_argument("--chains", type=number_arg(1, integer=True, inclusive=True), nargs="+", default=[8, 16, 32, 64, 128, 256, 512], metavar="N", help="op-chain lengths to time (default: 8 16 32 64 128 256 512)")
-    b.add_argument("--repeats", type=number_arg(1, integer=True, inclusive=True), default=5, metavar="N", help="timed samples per measurement; the median is reported (default: 5)")
-    b.add_argument("--steps", type=number_arg(1, integer=True, inclusive=True), default=20, metavar="N", help="decode-like steps per timed sample (default: 20)")
+    b.add_argument(
+        "--backend",
+        choices=("cpu", "cuda", "all"),
+        default="all",
+        help="which path to time: the CPU simulation, the CUDA path (needs CuPy and a GPU), or both (default: all)",
+    )
+    b.add_argument(
+        "--chains",
+        type=number_arg(1, integer=True, inclusive=True),
+        nargs="+",
+        default=[8, 16, 32, 64, 128, 256, 512],
+        metavar="N",
+        help="op-chain lengths to time (default: 8 16 32 64 128 256 512)",
+    )
+    b.add_argument(
+        "--repeats",
+        type=number_arg(1, integer=True, inclusive=True),
+        default=5,
+        metavar="N",
+        help="timed samples per measurement; the median is reported (default: 5)",
+    )
+    b.add_argument(
+        "--steps",
+        type=number_arg(1, integer=True, inclusive=True),
+        default=20,
+        metavar="N",
+        help="decode-like steps per timed sample (default: 20)",
+    )
     b.set_defaults(func=cmd_bench)
 
 
 def add_gradescope_bundle_parser(sub) -> None:
-    z = sub.add_parser("gradescope-bundle", help="build a ready Gradescope autograder zip", epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    z = sub.add_parser(
+        "gradescope-bundle",
+        help="build a ready Gradescope autograder zip",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     z.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
-    z.add_argument("--output", type=Path, default=Path("graphgrade-autograder.zip"), metavar="ZIP", help="where to write the zip to upload (default: graphgrade-autograder.zip)")
+    z.add_argument(
+        "--output",
+        type=Path,
+        default=Path("graphgrade-autograder.zip"),
+        metavar="ZIP",
+        help="where to write the zip to upload (default: graphgrade-autograder.zip)",
+    )
     z.set_defaults(func=cmd_gradescope_bundle)
 
 
@@ -470,7 +599,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, and where to report it
-        print(f"graphgrade: internal error: {type(exc).__name__}: {exc} (please report this with the command you ran)", file=sys.stderr)
+        print(
+            f"graphgrade: internal error: {type(exc).__name__}: {exc} (please report this with the command you ran)",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
 
 

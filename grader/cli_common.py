@@ -43,8 +43,14 @@ def number_arg(minimum: float, *, integer: bool = False, inclusive: bool = False
         try:
             value = int(text) if integer else float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'a whole number' if integer else 'a number'}, not {text!r}") from None
-        if not math.isfinite(value) or (value < minimum if inclusive else value <= minimum) or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(
+                f"expected {'a whole number' if integer else 'a number'}, not {text!r}"
+            ) from None
+        if (
+            not math.isfinite(value)
+            or (value < minimum if inclusive else value <= minimum)
+            or (maximum is not None and value > maximum)
+        ):
             if maximum is not None:
                 raise argparse.ArgumentTypeError(f"must be from {minimum:g} to {maximum:g}, not {text}")
             bound = f"at least {minimum:g}" if inclusive else f"more than {minimum:g}"

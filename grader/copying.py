@@ -64,7 +64,9 @@ def walk_submission(submission: Path, deadline: float = math.inf) -> tuple[list[
                         f"a submission is {MODULE_FILE} and a few modules, so it was not graded"
                     )
                 if time.monotonic() > deadline:
-                    raise SubmissionProblem(f"copying {name}/ for grading took longer than the submission's time budget")
+                    raise SubmissionProblem(
+                        f"copying {name}/ for grading took longer than the submission's time budget"
+                    )
                 if entry.name.startswith(".") or entry.name == "__pycache__":
                     continue
                 child = os.path.join(rel, entry.name)
@@ -73,14 +75,18 @@ def walk_submission(submission: Path, deadline: float = math.inf) -> tuple[list[
                     if is_graphgrade_output(entry.path):
                         continue  # `graphgrade grade . --out report`: earlier reports are not the submission
                     if depth + 1 > MAX_SUBMISSION_DEPTH:
-                        raise SubmissionProblem(f"{name}/ has folders nested more than {MAX_SUBMISSION_DEPTH} deep, so it was not graded")
+                        raise SubmissionProblem(
+                            f"{name}/ has folders nested more than {MAX_SUBMISSION_DEPTH} deep, so it was not graded"
+                        )
                     folders.append(child)
                     stack.append((child, depth + 1))
                 elif stat.S_ISREG(mode):
                     files += 1
                     total += entry.stat(follow_symlinks=False).st_size
                     if files > MAX_SUBMISSION_FILES or total > MAX_SUBMISSION_BYTES:
-                        raise SubmissionProblem(f"{name}/ has more than {MAX_SUBMISSION_FILES} files or {MAX_SUBMISSION_BYTES} bytes")
+                        raise SubmissionProblem(
+                            f"{name}/ has more than {MAX_SUBMISSION_FILES} files or {MAX_SUBMISSION_BYTES} bytes"
+                        )
                     regular.append(child)
     return folders, regular
 
@@ -99,7 +105,9 @@ def copy_submission(submission: Path, dest: Path, deadline: float = math.inf) ->
     if not submission.is_dir():
         raise SubmissionProblem(f"{submission}: no such file or directory")
     if not (submission / MODULE_FILE).is_file() or (submission / MODULE_FILE).is_symlink():
-        raise SubmissionProblem(f"no {MODULE_FILE} in {submission.name}/: the submission must hold a file named {MODULE_FILE}")
+        raise SubmissionProblem(
+            f"no {MODULE_FILE} in {submission.name}/: the submission must hold a file named {MODULE_FILE}"
+        )
     folders, regular = walk_submission(submission, deadline)
     made: list[Path] = []
     for rel in folders:
@@ -107,7 +115,9 @@ def copy_submission(submission: Path, dest: Path, deadline: float = math.inf) ->
         made.append(dest / rel)
     for rel in regular:
         if time.monotonic() > deadline:
-            raise SubmissionProblem(f"copying {submission.name}/ for grading took longer than the submission's time budget")
+            raise SubmissionProblem(
+                f"copying {submission.name}/ for grading took longer than the submission's time budget"
+            )
         shutil.copyfile(submission / rel, dest / rel, follow_symlinks=False)
         made.append(dest / rel)
     return made

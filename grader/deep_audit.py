@@ -63,7 +63,11 @@ def load_equivalents(path: Path = EQUIVALENTS) -> tuple[Equivalent, ...]:
         raise AuditSetupError(f"{path}: expected a mapping with a list 'equivalent'")
     found = []
     for i, entry in enumerate(entries):
-        if not isinstance(entry, dict) or set(entry) != set(ENTRY_KEYS) or not all(isinstance(entry[k], str) and entry[k].strip() for k in ENTRY_KEYS):
+        if (
+            not isinstance(entry, dict)
+            or set(entry) != set(ENTRY_KEYS)
+            or not all(isinstance(entry[k], str) and entry[k].strip() for k in ENTRY_KEYS)
+        ):
             raise AuditSetupError(f"{path}: equivalent[{i}]: needs exactly the text keys {', '.join(ENTRY_KEYS)}")
         found.append(Equivalent(*(entry[k] for k in ENTRY_KEYS)))
     return tuple(found)
@@ -80,7 +84,13 @@ class DeepMutant:
     equivalent: str = ""  # the reason, when listed as equivalent
 
     def brief(self) -> dict:
-        return {"file": self.file, "line": self.line, "change": self.change, "scope": self.scope, "line_text": self.line_text}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "change": self.change,
+            "scope": self.scope,
+            "line_text": self.line_text,
+        }
 
 
 @dataclass(frozen=True)
@@ -133,8 +143,12 @@ class DeepResult:
                 "equivalent": len(self.equivalent),
                 "survived": [m.brief() for m in self.survived],
                 "score": round(self.score, 2),
-                "listed_equivalent_but_killed": [{**m.brief(), "killed_by": list(m.killed_by)} for m in self.not_equivalent],
-                "stale_equivalents": [{"file": e.file, "scope": e.scope, "line": e.line, "change": e.change} for e in self.stale],
+                "listed_equivalent_but_killed": [
+                    {**m.brief(), "killed_by": list(m.killed_by)} for m in self.not_equivalent
+                ],
+                "stale_equivalents": [
+                    {"file": e.file, "scope": e.scope, "line": e.line, "change": e.change} for e in self.stale
+                ],
                 "reference_failures": list(self.control_failures),
                 "duration_s": round(self.duration_s, 1),
                 "ok": self.ok,
@@ -142,7 +156,15 @@ class DeepResult:
         }
 
 
-def run_deep_audit(specs_dir: Path, jobs: int = 2, load=None, only: Callable[[str], bool] | None = None, equivalents: Path = EQUIVALENTS, target: Path = TARGET, target_name: str = TARGET_NAME) -> DeepResult:
+def run_deep_audit(
+    specs_dir: Path,
+    jobs: int = 2,
+    load=None,
+    only: Callable[[str], bool] | None = None,
+    equivalents: Path = EQUIVALENTS,
+    target: Path = TARGET,
+    target_name: str = TARGET_NAME,
+) -> DeepResult:
     """Mutate ``target``, grade every mutant and the unmutated control against ``specs_dir``.
 
     ``only(scope)`` restricts the mutants to some functions (``"GraphRunner._load"``)."""
@@ -166,14 +188,21 @@ def run_deep_audit(specs_dir: Path, jobs: int = 2, load=None, only: Callable[[st
         for i, mutant in enumerate([None, *mutants]):
             folder = Path(tmp) / "src" / f"m{i:04d}"
             folder.mkdir(parents=True)
-            (folder / "cudagraph.py").write_text(target.read_text(encoding="utf-8") if mutant is None else mutant.source, encoding="utf-8")
+            (folder / "cudagraph.py").write_text(
+                target.read_text(encoding="utf-8") if mutant is None else mutant.source, encoding="utf-8"
+            )
             paths.append(folder)
         settings = audit_settings()
         graded = grade_submissions(zygote, loaded, specs, paths, Path(tmp) / "out", settings, jobs=jobs)
         reports = [g.report for g in graded]
         again = [i for i, r in enumerate(reports) if unsettled(r) and i > 0]
         if again:
-            for i, g in zip(again, grade_submissions(zygote, loaded, specs, [paths[i] for i in again], Path(tmp) / "again", settings, jobs=jobs)):
+            for i, g in zip(
+                again,
+                grade_submissions(
+                    zygote, loaded, specs, [paths[i] for i in again], Path(tmp) / "again", settings, jobs=jobs
+                ),
+            ):
                 reports[i] = g.report
     control = reports[0]
     passes = {f"{c.spec}/{c.case}" for c in control.cases if c.status == "passed"}
@@ -182,7 +211,17 @@ def run_deep_audit(specs_dir: Path, jobs: int = 2, load=None, only: Callable[[st
     results = []
     for mutant, report in zip(mutants, reports[1:]):
         killed = tuple(uid for c in report.cases if c.status != "passed" and (uid := f"{c.spec}/{c.case}") in passes)
-        results.append(DeepMutant(mutant.file, mutant.line, mutant.scope, mutant.line_text, mutant.change, killed, reasons.get(mutant.key, "")))
+        results.append(
+            DeepMutant(
+                mutant.file,
+                mutant.line,
+                mutant.scope,
+                mutant.line_text,
+                mutant.change,
+                killed,
+                reasons.get(mutant.key, ""),
+            )
+        )
     keys = {m.key for m in mutants}
     stale = tuple(e for e in listed if e.key not in keys and (only is None or only(e.scope)))
     cases = tuple(f"{s.id}/{c.id}" for s in specs for c in s.cases)

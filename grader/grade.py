@@ -12,16 +12,15 @@ import os
 import queue
 import re
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable
 
 import grader
 from grader.integrity import integrity_flags
 from grader.loader import LoadedSuite
 from grader.results import Report, write_report
-from grader.safetext import one_line as safe_one_line
 from grader.runner import (
     CaseRun,
     RunSettings,
@@ -33,6 +32,7 @@ from grader.runner import (
     run_submission,
     running_as_root,
 )
+from grader.safetext import one_line as safe_one_line
 from grader.scoring import build_report
 from grader.spec_model import Spec
 
@@ -140,7 +140,10 @@ def grade_submissions(
 
     def problem_report(index: int, message: str) -> Report:
         run = SubmissionRun(message, tuple(CaseRun(c.uid, "error", None, message, "", 0.0) for c in cases), "", 0.0)
-        return replace(build_report(names[index], specs, run, loaded, grader.__version__, withheld_points), path=str(submissions[index]))
+        return replace(
+            build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
+            path=str(submissions[index]),
+        )
 
     def grade_one(index: int) -> None:
         """Grade, judge, write and print one submission. Whatever fails in the grader on the way
@@ -153,12 +156,20 @@ def grade_submissions(
         slot = slots.get()
         try:
             if cache is None:
-                run = run_submission(zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
+                run = run_submission(
+                    zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
+                )
             else:
                 from grader.cache import run_with_cache
 
-                run = run_with_cache(cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted)
-            report = replace(build_report(names[index], specs, run, loaded, grader.__version__, withheld_points), flags=integrity_flags(submissions[index]), path=str(submissions[index]))
+                run = run_with_cache(
+                    cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
+                )
+            report = replace(
+                build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
+                flags=integrity_flags(submissions[index]),
+                path=str(submissions[index]),
+            )
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
@@ -175,7 +186,14 @@ def grade_submissions(
                 _write_outputs(report, target, hidden_visibility)
             except Exception:  # noqa: BLE001 - nothing more to do here; the exit status says it
                 pass
-        graded = GradedSubmission(submissions[index], names[index], report, target, failed, reference is not None and submissions[index] == reference)
+        graded = GradedSubmission(
+            submissions[index],
+            names[index],
+            report,
+            target,
+            failed,
+            reference is not None and submissions[index] == reference,
+        )
         with lock:
             done += 1
             if on_done:
@@ -209,16 +227,22 @@ def grade_submissions(
 
 def grader_problem(doing: str, exc: BaseException) -> str:
     """A submission's problem when the grader, not the submission, failed on it."""
-    return f"the grader failed while {doing} ({type(exc).__name__}: {safe_one_line(str(exc))[:300]}); please report this"
+    return (
+        f"the grader failed while {doing} ({type(exc).__name__}: {safe_one_line(str(exc))[:300]}); please report this"
+    )
 
 
-def _write_batch(graded: list[GradedSubmission], out_dir: Path, problem_report, names: list[str]) -> list[GradedSubmission]:
+def _write_batch(
+    graded: list[GradedSubmission], out_dir: Path, problem_report, names: list[str]
+) -> list[GradedSubmission]:
     """summary.html and grades.csv, always: a report that cannot be rendered in them is replaced
     by one that says the grader failed on it (and the run's exit status says so)."""
     from reports import grades_csv, render_summary, write_batch_outputs
 
     try:
-        write_batch_outputs([g.report for g in graded], [g.out_dir for g in graded], out_dir, [str(g.path) for g in graded])
+        write_batch_outputs(
+            [g.report for g in graded], [g.out_dir for g in graded], out_dir, [str(g.path) for g in graded]
+        )
         return graded
     except Exception:  # noqa: BLE001 - find the submissions it failed on
         pass
@@ -231,5 +255,7 @@ def _write_batch(graded: list[GradedSubmission], out_dir: Path, problem_report, 
         except Exception as exc:  # noqa: BLE001
             report = problem_report(names.index(g.name), grader_problem("writing the class summary", exc))
             checked.append(dataclasses.replace(g, report=report, grader_failed=True))
-    write_batch_outputs([g.report for g in checked], [g.out_dir for g in checked], out_dir, [str(g.path) for g in checked])
+    write_batch_outputs(
+        [g.report for g in checked], [g.out_dir for g in checked], out_dir, [str(g.path) for g in checked]
+    )
     return checked

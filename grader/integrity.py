@@ -106,7 +106,24 @@ ATTRIBUTE_RULES = {
     "_getframe": "frames",
     "exec_module": "dynamic-code",
 }
-SYSV_CALLS = {"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semctl", "ftok", "shm_open", "add_key", "keyctl", "request_key"}
+SYSV_CALLS = {
+    "shmget",
+    "shmat",
+    "shmdt",
+    "shmctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "semget",
+    "semop",
+    "semctl",
+    "ftok",
+    "shm_open",
+    "add_key",
+    "keyctl",
+    "request_key",
+}
 PATCHED_MODULES = {"builtins": "patch-builtins", "numpy": "patch-numpy"}
 DYNAMIC_CALLS = {"exec", "eval", "compile"}
 IMPORT_CALLS = {"__import__", "importlib.import_module", "importlib.__import__"}
@@ -123,7 +140,14 @@ class _Scanner(ast.NodeVisitor):
     def __init__(self, file: str) -> None:
         self.file = file
         self.found: dict[tuple[str, int], str] = {}
-        self.aliases: dict[str, str] = {"np": "numpy", "numpy": "numpy", "sys": "sys", "os": "os", "builtins": "builtins", "__builtins__": "builtins"}
+        self.aliases: dict[str, str] = {
+            "np": "numpy",
+            "numpy": "numpy",
+            "sys": "sys",
+            "os": "os",
+            "builtins": "builtins",
+            "__builtins__": "builtins",
+        }
 
     # --- helpers
     def flag(self, rule: str, node: ast.AST, detail: str) -> None:
@@ -182,7 +206,9 @@ class _Scanner(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self.module(alias.name, node)
-            self.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+            self.aliases[alias.asname or alias.name.split(".")[0]] = (
+                alias.name if alias.asname else alias.name.split(".")[0]
+            )
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -218,8 +244,12 @@ class _Scanner(ast.NodeVisitor):
                 self.flag("ipc", node, repr(node.value))
             elif node.value.startswith("/dev/shm"):
                 self.flag("ipc", node, repr(node.value))
-            elif node.value.split(".")[0] in ("grader", "reference") and all(part.isidentifier() for part in node.value.split(".")):
-                self.flag("import-grader", node, f"the module name {node.value!r}")  # importlib.import_module, passed on
+            elif node.value.split(".")[0] in ("grader", "reference") and all(
+                part.isidentifier() for part in node.value.split(".")
+            ):
+                self.flag(
+                    "import-grader", node, f"the module name {node.value!r}"
+                )  # importlib.import_module, passed on
 
     def visit_Call(self, node: ast.Call) -> None:
         name = self.dotted(node.func)
@@ -269,7 +299,14 @@ def scan_source(source: bytes, file: str) -> list[Flag]:
         tree = ast.parse(source, filename=file)
     except (SyntaxError, ValueError) as exc:  # Python cannot import it either: nothing to run
         line = getattr(exc, "lineno", None) or 0
-        return [Flag("unscanned", file, int(line), f"{RULES['unscanned']}: not valid Python ({_printable(type(exc).__name__)})")]
+        return [
+            Flag(
+                "unscanned",
+                file,
+                int(line),
+                f"{RULES['unscanned']}: not valid Python ({_printable(type(exc).__name__)})",
+            )
+        ]
     except (RecursionError, MemoryError):
         return [Flag("unscanned", file, 0, f"{RULES['unscanned']}: nested too deeply to parse")]
     scanner = _Scanner(file)
@@ -278,13 +315,18 @@ def scan_source(source: bytes, file: str) -> list[Flag]:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
                     if isinstance(node, ast.Import):
-                        scanner.aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                        scanner.aliases[alias.asname or alias.name.split(".")[0]] = (
+                            alias.name if alias.asname else alias.name.split(".")[0]
+                        )
                     elif node.level == 0 and node.module:
                         scanner.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
         scanner.visit(tree)
     except RecursionError:
         return [Flag("unscanned", file, 0, f"{RULES['unscanned']}: nested too deeply to scan")]
-    return [Flag(rule, file, line, message) for (rule, line), message in sorted(scanner.found.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
+    return [
+        Flag(rule, file, line, message)
+        for (rule, line), message in sorted(scanner.found.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+    ]
 
 
 def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[Flag]]:
@@ -306,7 +348,14 @@ def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[Flag]]:
         for entry in entries:
             seen += 1
             if seen > MAX_ENTRIES:
-                flags.append(Flag("unscanned", ".", 0, f"{RULES['unscanned']}: more than {MAX_ENTRIES} entries; the rest was not scanned"))
+                flags.append(
+                    Flag(
+                        "unscanned",
+                        ".",
+                        0,
+                        f"{RULES['unscanned']}: more than {MAX_ENTRIES} entries; the rest was not scanned",
+                    )
+                )
                 return found, flags
             rel = Path(entry.path).relative_to(root).as_posix()
             try:
@@ -315,12 +364,21 @@ def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[Flag]]:
                 continue
             if stat.S_ISDIR(mode):
                 if depth + 1 >= MAX_DEPTH:
-                    flags.append(Flag("unscanned", _printable(rel), 0, f"{RULES['unscanned']}: folders nested more than {MAX_DEPTH} deep"))
+                    flags.append(
+                        Flag(
+                            "unscanned",
+                            _printable(rel),
+                            0,
+                            f"{RULES['unscanned']}: folders nested more than {MAX_DEPTH} deep",
+                        )
+                    )
                     return found, flags
                 stack.append((Path(entry.path), depth + 1))
             elif stat.S_ISREG(mode):
                 if entry.name.endswith(COMPILED_SUFFIXES):
-                    flags.append(Flag("compiled-code", _printable(rel), 0, f"{RULES['compiled-code']}: {_printable(entry.name)}"))
+                    flags.append(
+                        Flag("compiled-code", _printable(rel), 0, f"{RULES['compiled-code']}: {_printable(entry.name)}")
+                    )
                 elif entry.name.endswith(".py"):
                     found.append((Path(entry.path), _printable(rel)))
     return found, flags
@@ -333,7 +391,14 @@ def scan_submission(path) -> tuple[Flag, ...]:
     total = 0
     for count, (file, rel) in enumerate(files):
         if count >= MAX_FILES:
-            flags.append(Flag("unscanned", ".", 0, f"{RULES['unscanned']}: more than {MAX_FILES} Python files; the rest was not scanned"))
+            flags.append(
+                Flag(
+                    "unscanned",
+                    ".",
+                    0,
+                    f"{RULES['unscanned']}: more than {MAX_FILES} Python files; the rest was not scanned",
+                )
+            )
             break
         try:
             size = file.lstat().st_size
@@ -356,7 +421,11 @@ def _is_reference_package(path: Path) -> bool:
 
     spec = importlib.util.find_spec("reference")
     try:
-        return spec is not None and bool(spec.submodule_search_locations) and Path(list(spec.submodule_search_locations)[0]).resolve() == path.resolve()
+        return (
+            spec is not None
+            and bool(spec.submodule_search_locations)
+            and Path(list(spec.submodule_search_locations)[0]).resolve() == path.resolve()
+        )
     except OSError:
         return False
 
@@ -369,4 +438,8 @@ def integrity_flags(path) -> tuple[Flag, ...]:
     try:
         return scan_submission(path)
     except Exception as exc:  # noqa: BLE001 - a scan bug must cost neither the grade nor the batch
-        return (Flag("unscanned", ".", 0, f"{RULES['unscanned']}: the scan failed ({type(exc).__name__}); please report this"),)
+        return (
+            Flag(
+                "unscanned", ".", 0, f"{RULES['unscanned']}: the scan failed ({type(exc).__name__}); please report this"
+            ),
+        )

@@ -15,8 +15,9 @@ runner's ``graphs``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -126,7 +127,9 @@ class CaseInterpreter:
             snapshot.append(
                 {
                     "key": protocol.shorten(repr(key)),
-                    "shape": [int(d) for d in shape] if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape) else None,
+                    "shape": [int(d) for d in shape]
+                    if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape)
+                    else None,
                     "static_input_id": id(static),
                     "static_input_address": data_address(static),
                     "static_input": self.encoder.value(host_static) if host_static is not None else None,
@@ -170,7 +173,17 @@ class CaseInterpreter:
             return None
 
     def run_step(self, step: Step) -> dict:
-        record: dict = {"index": step.index, "outcome": "returned", "value": None, "error": None, "launches": None, "witness": [], "input_address": None, "graphs": None, "note": ""}
+        record: dict = {
+            "index": step.index,
+            "outcome": "returned",
+            "value": None,
+            "error": None,
+            "launches": None,
+            "witness": [],
+            "input_address": None,
+            "graphs": None,
+            "note": "",
+        }
         try:
             args = [self.resolve(a) for a in step.args]
             kwargs = {k: self.resolve(v) for k, v in step.kwargs}
@@ -205,7 +218,10 @@ class CaseInterpreter:
                 record["ops"] = self.listed_ops(result)
         after = _launch_count(self.module)
         record["launches"] = after - before if before is not None and after is not None else None
-        record["witness"] = [[lid, pos, addr, list(shape), dtype, zeros] for lid, pos, addr, shape, dtype, zeros in self.witness.since(mark)[: protocol.MAX_WITNESS]]
+        record["witness"] = [
+            [lid, pos, addr, list(shape), dtype, zeros]
+            for lid, pos, addr, shape, dtype, zeros in self.witness.since(mark)[: protocol.MAX_WITNESS]
+        ]
         if step.observe_graphs:
             try:
                 record["graphs"] = self.graphs_snapshot(self.target_object(step.target))
@@ -218,14 +234,22 @@ def _as_python(value: Any) -> Any:
     return [_as_python(v) for v in value] if isinstance(value, tuple) else value
 
 
-def run_case(module: ModuleType, uid: str, steps: tuple[Step, ...], prepare_input: Callable = _identity, to_host: Callable = _identity) -> bytes:
+def run_case(
+    module: ModuleType,
+    uid: str,
+    steps: tuple[Step, ...],
+    prepare_input: Callable = _identity,
+    to_host: Callable = _identity,
+) -> bytes:
     """Run every step in order and return the encoded observation frame."""
     interpreter = CaseInterpreter(module, prepare_input, to_host)
     records = [interpreter.run_step(step) for step in steps]
     return protocol.encode_observations(uid, records, interpreter.encoder.blobs)
 
 
-def observe_in_process(module: ModuleType, uid: str, steps: tuple[Step, ...], **hooks: Callable) -> protocol.CaseObservation:
+def observe_in_process(
+    module: ModuleType, uid: str, steps: tuple[Step, ...], **hooks: Callable
+) -> protocol.CaseObservation:
     """Run a case here and decode it as the grader would (for the trusted reference only)."""
     frame = run_case(module, uid, steps, **hooks)
     body, rest = protocol.split_frame(frame)

@@ -37,7 +37,9 @@ class CaseVerdict:
 
 def _refs(step: Step) -> list[str]:
     """The names of earlier steps' results that a step uses."""
-    names = [v.name for v in step.args if isinstance(v, RefValue)] + [v.name for _, v in step.kwargs if isinstance(v, RefValue)]
+    names = [v.name for v in step.args if isinstance(v, RefValue)] + [
+        v.name for _, v in step.kwargs if isinstance(v, RefValue)
+    ]
     if step.action in ("build", "call", "mutate") and step.target not in CONTRACT_NAMES:
         names.append(step.target)
     if step.on and step.on not in CONTRACT_NAMES:
@@ -52,7 +54,14 @@ def root_causes(case: Case, observations) -> dict[int, int]:
     roots: dict[int, int] = {}
     for step, obs in zip(case.steps, observations):
         if obs.outcome == "not_reached":
-            cause = next((producer[n] for n in _refs(step) if n in producer and producer[n] < step.index and producer[n] in roots), step.index)
+            cause = next(
+                (
+                    producer[n]
+                    for n in _refs(step)
+                    if n in producer and producer[n] < step.index and producer[n] in roots
+                ),
+                step.index,
+            )
             roots[step.index] = roots.get(cause, cause)
         elif obs.outcome in ("raised", "missing"):
             roots[step.index] = step.index
@@ -103,7 +112,15 @@ class CaseJudge:
         self.first_failure_line = 0
 
     def record(self, step: Step | None, what: str, expected: str, observed: str, problem: str | None) -> None:
-        self.lines.append(CheckLine(step=step.index if step else None, what=what, expected=expected, observed=observed, passed=problem is None))
+        self.lines.append(
+            CheckLine(
+                step=step.index if step else None,
+                what=what,
+                expected=expected,
+                observed=observed,
+                passed=problem is None,
+            )
+        )
         if problem is not None and self.first_failure is None:
             where = f"Step {step.index + 1} ({step.label})" if step else "This case"
             self.first_failure = cut(f"{where}: {problem}", MAX_MESSAGE)
@@ -123,7 +140,9 @@ class CaseJudge:
             after = ""
             if stopped:
                 which = f"step {stopped[0] + 1}" if len(stopped) == 1 else f"steps {_ranges(stopped)}"
-                after = f" {which[0].upper()}{which[1:]} need{'s' if len(stopped) == 1 else ''} its result and did not run"
+                after = (
+                    f" {which[0].upper()}{which[1:]} need{'s' if len(stopped) == 1 else ''} its result and did not run"
+                )
                 after += f", so {n_checks} check{'s' if n_checks != 1 else ''} could not be made." if n_checks else "."
             elif n_checks:
                 after = f" {n_checks} check{'s' if n_checks != 1 else ''} of this step could not be made."
@@ -136,7 +155,13 @@ class CaseJudge:
             else:
                 names = _refs(step)
                 cause = f"could not run: {names[0] if names else 'a name it uses'} was not produced by an earlier step."
-            self.record(step, "runs" if obs.outcome != "raised" else "runs without an exception", "the step runs", outcome(obs), cause + after)
+            self.record(
+                step,
+                "runs" if obs.outcome != "raised" else "runs without an exception",
+                "the step runs",
+                outcome(obs),
+                cause + after,
+            )
 
 
 def _step_outcome(case: Case, step: Step, obs: StepObservation) -> str:
@@ -173,13 +198,26 @@ def judge_case(case: Case, oracles: tuple[OracleCall, ...], observation: CaseObs
             continue  # collapsed into the line that names the step that stopped it
         judge.current_line = check.line
         check.judge(judge)
-    steps = tuple(StepLine(index=s.index, action=s.label, outcome=_step_outcome(case, s, o)) for s, o in zip(case.steps, judge.obs))
+    steps = tuple(
+        StepLine(index=s.index, action=s.label, outcome=_step_outcome(case, s, o))
+        for s, o in zip(case.steps, judge.obs)
+    )
     launch_checks = dict(p for p in (c.expected_launches() for c in case.checks) if p is not None)
     launches = tuple(
         LaunchPoint(step=s.index, label=s.label, expected=launch_checks.get(s.index), observed=o.launches)
         for s, o in zip(case.steps, judge.obs)
-        if s.action in ("call", "method") and not s.implicit and (s.index in launch_checks or o.launches) and s.index not in judge.dead
+        if s.action in ("call", "method")
+        and not s.implicit
+        and (s.index in launch_checks or o.launches)
+        and s.index not in judge.dead
     )  # a step that did not run has no launches to picture: its line above says why
     status = "passed" if judge.first_failure is None else "failed"
     message = "All checks passed." if status == "passed" else judge.first_failure
-    return CaseVerdict(status=status, message=message, steps=steps, checks=tuple(judge.lines), launches=launches, line=judge.first_failure_line)
+    return CaseVerdict(
+        status=status,
+        message=message,
+        steps=steps,
+        checks=tuple(judge.lines),
+        launches=launches,
+        line=judge.first_failure_line,
+    )

@@ -21,9 +21,10 @@ import ast
 import importlib.util
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -51,7 +52,23 @@ ROOT = "graphgrade-kit/"  # pip strips a zip's single top-level folder; `unzip` 
 KIT_PACKAGES = ("grader", "reports", "specs", "student_template")
 FULL_PACKAGE_COMMANDS = ("validate", "audit", "bench", "gradescope-bundle", "student-kit")
 # Files that cannot be scanned as text have no place in a kit.
-BINARY_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".pkl", ".pickle", ".npy", ".npz", ".zip", ".whl", ".gz", ".bz2", ".xz", ".db", ".sqlite")
+BINARY_SUFFIXES = (
+    ".pyc",
+    ".pyo",
+    ".so",
+    ".pyd",
+    ".pkl",
+    ".pickle",
+    ".npy",
+    ".npz",
+    ".zip",
+    ".whl",
+    ".gz",
+    ".bz2",
+    ".xz",
+    ".db",
+    ".sqlite",
+)
 MIN_REFERENCE_LINE = 30  # characters: shorter reference lines are too common to call distinctive
 MIN_HIDDEN_TEXT = 20  # characters of a hidden title, hint, explanation or description
 
@@ -79,7 +96,9 @@ def refuse_in_kit(command: str | None) -> None:
 
 def _bundled_specs_dir() -> Path | None:
     spec = importlib.util.find_spec("specs")
-    return Path(list(spec.submodule_search_locations)[0]).resolve() if spec and spec.submodule_search_locations else None
+    return (
+        Path(list(spec.submodule_search_locations)[0]).resolve() if spec and spec.submodule_search_locations else None
+    )
 
 
 def withheld_points(specs_dir) -> float:
@@ -139,7 +158,12 @@ def _function_bodies(source: str) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             body = list(node.body)
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 body = body[1:]
             if len(body) > 1:
                 bodies[ast.dump(ast.Module(body=body, type_ignores=[]))] = node.name
@@ -148,7 +172,11 @@ def _function_bodies(source: str) -> dict[str, str]:
 
 def _code_line(line: str) -> bool:
     s = line.strip()
-    return len(s) >= MIN_REFERENCE_LINE and not s.startswith(("import ", "from ", "#", "def ", "class ", "@", '"""', "'''", "return self.")) and not set(s) <= set("#-=_ ")
+    return (
+        len(s) >= MIN_REFERENCE_LINE
+        and not s.startswith(("import ", "from ", "#", "def ", "class ", "@", '"""', "'''", "return self."))
+        and not set(s) <= set("#-=_ ")
+    )
 
 
 def collect_secrets(specs_dir, reference_dir: Path, template_dir: Path) -> Secrets:
@@ -185,7 +213,12 @@ def collect_secrets(specs_dir, reference_dir: Path, template_dir: Path) -> Secre
             if len(desc) >= MIN_HIDDEN_TEXT:
                 texts.append((desc, f"the description of hidden case {sid}/{cid}"))
             cases.append((_case_key(case), f"{sid}/{cid}"))
-    public = {line.strip() for p in walk(template_dir) if p.suffix == ".py" for line in p.read_text(encoding="utf-8").splitlines()}
+    public = {
+        line.strip()
+        for p in walk(template_dir)
+        if p.suffix == ".py"
+        for line in p.read_text(encoding="utf-8").splitlines()
+    }
     lines: dict[str, str] = {}
     bodies: dict[str, str] = {}
     for path in walk(reference_dir):
@@ -219,9 +252,15 @@ def find_leaks(entries: Entries, secrets: Secrets) -> list[str]:
             continue
         flat = _collapse(text)
         leaks += [f"{name}: holds {what}" for needle, what in secrets.texts if needle in flat]
-        leaks += [f"{name}: holds a line of {where}: {line[:60]!r}" for line, where in secrets.reference_lines if line in text]
+        leaks += [
+            f"{name}: holds a line of {where}: {line[:60]!r}" for line, where in secrets.reference_lines if line in text
+        ]
         if name.endswith(".py"):
-            leaks += [f"{name}: holds the code of {secrets.reference_bodies[d]}" for d in _function_bodies(text) if d in secrets.reference_bodies]
+            leaks += [
+                f"{name}: holds the code of {secrets.reference_bodies[d]}"
+                for d in _function_bodies(text)
+                if d in secrets.reference_bodies
+            ]
         if name.endswith(SPEC_SUFFIXES):
             leaks += _yaml_leaks(name, text, secrets)
     return leaks
@@ -236,12 +275,20 @@ def _yaml_leaks(name: str, text: str, secrets: Secrets) -> list[str]:
     hidden_keys = dict(secrets.hidden_cases)
     leaks = []
     for spec in specs if isinstance(specs, list) else []:
-        if not isinstance(spec, dict) or spec.get("visibility") != "visible" or spec.get("id") in secrets.hidden_spec_ids:
-            leaks.append(f"{name}: holds a spec that is not visible ({spec.get('id') if isinstance(spec, dict) else spec!r})")
+        if (
+            not isinstance(spec, dict)
+            or spec.get("visibility") != "visible"
+            or spec.get("id") in secrets.hidden_spec_ids
+        ):
+            leaks.append(
+                f"{name}: holds a spec that is not visible ({spec.get('id') if isinstance(spec, dict) else spec!r})"
+            )
             continue
         for case in spec.get("cases") or []:
             if isinstance(case, dict) and _case_key(case) in hidden_keys:
-                leaks.append(f"{name}: case {case.get('id')!r} has the steps and checks of hidden case {hidden_keys[_case_key(case)]}")
+                leaks.append(
+                    f"{name}: case {case.get('id')!r} has the steps and checks of hidden case {hidden_keys[_case_key(case)]}"
+                )
     return leaks
 
 
@@ -272,10 +319,19 @@ def public_spec_files(specs_dir) -> tuple[dict[str, str], dict[str, float]]:
             counts["hidden_specs"] += len(specs) - len(public)
             counts["hidden_points"] += sum(float(s["points"]) for s in specs if s["visibility"] != "visible")
         except (OSError, ValueError, yaml.YAMLError, KeyError, TypeError) as exc:
-            raise BundleError(f"{path}: not a spec file that loads ({type(exc).__name__}); run 'graphgrade validate'") from None
+            raise BundleError(
+                f"{path}: not a spec file that loads ({type(exc).__name__}); run 'graphgrade validate'"
+            ) from None
         if not public:
             continue
-        body = yaml.dump({"format": data["format"], "specs": public}, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None)
+        body = yaml.dump(
+            {"format": data["format"], "specs": public},
+            Dumper=_PlainDumper,
+            sort_keys=False,
+            allow_unicode=True,
+            width=100,
+            default_flow_style=None,
+        )
         text = f"# yaml-language-server: $schema=./schema.json\n# The public specs of {path.name}, as bundled in the graphgrade student kit.\n{body}"
         try:
             loaded = load_spec_text(text, f"kit:specs/{path.name}")
@@ -308,7 +364,9 @@ says where to start. The kit holds no reference solution and no hidden case.
 """
 
 
-def kit_entries(specs_dir, package_dirs: Mapping[str, Path] | None = None, contract: Path | None = None) -> tuple[Entries, dict[str, float]]:
+def kit_entries(
+    specs_dir, package_dirs: Mapping[str, Path] | None = None, contract: Path | None = None
+) -> tuple[Entries, dict[str, float]]:
     """Every file of the kit (``{arcname: (bytes, mode)}``) and its counts; not checked for leaks."""
     from grader.schema import build_schema
 
@@ -330,17 +388,25 @@ def kit_entries(specs_dir, package_dirs: Mapping[str, Path] | None = None, contr
     entries[f"{ROOT}docs/{CONTRACT_NAME}"] = ((contract or contract_path()).read_bytes(), 0o644)
     hidden_line = (
         f"{counts['hidden_specs']} hidden specs worth {counts['hidden_points']:g} points are graded by the autograder only."
-        if counts["hidden_specs"] else ""
+        if counts["hidden_specs"]
+        else ""
     )
     entries[f"{ROOT}README.md"] = (KIT_README.format(hidden_line=hidden_line, **counts).encode(), 0o644)
     data = {k: [g for g in v if g != "*.md"] if k == "specs" else v for k, v in PACKAGE_DATA.items()}
     data["grader"] = [KIT_MARKER]
-    toml = pyproject_toml(sorted(packages), data, description="graphgrade student kit: the grader and the public specs", package_dir={DOCS_PACKAGE: "docs"})
+    toml = pyproject_toml(
+        sorted(packages),
+        data,
+        description="graphgrade student kit: the grader and the public specs",
+        package_dir={DOCS_PACKAGE: "docs"},
+    )
     entries[f"{ROOT}pyproject.toml"] = (toml.encode(), 0o644)
     return entries, counts
 
 
-def build_student_kit(output, specs_dir, package_dirs: Mapping[str, Path] | None = None, reference_dir: Path | None = None) -> dict[str, float]:
+def build_student_kit(
+    output, specs_dir, package_dirs: Mapping[str, Path] | None = None, reference_dir: Path | None = None
+) -> dict[str, float]:
     """Write the student kit to ``output``; raises :class:`BundleError` (and writes nothing)
     when the kit would hold anything of a hidden spec or of the reference."""
     if kit_info() is not None:
@@ -386,7 +452,13 @@ def add_student_kit_parser(sub) -> None:
         "template, the contract document and the visible specs. Hidden specs and the reference solution never go in; "
         "the build stops if anything of them would.",
     )
-    k.add_argument("--specs", type=Path, default=None, help="spec directory whose visible specs go into the kit (default: the bundled suite)")
-    k.add_argument("--output", type=Path, default=Path("graphgrade-kit.zip"), help="zip to write (default: graphgrade-kit.zip)")
+    k.add_argument(
+        "--specs",
+        type=Path,
+        default=None,
+        help="spec directory whose visible specs go into the kit (default: the bundled suite)",
+    )
+    k.add_argument(
+        "--output", type=Path, default=Path("graphgrade-kit.zip"), help="zip to write (default: graphgrade-kit.zip)"
+    )
     k.set_defaults(func=cmd_student_kit)
-

@@ -30,9 +30,9 @@ import io
 import math
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from grader.errors import UsageError
 
@@ -113,7 +113,7 @@ def _read_roster(path: Path, need: Sequence[str]) -> Roster:
             raise UsageError(f"{path}: no column {column!r} (columns: {', '.join(header)})")
     students: list[dict[str, str]] = []
     points: dict[str, str] = {}
-    for lineno, raw in enumerate(rows[1:], start=2):
+    for raw in rows[1:]:
         row = {h: (raw[i].strip() if i < len(raw) else "") for i, h in enumerate(header)}
         first = raw[0].strip() if raw else ""
         if first == POINTS_POSSIBLE:
@@ -174,7 +174,9 @@ def _read_map(path: Path, source: str | None, target: str | None) -> dict[str, s
 
 
 # ------------------------------------------------------------------ matching
-def match(graded: Sequence[Graded], roster: Roster, column: str, prefix: str = "", mapping: dict[str, str] | None = None) -> Match:
+def match(
+    graded: Sequence[Graded], roster: Roster, column: str, prefix: str = "", mapping: dict[str, str] | None = None
+) -> Match:
     """Pair submissions with roster rows by ``column``; everything left over is reported."""
     by_key: dict[str, list[int]] = {}
     for i, row in enumerate(roster.rows):
@@ -200,7 +202,9 @@ def match(graded: Sequence[Graded], roster: Roster, column: str, prefix: str = "
             taken[rows[0]] = g
     pairs = tuple((roster.rows[i], taken[i]) for i in sorted(taken))
     missing = tuple(
-        row for i, row in enumerate(roster.rows) if i not in taken and row.get("Student", "").strip().casefold() not in TEST_STUDENT_NAMES
+        row
+        for i, row in enumerate(roster.rows)
+        if i not in taken and row.get("Student", "").strip().casefold() not in TEST_STUDENT_NAMES
     )
     return Match(pairs, tuple(unmatched), missing)
 
@@ -247,8 +251,20 @@ def unmatched_rows(m: Match, column: str, unreadable: Sequence[str]) -> list[lis
 
     rows = [["problem", "submission", "student", column, "detail"]]
     rows += [["unreadable report", "", "", "", safe_cell(p)] for p in unreadable]
-    rows += [["submission matches no student", safe_cell(g.name), "", "", safe_cell(why)] for g, why in m.unmatched_submissions]
-    rows += [["student has no submission", "", safe_cell(r.get("Student", "")), safe_cell(r.get(column, "")), safe_cell(r.get("Section", ""))] for r in m.missing_students]
+    rows += [
+        ["submission matches no student", safe_cell(g.name), "", "", safe_cell(why)]
+        for g, why in m.unmatched_submissions
+    ]
+    rows += [
+        [
+            "student has no submission",
+            "",
+            safe_cell(r.get("Student", "")),
+            safe_cell(r.get(column, "")),
+            safe_cell(r.get("Section", "")),
+        ]
+        for r in m.missing_students
+    ]
     return rows
 
 
@@ -269,7 +285,9 @@ def _points_possible(args: argparse.Namespace, roster: Roster, column: str | Non
         except ValueError:
             return None
         if not (math.isfinite(points) and points > 0):  # scaling to 0, inf or nan would ruin every grade
-            raise UsageError(f"the roster's Points Possible for {column!r} is {roster.points_possible[column]!r}, not a positive number: give --points-possible")
+            raise UsageError(
+                f"the roster's Points Possible for {column!r} is {roster.points_possible[column]!r}, not a positive number: give --points-possible"
+            )
         return points
     return None
 
@@ -287,7 +305,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     if lms == "canvas":
         rows = canvas_rows(m, roster, assignment, possible)
         if possible is not None and args.points_possible is None:
-            print(f"graphgrade: scores scaled to the gradebook's {_fmt(possible)} points possible for {assignment!r}", file=sys.stderr)
+            print(
+                f"graphgrade: scores scaled to the gradebook's {_fmt(possible)} points possible for {assignment!r}",
+                file=sys.stderr,
+            )
     else:
         rows = moodle_rows(m, column, assignment, possible)
     text = to_csv(rows, roster.delimiter)
@@ -297,7 +318,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"graphgrade: submission {g.name!r} not exported: {why}", file=sys.stderr)
     for row in m.missing_students:
         section = f", {row['Section']}" if row.get("Section") else ""
-        print(f"graphgrade: no submission for {row.get('Student') or row.get(column)!r} ({column} {row.get(column, '')!r}{section})", file=sys.stderr)
+        print(
+            f"graphgrade: no submission for {row.get('Student') or row.get(column)!r} ({column} {row.get(column, '')!r}{section})",
+            file=sys.stderr,
+        )
     if args.output is None:
         sys.stdout.write(text)
     else:
@@ -329,20 +353,78 @@ def register(sub) -> None:
         help="write a grade file Canvas or Moodle imports, from a graded batch and the course roster",
         description="Write an LMS grade import from OUT/*/report.json, matched against a roster exported from the LMS.",
     )
-    lms = e.add_subparsers(dest="lms", metavar="LMS", required=True, help="the learning management system to write for: canvas or moodle")
+    lms = e.add_subparsers(
+        dest="lms", metavar="LMS", required=True, help="the learning management system to write for: canvas or moodle"
+    )
     for name, default_column, what in (
-        ("canvas", "SIS Login ID", "Canvas's gradebook import (Student, ID, SIS User ID, SIS Login ID, Section, the assignment; Points Possible row)"),
+        (
+            "canvas",
+            "SIS Login ID",
+            "Canvas's gradebook import (Student, ID, SIS User ID, SIS Login ID, Section, the assignment; Points Possible row)",
+        ),
         ("moodle", "Email address", "Moodle's grade import (an identifier column and a grade column)"),
     ):
-        p = lms.add_parser(name, help=f"write {what}", description=f"Write {what}. Unmatched submissions and students without a submission go to standard error (and OUTPUT.unmatched.csv).")
-        p.add_argument("out_dir", type=Path, metavar="OUT", help="a `graphgrade grade --out` folder (reads OUT/*/report.json)")
-        p.add_argument("--roster", type=Path, required=True, metavar="CSV", help=f"the roster exported from {name.capitalize()} (comma, semicolon or tab separated; a byte-order mark is fine)")
-        p.add_argument("--assignment", default=None, metavar="NAME", help='the grade column: Canvas wants "Name (ID)" of an existing assignment, or a new name (default: graphgrade)')
-        p.add_argument("--match-column", default=None, metavar="COLUMN", help=f"roster column that holds the submission's name (default: {default_column})")
-        p.add_argument("--prefix", default="", help="strip this from submission names first (GitHub Classroom: 'ASSIGNMENT-')")
-        p.add_argument("--map", type=Path, default=None, metavar="CSV", help="a CSV mapping submission names to roster values (e.g. GitHub Classroom's roster)")
-        p.add_argument("--map-from", default=None, metavar="COLUMN", help="--map column holding submission names (default: its first column)")
-        p.add_argument("--map-to", default=None, metavar="COLUMN", help="--map column holding roster values (default: its second column)")
-        p.add_argument("--points-possible", type=float, default=None, metavar="POINTS", help="scale scores to this many points (Canvas default: the gradebook's Points Possible for --assignment, else points as graded)")
-        p.add_argument("--output", type=Path, default=None, metavar="FILE", help="write here (and FILE's stem + .unmatched.csv beside it) instead of standard output")
+        p = lms.add_parser(
+            name,
+            help=f"write {what}",
+            description=f"Write {what}. Unmatched submissions and students without a submission go to standard error (and OUTPUT.unmatched.csv).",
+        )
+        p.add_argument(
+            "out_dir", type=Path, metavar="OUT", help="a `graphgrade grade --out` folder (reads OUT/*/report.json)"
+        )
+        p.add_argument(
+            "--roster",
+            type=Path,
+            required=True,
+            metavar="CSV",
+            help=f"the roster exported from {name.capitalize()} (comma, semicolon or tab separated; a byte-order mark is fine)",
+        )
+        p.add_argument(
+            "--assignment",
+            default=None,
+            metavar="NAME",
+            help='the grade column: Canvas wants "Name (ID)" of an existing assignment, or a new name (default: graphgrade)',
+        )
+        p.add_argument(
+            "--match-column",
+            default=None,
+            metavar="COLUMN",
+            help=f"roster column that holds the submission's name (default: {default_column})",
+        )
+        p.add_argument(
+            "--prefix", default="", help="strip this from submission names first (GitHub Classroom: 'ASSIGNMENT-')"
+        )
+        p.add_argument(
+            "--map",
+            type=Path,
+            default=None,
+            metavar="CSV",
+            help="a CSV mapping submission names to roster values (e.g. GitHub Classroom's roster)",
+        )
+        p.add_argument(
+            "--map-from",
+            default=None,
+            metavar="COLUMN",
+            help="--map column holding submission names (default: its first column)",
+        )
+        p.add_argument(
+            "--map-to",
+            default=None,
+            metavar="COLUMN",
+            help="--map column holding roster values (default: its second column)",
+        )
+        p.add_argument(
+            "--points-possible",
+            type=float,
+            default=None,
+            metavar="POINTS",
+            help="scale scores to this many points (Canvas default: the gradebook's Points Possible for --assignment, else points as graded)",
+        )
+        p.add_argument(
+            "--output",
+            type=Path,
+            default=None,
+            metavar="FILE",
+            help="write here (and FILE's stem + .unmatched.csv beside it) instead of standard output",
+        )
         p.set_defaults(func=cmd_export)

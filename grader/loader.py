@@ -43,7 +43,9 @@ class SpecErrors(ValueError):
 
 
 def _parse_case(reader: NodeReader, node: Node, where: str, spec_id: str) -> tuple[Case, tuple[OracleCall, ...]]:
-    fields = reader.mapping(node, where, ("id", "description", "steps", "checks"), ("id", "description", "steps", "checks"))
+    fields = reader.mapping(
+        node, where, ("id", "description", "steps", "checks"), ("id", "description", "steps", "checks")
+    )
     case_id = reader.ident(fields["id"][1], f"{where}.id")
     description = reader.text(fields["description"][1], f"{where}.description")
     draft = CaseDraft(reader)
@@ -58,7 +60,15 @@ def _parse_case(reader: NodeReader, node: Node, where: str, spec_id: str) -> tup
         drafted.append(check_class(kind).parse(draft, check_node.value[0][1], f"{at}.{kind}", node_line(check_node)))
     steps, index_of = draft.layout()
     checks = tuple(check.linked(index_of) for check in drafted)
-    case = Case(spec=spec_id, id=case_id, description=description, steps=steps, checks=checks, file=reader.path, line=node_line(node))
+    case = Case(
+        spec=spec_id,
+        id=case_id,
+        description=description,
+        steps=steps,
+        checks=checks,
+        file=reader.path,
+        line=node_line(node),
+    )
     return case, draft.oracle_calls(index_of)
 
 
@@ -77,7 +87,9 @@ def _parse_spec(reader: NodeReader, node: Node, where: str, oracles: dict[str, t
     for i, case_node in enumerate(reader.sequence(fields["cases"][1], f"{where}.cases", 1)):
         case, case_oracles = _parse_case(reader, case_node, f"{where}.cases[{i}]", spec_id)
         if case.id in seen:
-            raise reader.fail(case_node, f"{where}.cases[{i}].id", f"duplicate case id {case.id!r} (first at line {seen[case.id]})")
+            raise reader.fail(
+                case_node, f"{where}.cases[{i}].id", f"duplicate case id {case.id!r} (first at line {seen[case.id]})"
+            )
         seen[case.id] = case.line
         oracles[case.uid] = case_oracles
         cases.append(case)
@@ -105,7 +117,9 @@ def _refuse_deep_nesting(text: str, path: str) -> None:
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             line = event.start_mark.line + 1
-            raise SpecError(f"{path}:{line}: YAML anchors and aliases (&name, *name) are not supported in spec files; write the value out")
+            raise SpecError(
+                f"{path}:{line}: YAML anchors and aliases (&name, *name) are not supported in spec files; write the value out"
+            )
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_NESTING:
@@ -196,7 +210,11 @@ def load_suite(directory: str | Path) -> LoadedSuite:
             continue
         for i, spec in enumerate(spec_file.specs):
             if spec.id in first_seen:
-                errors.append(SpecError(f"{shown}:{spec.line}: specs[{i}].id: duplicate spec id {spec.id!r} (also in {first_seen[spec.id]})"))
+                errors.append(
+                    SpecError(
+                        f"{shown}:{spec.line}: specs[{i}].id: duplicate spec id {spec.id!r} (also in {first_seen[spec.id]})"
+                    )
+                )
             first_seen.setdefault(spec.id, f"{shown}:{spec.line}")
         files.append(spec_file)
     if errors:

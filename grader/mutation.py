@@ -70,7 +70,9 @@ def _mutmut_operators() -> list[tuple[type, Callable]]:
     try:
         from mutmut.mutation.mutators import mutation_operators
     except ImportError:  # pragma: no cover - depends on the installed extras
-        raise ImportError("graphgrade audit --deep needs the 'audit' extra (mutmut 3.x): pip install 'graphgrade[audit]'") from None
+        raise ImportError(
+            "graphgrade audit --deep needs the 'audit' extra (mutmut 3.x): pip install 'graphgrade[audit]'"
+        ) from None
     return list(mutation_operators)
 
 
@@ -79,7 +81,11 @@ def _number_minus_one(node) -> Iterable:
     cst = _require_libcst()
     if isinstance(node, (cst.Integer, cst.Float)):
         value = node.evaluated_value - 1
-        yield node.with_changes(value=repr(value)) if value >= 0 else cst.UnaryOperation(cst.Minus(), node.with_changes(value=repr(-value)))
+        yield (
+            node.with_changes(value=repr(value))
+            if value >= 0
+            else cst.UnaryOperation(cst.Minus(), node.with_changes(value=repr(-value)))
+        )
 
 
 def _remove_statement(node) -> Iterable:
@@ -92,7 +98,11 @@ def _remove_statement(node) -> Iterable:
 
 def _return_none(node) -> Iterable:
     cst = _require_libcst()
-    if isinstance(node, cst.Return) and node.value is not None and not (isinstance(node.value, cst.Name) and node.value.value == "None"):
+    if (
+        isinstance(node, cst.Return)
+        and node.value is not None
+        and not (isinstance(node.value, cst.Name) and node.value.value == "None")
+    ):
         yield node.with_changes(value=cst.Name("None"))
 
 
@@ -112,7 +122,9 @@ def _swap_arguments(node) -> Iterable:
 def _negate_condition(node) -> Iterable:
     cst = _require_libcst()
     if isinstance(node, (cst.If, cst.While)):
-        test = node.test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if not node.test.lpar else node.test
+        test = (
+            node.test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if not node.test.lpar else node.test
+        )
         yield node.with_changes(test=cst.UnaryOperation(cst.Not(), test))
 
 
@@ -162,7 +174,12 @@ def generate_mutants(path: Path, display: str | None = None, only: Callable[[str
         def on_visit(self, node) -> bool:
             if isinstance(node, (cst.Annotation, cst.Import, cst.ImportFrom, cst.Decorator)):
                 return False
-            if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 and isinstance(node.body[0], cst.Expr) and isinstance(node.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            if (
+                isinstance(node, cst.SimpleStatementLine)
+                and len(node.body) == 1
+                and isinstance(node.body[0], cst.Expr)
+                and isinstance(node.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+            ):
                 return False  # a docstring
             start = positions.get(node)
             if start is not None and PRAGMA in lines[start.start.line - 1]:

@@ -19,8 +19,8 @@ every call, not whatever an earlier, larger batch left there.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -126,7 +126,9 @@ OP_KINDS: dict[str, OpKind] = {
         OpKind("sigmoid", True, True, None, lambda x: 1 / (1 + _xp(x).exp(-x)), "1 / (1 + exp(-x))"),
         OpKind("softmax", False, True, None, _softmax_rows, "softmax over the last axis"),
         OpKind("matmul", False, True, "seed", _matmul_seeded, "x @ W, W seeded (n x n)"),
-        OpKind("attention", False, False, "seed", _attention_like, "row-local attention over seeded keys (uncapturable)"),
+        OpKind(
+            "attention", False, False, "seed", _attention_like, "row-local attention over seeded keys (uncapturable)"
+        ),
     )
 }
 
@@ -229,7 +231,9 @@ class GraderOp:
 
     def __call__(self, x):
         arr = x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x)
-        self._witness.calls.append((self.list_id, self.position, data_address(arr), tuple(arr.shape), str(arr.dtype), trailing_zero_rows(arr)))
+        self._witness.calls.append(
+            (self.list_id, self.position, data_address(arr), tuple(arr.shape), str(arr.dtype), trailing_zero_rows(arr))
+        )
         return self.spec.apply(arr)
 
     def __repr__(self) -> str:

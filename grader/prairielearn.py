@@ -136,9 +136,20 @@ def register(sub) -> None:
     )
     p.add_argument("--root", type=Path, default=Path("/grade"), help="the job's folder (default: /grade)")
     # dest is not "specs": the CLI fills a missing --specs with the bundled suite, and this one is looked for.
-    p.add_argument("--specs", dest="job_specs", type=Path, default=None, help="spec directory (default: looked for under ROOT, see above)")
+    p.add_argument(
+        "--specs",
+        dest="job_specs",
+        type=Path,
+        default=None,
+        help="spec directory (default: looked for under ROOT, see above)",
+    )
     from grader.cli_common import number_arg
 
     p.add_argument("--timeout", type=number_arg(0), default=5.0, help="seconds per case (default: 5)")
-    p.add_argument("--budget", type=number_arg(0), default=60.0, help="seconds for the whole submission (default: 60; keep it under the question's timeout)")
+    p.add_argument(
+        "--budget",
+        type=number_arg(0),
+        default=60.0,
+        help="seconds for the whole submission (default: 60; keep it under the question's timeout)",
+    )
     p.set_defaults(func=cmd_prairielearn)

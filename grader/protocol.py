@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.ops import OpSpec, OP_KINDS
+from grader.ops import OP_KINDS, OpSpec
 from grader.safetext import safe_text
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
@@ -43,7 +43,20 @@ MAX_ELEMENTS = MAX_BLOB_BYTES  # elements of one array (a bool array of the larg
 # The largest length prefix a valid frame can carry (the header, every blob and its
 # 8-byte length, plus slack for magic and counts): a reader refuses anything longer.
 MAX_FRAME_BYTES = MAX_HEADER_BYTES + MAX_BLOB_BYTES + 16 * MAX_BLOBS + 64
-ARRAY_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64")
+ARRAY_DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+)
 OUTCOMES = ("returned", "raised", "missing", "not_reached")
 
 
@@ -65,10 +78,12 @@ def _value_to_json(value: Value) -> dict:
 
 
 def _value_from_json(data: dict) -> Value:
-    (kind, body), = data.items()
+    ((kind, body),) = data.items()
     if kind == "array":
         values = body["values"]
-        return ArrayValue(body["dtype"], tuple(body["shape"]), body["seed"], _tuplify(values) if values is not None else None)
+        return ArrayValue(
+            body["dtype"], tuple(body["shape"]), body["seed"], _tuplify(values) if values is not None else None
+        )
     if kind == "ops":
         for name, _ in body:
             if name not in OP_KINDS:
@@ -365,7 +380,9 @@ class _Decoder:
         try:
             return np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape).copy()
         except (ValueError, TypeError, MemoryError) as exc:
-            raise _fail(where, f"cannot rebuild a {dtype} array of shape {list(shape)} ({type(exc).__name__})") from None
+            raise _fail(
+                where, f"cannot rebuild a {dtype} array of shape {list(shape)} ({type(exc).__name__})"
+            ) from None
 
     def listed_ops(self, raw: Any, where: str) -> tuple[ListedOp, ...] | None:
         if raw is None:
@@ -374,9 +391,16 @@ class _Decoder:
             raise _fail(where, "expected a bounded list")
         found = []
         for i, entry in enumerate(raw):
-            if not isinstance(entry, list) or len(entry) != 4 or not isinstance(entry[0], bool) or not isinstance(entry[3], bool):
+            if (
+                not isinstance(entry, list)
+                or len(entry) != 4
+                or not isinstance(entry[0], bool)
+                or not isinstance(entry[3], bool)
+            ):
                 raise _fail(f"{where}[{i}]", "expected [given, list, position, elementwise]")
-            found.append(ListedOp(entry[0], _int(entry[1], where, -1, 1 << 16), _int(entry[2], where, -1, 1 << 16), entry[3]))
+            found.append(
+                ListedOp(entry[0], _int(entry[1], where, -1, 1 << 16), _int(entry[2], where, -1, 1 << 16), entry[3])
+            )
         return tuple(found)
 
     def value(self, obj: Any, where: str, depth: int = 0) -> Any:
@@ -390,7 +414,7 @@ class _Decoder:
             return obj
         if not isinstance(obj, dict) or len(obj) != 1:
             raise _fail(where, "expected a tagged value")
-        (tag, body), = obj.items()
+        ((tag, body),) = obj.items()
         if tag == "str":
             return _text(body, where)
         if tag == "float":
@@ -412,14 +436,20 @@ class _Decoder:
         raise _fail(where, f"unknown value tag {tag!r}")
 
     def step(self, obj: Any, where: str) -> StepObservation:
-        obj = _keys(obj, {"index", "outcome", "value", "error", "launches", "witness", "input_address", "graphs", "note", "ops"}, where)
+        obj = _keys(
+            obj,
+            {"index", "outcome", "value", "error", "launches", "witness", "input_address", "graphs", "note", "ops"},
+            where,
+        )
         outcome = obj.get("outcome")
         if outcome not in OUTCOMES:
             raise _fail(f"{where}.outcome", f"expected one of {OUTCOMES}")
         error = None
         if obj.get("error") is not None:
             e = _keys(obj["error"], {"type", "message"}, f"{where}.error")
-            error = Raised(_text(e.get("type"), f"{where}.error.type"), _text(e.get("message"), f"{where}.error.message"))
+            error = Raised(
+                _text(e.get("type"), f"{where}.error.type"), _text(e.get("message"), f"{where}.error.message")
+            )
         launches = obj.get("launches")
         witness_raw = obj.get("witness", [])
         if not isinstance(witness_raw, list) or len(witness_raw) > MAX_WITNESS:
@@ -433,7 +463,16 @@ class _Decoder:
             if not isinstance(w, list) or len(w) not in (5, 6):
                 raise _fail(f"{where}.witness[{i}]", "expected [list, position, address, shape, dtype, zero rows]")
             zero_rows = _int(w[5], where, -1, 1 << 40) if len(w) == 6 else -1
-            witness.append(WitnessCall(_int(w[0], where, 0, 1 << 16), _int(w[1], where, 0, 1 << 16), _int(w[2], where), _shape(w[3], where), _text(w[4], where), zero_rows))
+            witness.append(
+                WitnessCall(
+                    _int(w[0], where, 0, 1 << 16),
+                    _int(w[1], where, 0, 1 << 16),
+                    _int(w[2], where),
+                    _shape(w[3], where),
+                    _text(w[4], where),
+                    zero_rows,
+                )
+            )
         graphs = None
         if obj.get("graphs") is not None:
             if not isinstance(obj["graphs"], list) or len(obj["graphs"]) > MAX_GRAPHS:
@@ -441,7 +480,11 @@ class _Decoder:
             graphs = []
             for i, g in enumerate(obj["graphs"]):
                 at = f"{where}.graphs[{i}]"
-                g = _keys(g, {"key", "shape", "static_input_id", "static_input_address", "static_input", "num_ops", "output"}, at)
+                g = _keys(
+                    g,
+                    {"key", "shape", "static_input_id", "static_input_address", "static_input", "num_ops", "output"},
+                    at,
+                )
                 static = g.get("static_input")
                 output = g.get("output")
                 graphs.append(
@@ -450,9 +493,13 @@ class _Decoder:
                         shape=_shape(g["shape"], f"{at}.shape") if g.get("shape") is not None else None,
                         static_input_id=_int(g.get("static_input_id"), f"{at}.static_input_id"),
                         static_input_address=_int(g.get("static_input_address"), f"{at}.static_input_address"),
-                        static_input=self.array(static["ndarray"], f"{at}.static_input") if isinstance(static, dict) and "ndarray" in static else None,
+                        static_input=self.array(static["ndarray"], f"{at}.static_input")
+                        if isinstance(static, dict) and "ndarray" in static
+                        else None,
                         num_ops=_int(g["num_ops"], f"{at}.num_ops") if g.get("num_ops") is not None else None,
-                        output=self.array(output["ndarray"], f"{at}.output") if isinstance(output, dict) and "ndarray" in output else None,
+                        output=self.array(output["ndarray"], f"{at}.output")
+                        if isinstance(output, dict) and "ndarray" in output
+                        else None,
                     )
                 )
             graphs = tuple(graphs)
@@ -463,7 +510,9 @@ class _Decoder:
             error=error,
             launches=_int(launches, f"{where}.launches") if launches is not None else None,
             witness=tuple(witness),
-            input_address=_int(obj["input_address"], f"{where}.input_address") if obj.get("input_address") is not None else None,
+            input_address=_int(obj["input_address"], f"{where}.input_address")
+            if obj.get("input_address") is not None
+            else None,
             ops=self.listed_ops(obj.get("ops"), f"{where}.ops"),
             graphs=graphs,
             note=_text(obj.get("note", ""), f"{where}.note"),
@@ -475,7 +524,12 @@ CONTROL_MAGIC = b"GGc1"
 CONTROL_KINDS = {
     "ready": set(),
     "import_error": {"type", "message", "where"},
-    "status": {"case", "exitcode", "signal", "output_end"},  # output_end: the log's size once the case's processes are gone
+    "status": {
+        "case",
+        "exitcode",
+        "signal",
+        "output_end",
+    },  # output_end: the log's size once the case's processes are gone
     "sandbox_error": {"message"},  # the worker could not confine itself: the machine's problem, not the submission's
 }
 

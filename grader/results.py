@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from grader.spec_model import VISIBILITIES
@@ -225,7 +225,9 @@ def _write_json(value: Any, indent: str, out: list) -> None:
         if prefixes is None:
             _field_names(kind)
             names = _SORTED_FIELDS[kind]
-            prefixes = _FIELD_PREFIXES[(kind, indent)] = tuple((name, ("{\n" if i == 0 else ",\n") + inner + _encode_text(name) + ": ") for i, name in enumerate(names))
+            prefixes = _FIELD_PREFIXES[(kind, indent)] = tuple(
+                (name, ("{\n" if i == 0 else ",\n") + inner + _encode_text(name) + ": ") for i, name in enumerate(names)
+            )
         if not prefixes:
             out.append("{}")
             return
@@ -275,7 +277,9 @@ def _need(obj: dict, key: str, kind, where: str):
         except OverflowError:
             raise ReportError(f"{where}.{key}: not a finite number") from None
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise ReportError(f"{where}.{key}: expected {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__}")
+        raise ReportError(
+            f"{where}.{key}: expected {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__}"
+        )
     if isinstance(value, int) and not isinstance(value, bool) and not -MAX_INT <= value < MAX_INT:
         raise ReportError(f"{where}.{key}: integer out of range")
     if isinstance(value, float) and not math.isfinite(value):
@@ -317,7 +321,12 @@ def _case_from_json(obj: Any, where: str) -> CaseResult:
         raise ReportError(f"{where}.visibility: {visibility!r} is not one of {', '.join(VISIBILITIES)}")
     steps = tuple(
         StepLine(
-            index=_need(_check_keys(s, {"index", "action", "outcome"}, f"{where}.steps[{i}]"), "index", int, f"{where}.steps[{i}]"),
+            index=_need(
+                _check_keys(s, {"index", "action", "outcome"}, f"{where}.steps[{i}]"),
+                "index",
+                int,
+                f"{where}.steps[{i}]",
+            ),
             action=_need(s, "action", str, f"{where}.steps[{i}]"),
             outcome=_need(s, "outcome", str, f"{where}.steps[{i}]"),
         )
@@ -325,7 +334,11 @@ def _case_from_json(obj: Any, where: str) -> CaseResult:
     )
     checks = tuple(
         CheckLine(
-            step=_opt_int(_check_keys(c, {"step", "what", "expected", "observed", "passed"}, f"{where}.checks[{i}]"), "step", f"{where}.checks[{i}]"),
+            step=_opt_int(
+                _check_keys(c, {"step", "what", "expected", "observed", "passed"}, f"{where}.checks[{i}]"),
+                "step",
+                f"{where}.checks[{i}]",
+            ),
             what=_need(c, "what", str, f"{where}.checks[{i}]"),
             expected=_need(c, "expected", str, f"{where}.checks[{i}]"),
             observed=_need(c, "observed", str, f"{where}.checks[{i}]"),
@@ -335,7 +348,12 @@ def _case_from_json(obj: Any, where: str) -> CaseResult:
     )
     launches = tuple(
         LaunchPoint(
-            step=_need(_check_keys(p, {"step", "label", "expected", "observed"}, f"{where}.launches[{i}]"), "step", int, f"{where}.launches[{i}]"),
+            step=_need(
+                _check_keys(p, {"step", "label", "expected", "observed"}, f"{where}.launches[{i}]"),
+                "step",
+                int,
+                f"{where}.launches[{i}]",
+            ),
             label=_need(p, "label", str, f"{where}.launches[{i}]"),
             expected=_opt_int(p, "expected", f"{where}.launches[{i}]"),
             observed=_opt_int(p, "observed", f"{where}.launches[{i}]"),
@@ -384,7 +402,9 @@ def report_from_json(data: Any, where: str = "report") -> Report:
     obj = _check_keys(data, {f.name for f in Report.__dataclass_fields__.values()}, where)
     fmt = _need(obj, "format", int, where)
     if fmt not in READABLE_FORMATS:
-        raise ReportError(f"{where}.format: this grader reads formats {', '.join(map(str, READABLE_FORMATS))}, the file says {fmt}")
+        raise ReportError(
+            f"{where}.format: this grader reads formats {', '.join(map(str, READABLE_FORMATS))}, the file says {fmt}"
+        )
     if fmt < 2 and "flags" in obj:
         raise ReportError(f"{where}.flags: format {fmt} has no flags")
     return Report(
@@ -399,7 +419,9 @@ def report_from_json(data: Any, where: str = "report") -> Report:
         duration_s=_opt(obj, "duration_s", float, where, 0.0),
         grader_version=_opt(obj, "grader_version", str, where, ""),
         path=_opt(obj, "path", str, where, ""),
-        flags=tuple(_flag_from_json(f, f"{where}.flags[{i}]") for i, f in enumerate(_opt(obj, "flags", list, where, []))),
+        flags=tuple(
+            _flag_from_json(f, f"{where}.flags[{i}]") for i, f in enumerate(_opt(obj, "flags", list, where, []))
+        ),
         scope=_scope(_opt(obj, "scope", str, where, "all"), where),
         ungraded_points=_opt(obj, "ungraded_points", float, where, 0.0),
     )
@@ -410,7 +432,12 @@ def _flag_from_json(obj: Any, where: str) -> Flag:
     line = _need(obj, "line", int, where)
     if line < 0:
         raise ReportError(f"{where}.line: expected a line number (0 or more), got {line}")
-    return Flag(rule=_need(obj, "rule", str, where), file=_need(obj, "file", str, where), line=line, message=_need(obj, "message", str, where))
+    return Flag(
+        rule=_need(obj, "rule", str, where),
+        file=_need(obj, "file", str, where),
+        line=line,
+        message=_need(obj, "message", str, where),
+    )
 
 
 def _scope(value: str, where: str) -> str:

@@ -60,7 +60,9 @@ class CaseRun:
     message: str
     output_tail: str
     duration_s: float
-    frame: bytes = field(default=b"", repr=False, compare=False)  # the observation as the worker sent it (for grader.cache)
+    frame: bytes = field(
+        default=b"", repr=False, compare=False
+    )  # the observation as the worker sent it (for grader.cache)
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ class Zygote:
                 self._proc.kill()
                 self._proc.wait()
 
-    def __enter__(self) -> "Zygote":
+    def __enter__(self) -> Zygote:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -162,11 +164,17 @@ def lost_layers(layers: dict) -> list[str]:
         return []
     lost = []
     if not layers.get("ipc_namespace"):
-        lost.append("no IPC namespace per worker (unshare refused): submissions graded at once share System V IPC; each uid's objects are still removed between submissions")
+        lost.append(
+            "no IPC namespace per worker (unshare refused): submissions graded at once share System V IPC; each uid's objects are still removed between submissions"
+        )
     if not layers.get("net_namespace"):
-        lost.append("no network namespace per worker (unshare refused): the seccomp filter and Landlock still refuse sockets")
+        lost.append(
+            "no network namespace per worker (unshare refused): the seccomp filter and Landlock still refuse sockets"
+        )
     if not layers.get("cgroup"):
-        lost.append(f"no cgroup memory and process limit per worker ({layers.get('cgroup_detail')}): only per-process limits apply")
+        lost.append(
+            f"no cgroup memory and process limit per worker ({layers.get('cgroup_detail')}): only per-process limits apply"
+        )
     if not layers.get("landlock_abi"):
         lost.append("no Landlock: workers read and write what their uid may (world-readable files included)")
     if not layers.get("seccomp"):
@@ -212,7 +220,9 @@ class ScratchArea:
         try:
             made = copy_submission(submission, code, deadline)
         except OSError as exc:
-            raise SubmissionProblem(f"{submission.name}: could not be copied for grading ({exc.strerror or type(exc).__name__})") from None
+            raise SubmissionProblem(
+                f"{submission.name}: could not be copied for grading ({exc.strerror or type(exc).__name__})"
+            ) from None
         uid = self.uid_for(slot)
         if uid is not None:
             for path in [scratch, code, *made]:  # what the copy made, and nothing else: bounded
@@ -293,7 +303,9 @@ def _clean_tail(data: bytes, written: int, limit: int) -> str:
 
 # ---------------------------------------------------------------- one worker
 class _Worker:
-    def __init__(self, zygote: Zygote, scratch: Path, code: Path, log: Path, uid: int | None, settings: RunSettings) -> None:
+    def __init__(
+        self, zygote: Zygote, scratch: Path, code: Path, log: Path, uid: int | None, settings: RunSettings
+    ) -> None:
         self.zygote, self.uid = zygote, uid
         request = {
             "submission_root": str(code),
@@ -330,7 +342,7 @@ class _Worker:
         try:
             while view:
                 try:
-                    view = view[os.write(self.cmd_w, view):]
+                    view = view[os.write(self.cmd_w, view) :]
                 except BlockingIOError:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0 or not self.writable.poll(max(1, math.ceil(remaining * 1000))):
@@ -440,7 +452,9 @@ def run_submission(
     try:
         scratch, code, log = scratch_area.prepare(slot, submission, budget_end)
     except SubmissionProblem as problem:
-        return SubmissionRun(str(problem), tuple(CaseRun(c.uid, "error", None, str(problem), "", 0.0) for c in cases), "", 0.0)
+        return SubmissionRun(
+            str(problem), tuple(CaseRun(c.uid, "error", None, str(problem), "", 0.0) for c in cases), "", 0.0
+        )
     if messages is None:
         messages = case_messages(cases)
     uid = scratch_area.uid_for(slot)
@@ -458,7 +472,16 @@ def run_submission(
                 results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
                 continue
             if now >= budget_end:
-                results.append(CaseRun(case.uid, "timeout", None, f"not run: the submission used up its {settings.submission_budget_s:g} s time budget", "", 0.0))
+                results.append(
+                    CaseRun(
+                        case.uid,
+                        "timeout",
+                        None,
+                        f"not run: the submission used up its {settings.submission_budget_s:g} s time budget",
+                        "",
+                        0.0,
+                    )
+                )
                 continue
             if worker is None:
                 if workers_started:  # a replacement starts from the submission as handed in
@@ -489,7 +512,16 @@ def run_submission(
                     worker.stop()
                     worker = None
                     if ctl is not None and ctl["kind"] == "budget":
-                        results.append(CaseRun(case.uid, "timeout", None, f"not run: the submission used up its {settings.submission_budget_s:g} s time budget", "", 0.0))
+                        results.append(
+                            CaseRun(
+                                case.uid,
+                                "timeout",
+                                None,
+                                f"not run: the submission used up its {settings.submission_budget_s:g} s time budget",
+                                "",
+                                0.0,
+                            )
+                        )
                         continue
                     if secret_sent:
                         problem = "cudagraph.py could not be imported again after an earlier case ended its process, so the remaining cases could not run"
@@ -506,7 +538,16 @@ def run_submission(
                 if not worker.send(messages[index], deadline):
                     worker.stop()
                     worker = None
-                    results.append(CaseRun(case.uid, "crashed", None, "the worker process was gone before the case could start", tail.take(), 0.0))
+                    results.append(
+                        CaseRun(
+                            case.uid,
+                            "crashed",
+                            None,
+                            "the worker process was gone before the case could start",
+                            tail.take(),
+                            0.0,
+                        )
+                    )
                     continue
                 worker.sent = index + 1
             ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases)
@@ -518,7 +559,11 @@ def run_submission(
                 late_end = worker.stop(case.uid)
                 output_end = output_end if output_end is not None else late_end
                 worker = None
-            results.append(CaseRun(run.uid, run.status, run.observation, run.message, tail.take(output_end), run.duration_s, run.frame))
+            results.append(
+                CaseRun(
+                    run.uid, run.status, run.observation, run.message, tail.take(output_end), run.duration_s, run.frame
+                )
+            )
     finally:
         if worker is not None:
             worker.stop()
@@ -532,10 +577,16 @@ def _worker_ended(exitcode: int | None, done):
         name = _signal_name(-exitcode)
         return done("crashed", f"the case's process died: {SIGNAL_HINTS.get(name, name)} ({name})", healthy=False)
     code = f"exit code {exitcode}" if exitcode is not None else "it ended"
-    return done("crashed", f"the case's process ended ({code}) before reporting a result (os._exit() or exit at interpreter level?)", healthy=False)
+    return done(
+        "crashed",
+        f"the case's process ended ({code}) before reporting a result (os._exit() or exit at interpreter level?)",
+        healthy=False,
+    )
 
 
-def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float) -> tuple[CaseRun, bool, int | None]:
+def _run_case(
+    worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float
+) -> tuple[CaseRun, bool, int | None]:
     """Collect one case's frames (its message is already in the worker's pipe); returns its
     record, whether the worker can be reused, and where the case's output ends in the log."""
     started = time.monotonic()
@@ -543,14 +594,20 @@ def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSetting
 
     def done(status, message, observation=None, healthy=True):
         frame = observation_frames[0] if observation is not None else b""
-        return CaseRun(case.uid, status, observation, message, "", time.monotonic() - started, frame), healthy, output_end
+        return (
+            CaseRun(case.uid, status, observation, message, "", time.monotonic() - started, frame),
+            healthy,
+            output_end,
+        )
 
     observation_frames: list[bytes] = []
     try:
         while True:
             frame = worker.reader.next(deadline)
             if frame is None:
-                if settings.isolation == "module":  # the case ran in the worker: how the worker ended is how the case did
+                if (
+                    settings.isolation == "module"
+                ):  # the case ran in the worker: how the worker ended is how the case did
                     worker.stop()  # it is gone: all the log holds after the last case is this case's
                     return _worker_ended(worker.exitcode, done)
                 return done("crashed", "the case ended the worker process (did it kill its parent?)", healthy=False)
@@ -566,20 +623,31 @@ def _run_case(worker: _Worker, case: Case, deadline: float, settings: RunSetting
     except TimeoutError:
         if deadline >= budget_end:
             return done("timeout", "the submission used up its time budget during this case", healthy=False)
-        return done("timeout", f"the case did not finish within {settings.case_timeout_s:g} s (an endless loop, or a wait that never ends?)", healthy=False)
+        return done(
+            "timeout",
+            f"the case did not finish within {settings.case_timeout_s:g} s (an endless loop, or a wait that never ends?)",
+            healthy=False,
+        )
     except protocol.ProtocolError as exc:
-        return done("error", f"the case's process sent a malformed result ({exc}); the case counts as failed", healthy=False)
+        return done(
+            "error", f"the case's process sent a malformed result ({exc}); the case counts as failed", healthy=False
+        )
     if ctl["exitcode"] == RETIRE_EXITCODE and observation_frames:  # it ran, but its worker is spent
         try:
             observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))
         except protocol.ProtocolError as exc:
-            return done("error", f"the case's result could not be read ({exc}); the case counts as failed", healthy=False)
+            return done(
+                "error", f"the case's result could not be read ({exc}); the case counts as failed", healthy=False
+            )
         return done("observed", "", observation, healthy=False)
     if ctl["signal"] is not None:
         name = _signal_name(ctl["signal"])
         return done("crashed", f"the case's process died: {SIGNAL_HINTS.get(name, name)} ({name})")
     if not observation_frames:
-        return done("crashed", f"the case's process ended (exit code {ctl['exitcode']}) before reporting a result (os._exit() or exit at interpreter level?)")
+        return done(
+            "crashed",
+            f"the case's process ended (exit code {ctl['exitcode']}) before reporting a result (os._exit() or exit at interpreter level?)",
+        )
     try:
         observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))
     except protocol.ProtocolError as exc:

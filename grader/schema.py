@@ -29,7 +29,11 @@ def _ops() -> dict:
         "oneOf": [
             {"enum": plain, "description": "an op without argument"},
             *[
-                {**schema_object({name: {**arg, "description": OP_KINDS[name].doc}}, (name,)), "minProperties": 1, "maxProperties": 1}
+                {
+                    **schema_object({name: {**arg, "description": OP_KINDS[name].doc}}, (name,)),
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                }
                 for name, arg in with_arg.items()
             ],
         ]
@@ -37,7 +41,12 @@ def _ops() -> dict:
 
 
 def build_schema() -> dict:
-    plain_value = {"oneOf": [{"type": ["number", "string", "boolean", "null"]}, {"type": "array", "items": {"$ref": "#/$defs/plain"}}]}
+    plain_value = {
+        "oneOf": [
+            {"type": ["number", "string", "boolean", "null"]},
+            {"type": "array", "items": {"$ref": "#/$defs/plain"}},
+        ]
+    }
     array = schema_object(
         {
             "shape": {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1},
@@ -52,7 +61,9 @@ def build_schema() -> dict:
             {"$ref": "#/$defs/plain"},
             schema_object({"array": {"$ref": "#/$defs/array"}}, ("array",)),
             schema_object({"ops": {"type": "array", "items": {"$ref": "#/$defs/op"}}}, ("ops",)),
-            schema_object({"capturable": {"type": "array", "items": {"type": "boolean"}, "minItems": 1}}, ("capturable",)),
+            schema_object(
+                {"capturable": {"type": "array", "items": {"type": "boolean"}, "minItems": 1}}, ("capturable",)
+            ),
             schema_object({"ref": schema_ident("the name of an earlier step")}, ("ref",)),
         ]
     }
@@ -83,14 +94,22 @@ def build_schema() -> dict:
         "$id": SCHEMA_ID,
         "title": "graphgrade spec file",
         "description": "Behaviour specs for the CUDA-graph lab. See specs/README.md.",
-        **schema_object({"format": {"const": SPEC_FORMAT}, "specs": {"type": "array", "items": {"$ref": "#/$defs/spec"}, "minItems": 1}}, ("format", "specs")),
+        **schema_object(
+            {
+                "format": {"const": SPEC_FORMAT},
+                "specs": {"type": "array", "items": {"$ref": "#/$defs/spec"}, "minItems": 1},
+            },
+            ("format", "specs"),
+        ),
         "$defs": {
             "plain": plain_value,
             "array": array,
             "op": _ops(),
             "value": value,
             "step": {"oneOf": steps_schema()},
-            "check": {"oneOf": [{**schema_object({c.kind: c.schema()}, (c.kind,)), "maxProperties": 1} for c in CHECK_CLASSES]},
+            "check": {
+                "oneOf": [{**schema_object({c.kind: c.schema()}, (c.kind,)), "maxProperties": 1} for c in CHECK_CLASSES]
+            },
             "case": case,
             "spec": spec,
         },

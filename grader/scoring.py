@@ -71,7 +71,12 @@ def _case_result(spec: Spec, case: Case, share: float, run: CaseRun, loaded: Loa
 
 
 def build_report(
-    submission: str, specs: tuple[Spec, ...], run: SubmissionRun, loaded: LoadedSuite, grader_version: str, withheld_points: float = 0.0
+    submission: str,
+    specs: tuple[Spec, ...],
+    run: SubmissionRun,
+    loaded: LoadedSuite,
+    grader_version: str,
+    withheld_points: float = 0.0,
 ) -> Report:
     """The report of one submission graded against ``specs``: a "public" report when specs of the
     loaded suite were left out (a student's visible-only run), saying how many points they hold.
@@ -108,5 +113,7 @@ def build_report(
         duration_s=run.duration_s,
         grader_version=grader_version,
         scope="all" if len(specs) == len(loaded.suite.specs) and not withheld_points else "public",
-        ungraded_points=add_points([*(s.points for s in loaded.suite.specs if s.id not in {x.id for x in specs}), withheld_points]),
+        ungraded_points=add_points(
+            [*(s.points for s in loaded.suite.specs if s.id not in {x.id for x in specs}), withheld_points]
+        ),
     )

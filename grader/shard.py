@@ -40,7 +40,9 @@ def parse_shard(text: str) -> tuple[int, int]:
     except ValueError:
         raise UsageError(f"--shard {text!r}: expected K/N, e.g. 2/4 (shard K of N, 1 <= K <= N)") from None
     if not 1 <= k <= n:
-        raise UsageError(f"--shard {text}: K must be between 1 and N (shards are numbered from 1; Kubernetes and Slurm indexes from 0 need +1)")
+        raise UsageError(
+            f"--shard {text}: K must be between 1 and N (shards are numbered from 1; Kubernetes and Slurm indexes from 0 need +1)"
+        )
     return k, n
 
 
@@ -64,20 +66,27 @@ def _read_manifest(shard_dir: Path) -> dict:
     try:
         data = json.loads(path.read_text())
     except OSError as exc:
-        raise UsageError(f"{shard_dir}: no {MANIFEST} ({exc.strerror}); is it the --out of a `graphgrade grade --shard K/N` run?") from None
+        raise UsageError(
+            f"{shard_dir}: no {MANIFEST} ({exc.strerror}); is it the --out of a `graphgrade grade --shard K/N` run?"
+        ) from None
     except ValueError:
         raise UsageError(f"{path}: not valid JSON") from None
     ok = (
         isinstance(data, dict)
         and data.get("format") == FORMAT
         and all(isinstance(data.get(k), int) and not isinstance(data.get(k), bool) for k in ("shard", "of"))
-        and all(isinstance(data.get(k), list) and all(isinstance(x, str) for x in data[k]) for k in ("submissions", "graded"))
+        and all(
+            isinstance(data.get(k), list) and all(isinstance(x, str) for x in data[k])
+            for k in ("submissions", "graded")
+        )
     )
     if not ok:
         raise UsageError(f"{path}: not a shard manifest of this graphgrade (format {FORMAT})")
     for name in data["submissions"] + data["graded"]:  # they become folder names under --out
         if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", name):
-            raise UsageError(f"{path}: {name[:80]!r} is not a submission name graphgrade gives (letters, digits, '.', '_', '-')")
+            raise UsageError(
+                f"{path}: {name[:80]!r} is not a submission name graphgrade gives (letters, digits, '.', '_', '-')"
+            )
     return data
 
 
@@ -99,7 +108,9 @@ def merge(shard_dirs: list[Path], out_dir: Path) -> list[MergedSubmission]:
         seen[m["shard"]] = d
     missing = sorted(set(range(1, n + 1)) - set(seen))
     if missing:
-        raise UsageError(f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{k}/{n}' for k in missing)} not given: merge needs all {n}")
+        raise UsageError(
+            f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{k}/{n}' for k in missing)} not given: merge needs all {n}"
+        )
     where: dict[str, Path] = {}
     for d, m in zip(shard_dirs, manifests):
         for name in m["graded"]:
@@ -108,7 +119,9 @@ def merge(shard_dirs: list[Path], out_dir: Path) -> list[MergedSubmission]:
             where[name] = d / name
     absent = [name for name in names if name not in where]
     if absent:
-        raise UsageError(f"{len(absent)} submission{'s' if len(absent) > 1 else ''} graded by no shard (first: {absent[0]}); was a shard stopped early?")
+        raise UsageError(
+            f"{len(absent)} submission{'s' if len(absent) > 1 else ''} graded by no shard (first: {absent[0]}); was a shard stopped early?"
+        )
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -133,9 +146,13 @@ def merge(shard_dirs: list[Path], out_dir: Path) -> list[MergedSubmission]:
         dirs.append(target)
     graded_with = {(r.grader_version, tuple((s.id, s.points) for s in r.specs)) for r in reports}
     if len(graded_with) > 1:  # scores from other specs or another grader do not add up in one summary
-        raise UsageError("the shards were graded with different specs or graphgrade versions; grade every shard with the same ones")
+        raise UsageError(
+            "the shards were graded with different specs or graphgrade versions; grade every shard with the same ones"
+        )
     write_batch_outputs(reports, dirs, out_dir)
-    return [MergedSubmission(name, Path(report.path), report, target) for name, report, target in zip(names, reports, dirs)]
+    return [
+        MergedSubmission(name, Path(report.path), report, target) for name, report, target in zip(names, reports, dirs)
+    ]
 
 
 @dataclass(frozen=True)
@@ -152,20 +169,36 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from grader import similarity
 
     merged = merge(list(args.shards), args.out)
-    print(f"merged {len(args.shards)} shards: {len(merged)} submissions; summary.html and grades.csv in {args.out}/", file=sys.stderr)
+    print(
+        f"merged {len(args.shards)} shards: {len(merged)} submissions; summary.html and grades.csv in {args.out}/",
+        file=sys.stderr,
+    )
     # A shard compares only its own share of the class: the whole class is compared here, from
     # the sources the reports were graded from, as a single run would.
-    if args.similarity and len(merged) > 1 and not all(m.path.exists() and str(m.path) not in ("", ".") for m in merged):
-        print("graphgrade: similarity: the graded sources are not all here (report.json's path), so pairs were not compared", file=sys.stderr)
+    if (
+        args.similarity
+        and len(merged) > 1
+        and not all(m.path.exists() and str(m.path) not in ("", ".") for m in merged)
+    ):
+        print(
+            "graphgrade: similarity: the graded sources are not all here (report.json's path), so pairs were not compared",
+            file=sys.stderr,
+        )
     else:
         similarity.after_grading(args, merged)
     return 0
 
 
 def add_merge_parser(sub) -> None:
-    m = sub.add_parser("merge", help="join the --out folders of `grade --shard K/N` runs into one summary.html and grades.csv")
-    m.add_argument("shards", nargs="+", type=Path, metavar="SHARD_OUT", help="the --out folder of each shard (all N of them)")
-    m.add_argument("--out", type=Path, required=True, help="folder for the merged reports (may be one of the shard folders)")
+    m = sub.add_parser(
+        "merge", help="join the --out folders of `grade --shard K/N` runs into one summary.html and grades.csv"
+    )
+    m.add_argument(
+        "shards", nargs="+", type=Path, metavar="SHARD_OUT", help="the --out folder of each shard (all N of them)"
+    )
+    m.add_argument(
+        "--out", type=Path, required=True, help="folder for the merged reports (may be one of the shard folders)"
+    )
     from grader import similarity
 
     similarity.add_grade_options(m)

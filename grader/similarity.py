@@ -32,9 +32,9 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
 
 from grader.copying import SubmissionProblem, walk_submission
 from grader.errors import UsageError
@@ -112,7 +112,8 @@ def stable_kgram_hashes(string: str, k: int):
     import numpy as np
 
     digests = b"".join(
-        hashlib.blake2b(string[i : i + k].encode("utf-8", "surrogatepass"), digest_size=8).digest() for i in range(len(string) - k + 1)
+        hashlib.blake2b(string[i : i + k].encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        for i in range(len(string) - k + 1)
     )
     return np.frombuffer(digests, dtype="<i8").astype(np.int64)
 
@@ -176,7 +177,11 @@ def _prints(fp) -> _Prints:
     keys = list(fp.hash_idx)
     counts = [len(fp.hash_idx[h]) for h in keys]
     hash_at = np.repeat(np.array(keys, dtype=np.int64), counts) if keys else np.array([], dtype=np.int64)
-    pos = np.concatenate([np.asarray(fp.hash_idx[h], dtype=np.int64) for h in keys]) if keys else np.array([], dtype=np.int64)
+    pos = (
+        np.concatenate([np.asarray(fp.hash_idx[h], dtype=np.int64) for h in keys])
+        if keys
+        else np.array([], dtype=np.int64)
+    )
     order = np.argsort(pos, kind="stable")
     return _Prints(fp, pos[order], hash_at[order], np.unique(hash_at), float(fp.token_coverage))
 
@@ -220,7 +225,12 @@ def covered_tokens(prints: list[_Prints], k: int = NOISE_K):
     return covered
 
 
-def compare(sources: dict[str, str], boilerplate: str = "", threshold: float = DEFAULT_THRESHOLD, detail_limit: int = MAX_PAIRS_SHOWN) -> Comparison:
+def compare(
+    sources: dict[str, str],
+    boilerplate: str = "",
+    threshold: float = DEFAULT_THRESHOLD,
+    detail_limit: int = MAX_PAIRS_SHOWN,
+) -> Comparison:
     """Fingerprint every source, score every unordered pair, keep pairs scoring >= threshold;
     the ``detail_limit`` highest get copydetect's spans for the side-by-side page."""
     cd = _copydetect()
@@ -229,7 +239,11 @@ def compare(sources: dict[str, str], boilerplate: str = "", threshold: float = D
     started = time.monotonic()
     bp = np.array([], dtype=np.int64)
     if boilerplate.strip():
-        bp = np.unique(np.array(list(cd.CodeFingerprint("template.py", NOISE_K, 1, fp=io.StringIO(boilerplate)).hashes), dtype=np.int64))
+        bp = np.unique(
+            np.array(
+                list(cd.CodeFingerprint("template.py", NOISE_K, 1, fp=io.StringIO(boilerplate)).hashes), dtype=np.int64
+            )
+        )
     names, prints, skipped = [], [], []
     for name, code in sources.items():
         fp = cd.CodeFingerprint(f"{name}.py", NOISE_K, WINDOW, boilerplate=bp, fp=io.StringIO(code))
@@ -280,10 +294,18 @@ def write_outputs(result: Comparison, out: Path, reports=None, report_dirs=None)
     from reports.similarity_html import render_similarity, summary_rows
 
     write_file(out / "similarity.json", json.dumps(to_json(result), indent=1) + "\n")
-    write_file(out / "similarity.html", render_similarity(result.details[:MAX_PAIRS_SHOWN], result.n, result.threshold, len(result.details)))
+    write_file(
+        out / "similarity.html",
+        render_similarity(result.details[:MAX_PAIRS_SHOWN], result.n, result.threshold, len(result.details)),
+    )
     if reports is not None:
         links = {Path(d).name: report_link(d, out) for d in report_dirs}
-        write_batch_outputs(reports, report_dirs, out, similar_pairs=summary_rows(result.pairs[:MAX_PAIRS_SHOWN], links, len(result.pairs)))
+        write_batch_outputs(
+            reports,
+            report_dirs,
+            out,
+            similar_pairs=summary_rows(result.pairs[:MAX_PAIRS_SHOWN], links, len(result.pairs)),
+        )
 
 
 def _check_threshold(value: float) -> float:
@@ -324,10 +346,16 @@ def after_grading(args: argparse.Namespace, graded: Sequence) -> None:
         print(f"graphgrade: {exc}", file=sys.stderr)
         return
     except Exception as exc:  # noqa: BLE001 - the grades are written already: never lose them for this
-        print(f"graphgrade: similarity check failed ({type(exc).__name__}: {exc}); the grades and reports are complete", file=sys.stderr)
+        print(
+            f"graphgrade: similarity check failed ({type(exc).__name__}: {exc}); the grades and reports are complete",
+            file=sys.stderr,
+        )
         return
-    print(f"similarity: {len(result.details)} pair{'s' if len(result.details) != 1 else ''} at or above {threshold:g} among {result.n} submissions "
-          f"({result.seconds:.1f} s); see {args.out}/similarity.html (staff only)", file=sys.stderr)
+    print(
+        f"similarity: {len(result.details)} pair{'s' if len(result.details) != 1 else ''} at or above {threshold:g} among {result.n} submissions "
+        f"({result.seconds:.1f} s); see {args.out}/similarity.html (staff only)",
+        file=sys.stderr,
+    )
 
 
 def cmd_similarity(args: argparse.Namespace) -> int:
@@ -365,23 +393,41 @@ def cmd_similarity(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: cannot write the similarity files ({exc.strerror or exc})") from None
     for p in result.pairs:
         print(f"{p.score:.2f}  {p.a}  {p.b}")
-    print(f"{len(result.details)} pairs at or above {threshold:g} among {result.n} submissions in {result.seconds:.1f} s; "
-          f"wrote {args.out}/similarity.json and similarity.html", file=sys.stderr)
+    print(
+        f"{len(result.details)} pairs at or above {threshold:g} among {result.n} submissions in {result.seconds:.1f} s; "
+        f"wrote {args.out}/similarity.json and similarity.html",
+        file=sys.stderr,
+    )
     return 0
 
 
 def _common_options(p, template_flag: str) -> None:
-    p.add_argument("--similarity-threshold", type=_threshold, default=DEFAULT_THRESHOLD, metavar="SHARE",
-                   help=f"list pairs where at least this share of one submission's code is found in the other (default: {DEFAULT_THRESHOLD})")
-    p.add_argument(template_flag, dest="similarity_template", type=_existing_path, default=None, metavar="PATH",
-                   help="starter code every student got, ignored when comparing (default: the bundled student_template/)")
+    p.add_argument(
+        "--similarity-threshold",
+        type=_threshold,
+        default=DEFAULT_THRESHOLD,
+        metavar="SHARE",
+        help=f"list pairs where at least this share of one submission's code is found in the other (default: {DEFAULT_THRESHOLD})",
+    )
+    p.add_argument(
+        template_flag,
+        dest="similarity_template",
+        type=_existing_path,
+        default=None,
+        metavar="PATH",
+        help="starter code every student got, ignored when comparing (default: the bundled student_template/)",
+    )
 
 
 def add_grade_options(g) -> None:
     """The similarity options of `graphgrade grade` (a batch of two or more)."""
-    g.add_argument("--similarity", action=argparse.BooleanOptionalAction, default=True,
-                   help="for a batch of two or more, compare submissions with each other and write OUT/similarity.json, "
-                        "OUT/similarity.html and 'look at these pairs' on summary.html, for staff (default: on; needs graphgrade[similarity])")
+    g.add_argument(
+        "--similarity",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="for a batch of two or more, compare submissions with each other and write OUT/similarity.json, "
+        "OUT/similarity.html and 'look at these pairs' on summary.html, for staff (default: on; needs graphgrade[similarity])",
+    )
     _common_options(g, "--similarity-template")
 
 
@@ -391,10 +437,17 @@ def register(sub) -> None:
         "similarity",
         help="compare submissions with each other (copydetect) and list the pairs to look at, for staff",
         description="Compare every pair of submissions (winnowed fingerprints, names and comments ignored, the student template "
-                    "as boilerplate) and write OUT/similarity.json and OUT/similarity.html; when OUT holds the graded batch, "
-                    "summary.html gets a 'look at these pairs' block. Never part of a score.",
+        "as boilerplate) and write OUT/similarity.json and OUT/similarity.html; when OUT holds the graded batch, "
+        "summary.html gets a 'look at these pairs' block. Never part of a score.",
     )
-    p.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="the submissions, as given to `graphgrade grade`")
-    p.add_argument("--out", type=Path, default=Path("graphgrade-out"), help="output directory, the batch's --out (default: graphgrade-out)")
+    p.add_argument(
+        "submissions", nargs="+", metavar="SUBMISSION", help="the submissions, as given to `graphgrade grade`"
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("graphgrade-out"),
+        help="output directory, the batch's --out (default: graphgrade-out)",
+    )
     _common_options(p, "--template")
     p.set_defaults(func=cmd_similarity)

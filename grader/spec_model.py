@@ -13,7 +13,7 @@ See ``specs/README.md`` for the YAML form of everything here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Literal
 
 from grader.ops import OpSpec
 
@@ -38,10 +38,16 @@ CORE_TAGS = TAGS[:6]
 VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
 
 # The names of the student contract (docs/contract.md) a step may use.
-CONTRACT_CLASSES = ("LaunchCounter", "GraphEntry", "GraphRunner", "PiecewiseGraphRunner", "StepMode", "InferenceGraphCapture")
+CONTRACT_CLASSES = (
+    "LaunchCounter",
+    "GraphEntry",
+    "GraphRunner",
+    "PiecewiseGraphRunner",
+    "StepMode",
+    "InferenceGraphCapture",
+)
 CONTRACT_FUNCTIONS = ("run_eager", "fuse_elementwise")
 CONTRACT_NAMES = CONTRACT_CLASSES + CONTRACT_FUNCTIONS
-
 
 
 # ---------------------------------------------------------------- values
@@ -105,7 +111,7 @@ class PlainValue:
         return repr(self.value)
 
 
-Value = Union[ArrayValue, OpsValue, MaskValue, RefValue, PlainValue]
+Value = ArrayValue | OpsValue | MaskValue | RefValue | PlainValue
 
 
 # ---------------------------------------------------------------- steps
@@ -153,7 +159,7 @@ class Case:
     id: str
     description: str
     steps: tuple[Step, ...]
-    checks: tuple["Check", ...]
+    checks: tuple[Check, ...]
     file: str = ""
     line: int = 0
 
@@ -205,7 +211,7 @@ class Suite:
     def cases(self) -> tuple[Case, ...]:
         return tuple(c for s in self.specs for c in s.cases)
 
-    def only_visible(self) -> "Suite":
+    def only_visible(self) -> Suite:
         return Suite(
             tuple(
                 SpecFile(f.path, f.format, tuple(s for s in f.specs if s.visibility == "visible")) for f in self.files

@@ -27,8 +27,6 @@ class SpecError(ValueError):
     """One problem in one spec file, already phrased as ``file:line: path: message``."""
 
 
-
-
 # ------------------------------------------------------------ node helpers
 class NodeReader:
     def __init__(self, path: str) -> None:
@@ -44,14 +42,18 @@ class NodeReader:
         try:
             value = self._constructor.construct_object(node, deep=True)
         except yaml.YAMLError:  # a tag the safe loader refuses (!!python/..., the << merge key)
-            raise self.fail(node, "", f"unsupported YAML tag {node.tag!r}: spec files hold plain YAML values only") from None
+            raise self.fail(
+                node, "", f"unsupported YAML tag {node.tag!r}: spec files hold plain YAML values only"
+            ) from None
         except ValueError:  # an integer over Python's digit limit for int(str)
             raise self.fail(node, "", f"a number of more than {MAX_INT_DIGITS} digits") from None
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_INT_DIGITS:
             raise self.fail(node, "", f"a number of more than {MAX_INT_DIGITS} digits")
         return value
 
-    def mapping(self, node: Node, where: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> dict[str, tuple[Node, Node]]:
+    def mapping(
+        self, node: Node, where: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()
+    ) -> dict[str, tuple[Node, Node]]:
         if not isinstance(node, MappingNode):
             raise self.fail(node, where, f"expected a mapping, got {node_kind(node)}")
         out: dict[str, tuple[Node, Node]] = {}
@@ -60,7 +62,11 @@ class NodeReader:
                 raise self.fail(key_node, where, "keys must be plain words")
             raw_key = self.scalar(key_node)
             if isinstance(raw_key, bool):
-                raise self.fail(key_node, where, f"key {key_node.value!r} reads as {raw_key} in YAML; quote it, or use the documented key name")
+                raise self.fail(
+                    key_node,
+                    where,
+                    f"key {key_node.value!r} reads as {raw_key} in YAML; quote it, or use the documented key name",
+                )
             key = str(raw_key)
             if key in out:
                 raise self.fail(key_node, f"{where}.{key}", "duplicate key")
@@ -198,14 +204,21 @@ def read_array(ctx: NodeReader, node: Node, where: str) -> ArrayValue:
             if arr.ndim == 0 or arr.size == 0 or not np.isfinite(arr).all():
                 raise ValueError
         except (TypeError, ValueError):
-            raise ctx.fail(fields["values"][1], f"{where}.values", f"expected a non-empty (nested) list of finite {dtype} numbers of one rectangular shape") from None
+            raise ctx.fail(
+                fields["values"][1],
+                f"{where}.values",
+                f"expected a non-empty (nested) list of finite {dtype} numbers of one rectangular shape",
+            ) from None
         if arr.size > MAX_ARRAY_ELEMENTS:
             raise ctx.fail(fields["values"][1], f"{where}.values", f"at most {MAX_ARRAY_ELEMENTS} elements per input")
         return ArrayValue(dtype=dtype, shape=tuple(arr.shape), values=_nested_tuple(arr.tolist()))
     if "shape" not in fields:
         raise ctx.fail(node, where, "missing required key 'shape' (or give 'values')")
     shape_node = fields["shape"][1]
-    shape = tuple(ctx.integer(d, f"{where}.shape[{i}]", minimum=1) for i, d in enumerate(ctx.sequence(shape_node, f"{where}.shape", 1)))
+    shape = tuple(
+        ctx.integer(d, f"{where}.shape[{i}]", minimum=1)
+        for i, d in enumerate(ctx.sequence(shape_node, f"{where}.shape", 1))
+    )
     if math.prod(shape) > MAX_ARRAY_ELEMENTS:
         raise ctx.fail(shape_node, f"{where}.shape", f"at most {MAX_ARRAY_ELEMENTS} elements per input")
     seed = ctx.integer(fields["seed"][1], f"{where}.seed", minimum=0) if "seed" in fields else 0
@@ -231,14 +244,17 @@ def read_value(ctx: NodeReader, node: Node, where: str, names: set[str]) -> Valu
         if key == "array":
             return read_array(ctx, inner, f"{where}.array")
         if key == "ops":
-            return OpsValue(tuple(read_op(ctx, op, f"{where}.ops[{i}]") for i, op in enumerate(ctx.sequence(inner, f"{where}.ops"))))
+            return OpsValue(
+                tuple(read_op(ctx, op, f"{where}.ops[{i}]") for i, op in enumerate(ctx.sequence(inner, f"{where}.ops")))
+            )
         if key == "capturable":
-            mask = tuple(ctx.typed(m, f"{where}.capturable[{i}]", (bool,), "true or false") for i, m in enumerate(ctx.sequence(inner, f"{where}.capturable", 1)))
+            mask = tuple(
+                ctx.typed(m, f"{where}.capturable[{i}]", (bool,), "true or false")
+                for i, m in enumerate(ctx.sequence(inner, f"{where}.capturable", 1))
+            )
             return MaskValue(mask)
         name = ctx.ident(inner, f"{where}.ref")
         if name not in names:
             raise ctx.fail(inner, f"{where}.ref", f"no earlier step is named {name!r}")
         return RefValue(name)
     return PlainValue(read_plain(ctx, node, where))
-
-

@@ -14,13 +14,24 @@ from typing import ClassVar
 from yaml.nodes import Node
 
 from grader.case_draft import RUNNER_CLASSES, CaseDraft, DraftStep
-from grader.spec_model import CONTRACT_FUNCTIONS, PlainValue
 from grader.schema_parts import schema_ident, schema_object
+from grader.spec_model import CONTRACT_FUNCTIONS, PlainValue
 from grader.spec_reading import read_value
 
 BUILDABLE = RUNNER_CLASSES + ("InferenceGraphCapture",)
 # The keyword arguments a step may pass: the contract's parameter names.
-KWARG_NAMES = ("ops", "x", "capture_sizes", "warmup_steps", "is_capturable", "enabled", "k", "graph_id", "batch_size", "seq_step")
+KWARG_NAMES = (
+    "ops",
+    "x",
+    "capture_sizes",
+    "warmup_steps",
+    "is_capturable",
+    "enabled",
+    "k",
+    "graph_id",
+    "batch_size",
+    "seq_step",
+)
 STEP_KEYS = ("as", "of", "args", "kwargs", "value", "fill")  # besides the action key itself
 
 
@@ -33,7 +44,9 @@ class StepKind:
     description: ClassVar[str]
 
     @classmethod
-    def parse_target(cls, draft: CaseDraft, fields: dict[str, tuple[Node, Node]], node: Node, where: str, step: DraftStep) -> None:
+    def parse_target(
+        cls, draft: CaseDraft, fields: dict[str, tuple[Node, Node]], node: Node, where: str, step: DraftStep
+    ) -> None:
         """Fill in ``step.target`` (and ``on``, ``args`` where the action has its own form)."""
         raise NotImplementedError
 
@@ -75,7 +88,11 @@ class Call(StepKind):
         target_node = fields["call"][1]
         target = draft.reader.ident(target_node, f"{where}.call")
         if target not in CONTRACT_FUNCTIONS and target not in draft.bound:
-            raise draft.reader.fail(target_node, f"{where}.call", f"expected {' or '.join(CONTRACT_FUNCTIONS)} or an earlier step's name, got {target!r}")
+            raise draft.reader.fail(
+                target_node,
+                f"{where}.call",
+                f"expected {' or '.join(CONTRACT_FUNCTIONS)} or an earlier step's name, got {target!r}",
+            )
         step.target = target
 
     @classmethod
@@ -94,7 +111,11 @@ class Method(StepKind):
 
     @classmethod
     def schema(cls, common):
-        return schema_object({"method": {"type": "string"}, "of": schema_ident("a built object, or LaunchCounter"), **common}, ("method", "of"), cls.description)
+        return schema_object(
+            {"method": {"type": "string"}, "of": schema_ident("a built object, or LaunchCounter"), **common},
+            ("method", "of"),
+            cls.description,
+        )
 
 
 class Read(StepKind):
@@ -107,7 +128,11 @@ class Read(StepKind):
 
     @classmethod
     def schema(cls, common):
-        return schema_object({"read": {"type": "string"}, "of": schema_ident("a built object, or LaunchCounter"), "as": common["as"]}, ("read", "of"), cls.description)
+        return schema_object(
+            {"read": {"type": "string"}, "of": schema_ident("a built object, or LaunchCounter"), "as": common["as"]},
+            ("read", "of"),
+            cls.description,
+        )
 
 
 class Set(StepKind):
@@ -123,19 +148,30 @@ class Set(StepKind):
 
     @classmethod
     def schema(cls, common):
-        props = {"set": {"type": "string"}, "of": schema_ident("a built object"), "value": {"$ref": "#/$defs/value"}, "as": common["as"]}
+        props = {
+            "set": {"type": "string"},
+            "of": schema_ident("a built object"),
+            "value": {"$ref": "#/$defs/value"},
+            "as": common["as"],
+        }
         return schema_object(props, ("set", "of", "value"), cls.description)
 
 
 class Mutate(StepKind):
-    action, forbidden, description = "mutate", ("of", "args", "kwargs", "value", "as"), "the caller overwrites a returned array"
+    action, forbidden, description = (
+        "mutate",
+        ("of", "args", "kwargs", "value", "as"),
+        "the caller overwrites a returned array",
+    )
 
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
         target_node = fields["mutate"][1]
         target = draft.reader.ident(target_node, f"{where}.mutate")
         if target not in draft.bound or draft.bound[target].kind != "result":
-            raise draft.reader.fail(target_node, f"{where}.mutate", f"expected the name of an earlier call's result, got {target!r}")
+            raise draft.reader.fail(
+                target_node, f"{where}.mutate", f"expected the name of an earlier call's result, got {target!r}"
+            )
         step.target = target
         if "fill" not in fields:
             raise draft.reader.fail(node, where, "a mutate step needs 'fill': the number written over the array")
@@ -143,7 +179,11 @@ class Mutate(StepKind):
 
     @classmethod
     def schema(cls, common):
-        return schema_object({"mutate": schema_ident("an earlier call's result"), "fill": {"type": "number"}}, ("mutate", "fill"), cls.description)
+        return schema_object(
+            {"mutate": schema_ident("an earlier call's result"), "fill": {"type": "number"}},
+            ("mutate", "fill"),
+            cls.description,
+        )
 
 
 STEP_KINDS: dict[str, type[StepKind]] = {kind.action: kind for kind in (Build, Call, Method, Read, Set, Mutate)}
@@ -166,7 +206,10 @@ def parse_step(draft: CaseDraft, node: Node, where: str, position: int) -> Draft
             raise reader.fail(fields["as"][1], f"{where}.as", f"the name {name!r} is already bound by an earlier step")
         step.name = name
     if "args" in fields:
-        step.args = [read_value(reader, a, f"{where}.args[{i}]", names) for i, a in enumerate(reader.sequence(fields["args"][1], f"{where}.args"))]
+        step.args = [
+            read_value(reader, a, f"{where}.args[{i}]", names)
+            for i, a in enumerate(reader.sequence(fields["args"][1], f"{where}.args"))
+        ]
     if "kwargs" in fields:
         given = reader.mapping(fields["kwargs"][1], f"{where}.kwargs", KWARG_NAMES)
         step.kwargs = {k: read_value(reader, v, f"{where}.kwargs.{k}", names) for k, (_, v) in given.items()}
@@ -184,6 +227,10 @@ def steps_schema() -> list[dict]:
     common = {
         "as": schema_ident("binds the step's result for later steps and checks"),
         "args": {"type": "array", "items": {"$ref": "#/$defs/value"}},
-        "kwargs": {"type": "object", "additionalProperties": False, "properties": {k: {"$ref": "#/$defs/value"} for k in KWARG_NAMES}},
+        "kwargs": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {k: {"$ref": "#/$defs/value"} for k in KWARG_NAMES},
+        },
     }
     return [kind.schema(common) for kind in STEP_KINDS.values()]

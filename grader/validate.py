@@ -49,10 +49,14 @@ def validate_suite(directory: Path, backend: str = "numpy", notes: list[str] | N
                 case = type(case)(**{**case.__dict__, "checks": kept})
             try:
                 with _capture_records(chosen) as records:
-                    observation = observe_in_process(chosen, case.uid, case.steps, prepare_input=chosen.prepare_input, to_host=chosen.to_host)
+                    observation = observe_in_process(
+                        chosen, case.uid, case.steps, prepare_input=chosen.prepare_input, to_host=chosen.to_host
+                    )
                 verdict = judge_case(case, loaded.oracles[case.uid], observation)
             except Exception as exc:  # noqa: BLE001 - report it against the case, keep validating
-                problems.append(f"{case.file}:{case.line}: {case.uid}: validating this case raised {type(exc).__name__}: {exc}")
+                problems.append(
+                    f"{case.file}:{case.line}: {case.uid}: validating this case raised {type(exc).__name__}: {exc}"
+                )
                 continue
             for record in records:
                 where = f"{case.file}:{case.line}: {case.uid}: {', '.join(record.ops)} for key {record.key}"
@@ -60,9 +64,13 @@ def validate_suite(directory: Path, backend: str = "numpy", notes: list[str] | N
                     if notes is not None:
                         notes.append(f"{where} runs eagerly on {backend}: {record.reason}")
                 else:
-                    problems.append(f"{where}: the {backend} reference could not capture ops marked capturable: {record.reason}")
+                    problems.append(
+                        f"{where}: the {backend} reference could not capture ops marked capturable: {record.reason}"
+                    )
             if verdict.status != "passed":
-                problems.append(f"{case.file}:{verdict.line or case.line}: {case.uid}: the {backend} reference fails this case: {verdict.message}")
+                problems.append(
+                    f"{case.file}:{verdict.line or case.line}: {case.uid}: the {backend} reference fails this case: {verdict.message}"
+                )
     tags = Counter(s.tag for s in loaded.suite.specs)
     missing = [t for t in TAGS if t not in tags]
     if missing:
@@ -120,7 +128,9 @@ def cases_no_mutant_kills(directory: Path) -> list[str]:
             modules.append(fresh(mutant.path))
         except Exception as exc:  # noqa: BLE001 - a stale edit, say: one line, and validate the rest
             detail = " ".join(str(exc).split())
-            warnings.append(f"{mutant.path}: this mutant could not be loaded ({type(exc).__name__}: {detail}); graphgrade audit reports it as broken")
+            warnings.append(
+                f"{mutant.path}: this mutant could not be loaded ({type(exc).__name__}: {detail}); graphgrade audit reports it as broken"
+            )
     control_module = _fresh_reference()
 
     def observe(module, case):
@@ -144,7 +154,9 @@ def cases_no_mutant_kills(directory: Path) -> list[str]:
                     killed = True
                     break
             if not killed:
-                warnings.append(f"{case.file}:{case.line}: {case.uid}: no named mutant fails this case (reference/mutants/); it may teach, but it catches none of the known mistakes")
+                warnings.append(
+                    f"{case.file}:{case.line}: {case.uid}: no named mutant fails this case (reference/mutants/); it may teach, but it catches none of the known mistakes"
+                )
     return warnings
 
 

@@ -14,6 +14,18 @@ from reference.cudagraph import (
     run_eager,
 )
 
+__all__ = [
+    "CONTRACT_NAMES",
+    "GraphEntry",
+    "GraphRunner",
+    "InferenceGraphCapture",
+    "LaunchCounter",
+    "PiecewiseGraphRunner",
+    "StepMode",
+    "fuse_elementwise",
+    "run_eager",
+]
+
 CONTRACT_NAMES: tuple[str, ...] = (
     "LaunchCounter",
     "run_eager",

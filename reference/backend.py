@@ -19,10 +19,12 @@ plus adapters around them. ``graphgrade validate --backend`` uses the first two:
 Loading "numpy" never imports CuPy. Loading "cupy" where it cannot work raises
 ``BackendUnavailable`` with one line that says why.
 """
+
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from reference import CONTRACT_NAMES  # one list of the contract, in reference/__init__.py
 
@@ -141,8 +143,7 @@ class CupyBackend(Backend):
         if callable(getattr(op, "cupy", None)):
             return _DeviceOp(op)
         raise BackendUnsupported(
-            f"op {_op_name(op)!r} has no CuPy implementation (no .cupy method); "
-            "the cupy backend cannot run it"
+            f"op {_op_name(op)!r} has no CuPy implementation (no .cupy method); the cupy backend cannot run it"
         )
 
 
@@ -174,9 +175,7 @@ def load_backend(name: str) -> Backend:
         if not ok:
             raise BackendUnavailable(text)
         return CupyBackend(cuda, text)
-    raise BackendUnavailable(
-        f"unknown backend {name!r}: choose one of {', '.join(BACKEND_NAMES)}"
-    )
+    raise BackendUnavailable(f"unknown backend {name!r}: choose one of {', '.join(BACKEND_NAMES)}")
 
 
 def available_backends() -> dict[str, tuple[bool, str]]:

@@ -31,12 +31,14 @@ launch count is the result. "cuda" runs real CUDA graphs through
 
 Importing this module is cheap: numpy and the standard library only.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import statistics
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -130,7 +132,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def _check(eager_out, replay_out) -> str:
-    """"ok" when the replay computed what eager execution computed, else why not."""
+    """ "ok" when the replay computed what eager execution computed, else why not."""
     eager_out, replay_out = np.asarray(eager_out), np.asarray(replay_out)
     if eager_out.shape != replay_out.shape:
         return f"replay output has shape {list(replay_out.shape)}, eager {list(eager_out.shape)}"
@@ -197,17 +199,28 @@ def _bench_cpu(lengths, repeats, steps, warmup) -> list[dict]:
         runner = sim.GraphRunner(ops)
         row = {"backend": "cpu", "device": "numpy simulation"}
         row.update(
-            _measure(n, lambda v: sim.run_eager(ops, v), runner, inputs, None, lambda v: v,
-                     sim.LaunchCounter, _Clock(), repeats, steps, warmup)
+            _measure(
+                n,
+                lambda v, ops=ops: sim.run_eager(ops, v),
+                runner,
+                inputs,
+                None,
+                lambda v: v,
+                sim.LaunchCounter,
+                _Clock(),
+                repeats,
+                steps,
+                warmup,
+            )
         )
         rows.append(row)
     return rows
 
 
 def _bench_cuda(lengths, repeats, steps, warmup) -> list[dict]:
-    from reference import cuda
-
     import cupy
+
+    from reference import cuda
 
     rng = np.random.default_rng(0)
     stream = cupy.cuda.Stream(non_blocking=True)
@@ -231,8 +244,19 @@ def _bench_cuda(lengths, repeats, steps, warmup) -> list[dict]:
         # event waits and the comparison is launches versus one graph launch.
         with stream:
             row.update(
-                _measure(n, lambda v: cuda.run_eager(ops, v), runner, inputs, copy, cuda.to_host,
-                         cuda.LaunchCounter, clock, repeats, steps, warmup)
+                _measure(
+                    n,
+                    lambda v, ops=ops: cuda.run_eager(ops, v),
+                    runner,
+                    inputs,
+                    copy,
+                    cuda.to_host,
+                    cuda.LaunchCounter,
+                    clock,
+                    repeats,
+                    steps,
+                    warmup,
+                )
             )
         if runner.uncapturable:
             row["check"] = "capture failed: " + "; ".join(runner.uncapturable.values())
@@ -266,9 +290,7 @@ def run_benchmark(
         backends = BACKENDS if backends == "all" else (backends,)
     unknown = [b for b in backends if b not in BACKENDS]
     if unknown:
-        raise ValueError(
-            f"unknown benchmark backend {unknown[0]!r}: choose from {', '.join(BACKENDS)} or all"
-        )
+        raise ValueError(f"unknown benchmark backend {unknown[0]!r}: choose from {', '.join(BACKENDS)} or all")
     lengths = tuple(_check_positive("chain length", n) for n in chain_lengths)
     repeats = _check_positive("repeats", repeats)
     steps = _check_positive("steps", steps)
@@ -300,17 +322,39 @@ def _fmt(value: Any, suffix: str = "") -> str:
 
 def format_table(result: BenchResult) -> str:
     """A plain-text table of ``result``, then failed checks and skipped backends."""
-    headers = ("backend", "ops", "check", "eager host", "replay host", "(input copy)", "host x",
-               "eager gpu", "replay gpu", "gpu x", "host/launch", "launches e/r")
+    headers = (
+        "backend",
+        "ops",
+        "check",
+        "eager host",
+        "replay host",
+        "(input copy)",
+        "host x",
+        "eager gpu",
+        "replay gpu",
+        "gpu x",
+        "host/launch",
+        "launches e/r",
+    )
     body = []
     for row in result.rows:
         launches = "-" if row["eager_launches"] is None else f"{row['eager_launches']}/{row['replay_launches']}"
-        body.append([
-            row["backend"], str(row["chain_length"]), "ok" if row["check"] == "ok" else "FAILED",
-            _fmt(row["eager_host_us"]), _fmt(row["replay_host_us"]), _fmt(row["replay_copy_host_us"]),
-            _fmt(row["host_ratio"], "x"), _fmt(row["eager_gpu_us"]), _fmt(row["replay_gpu_us"]),
-            _fmt(row["gpu_ratio"], "x"), _fmt(row["host_us_per_launch"]), launches,
-        ])
+        body.append(
+            [
+                row["backend"],
+                str(row["chain_length"]),
+                "ok" if row["check"] == "ok" else "FAILED",
+                _fmt(row["eager_host_us"]),
+                _fmt(row["replay_host_us"]),
+                _fmt(row["replay_copy_host_us"]),
+                _fmt(row["host_ratio"], "x"),
+                _fmt(row["eager_gpu_us"]),
+                _fmt(row["replay_gpu_us"]),
+                _fmt(row["gpu_ratio"], "x"),
+                _fmt(row["host_us_per_launch"]),
+                launches,
+            ]
+        )
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(headers)]
 
     def line(cells):
@@ -334,8 +378,9 @@ def format_table(result: BenchResult) -> str:
         if row["check"] != "ok":
             out.append(f"check failed: {row['backend']} n={row['chain_length']}: {row['check']}")
     if any(row["backend"] == "cpu" for row in result.rows):
-        out.append("cpu: the simulation recomputes every op on replay; "
-                   "the launch counts are its result, not the times.")
+        out.append(
+            "cpu: the simulation recomputes every op on replay; the launch counts are its result, not the times."
+        )
     for backend, reason in result.skipped.items():
         out.append(f"skipped {backend}: {reason}")
     return "\n".join(out)

@@ -81,13 +81,15 @@ CuPy is imported lazily: importing this module never needs CuPy or a GPU. Use
 ``is_available()`` to ask; constructors raise ``CudaUnavailable`` when they
 cannot work.
 """
+
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import hashlib
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -116,6 +118,7 @@ __all__ = [
 # --------------------------------------------------------------------------
 # Availability
 # --------------------------------------------------------------------------
+
 
 class CudaUnavailable(Exception):
     """CuPy or a CUDA GPU is missing; the message is one line saying which."""
@@ -174,9 +177,7 @@ def _cupy():
     """Import CuPy for a constructor; raise CudaUnavailable if it cannot run."""
     kind, detail = probe(want_name=False)
     if kind != "ok":
-        raise CudaUnavailable(
-            f"no CUDA GPU is visible: {detail}" if kind == "no-gpu" else detail
-        )
+        raise CudaUnavailable(f"no CUDA GPU is visible: {detail}" if kind == "no-gpu" else detail)
     import cupy
 
     return cupy
@@ -211,6 +212,7 @@ def to_host(value: Any) -> Any:
 # Eager execution
 # --------------------------------------------------------------------------
 
+
 def run_eager(ops: Sequence[Callable], x):
     """Apply ``ops`` in order on the current stream, one launch each."""
     for op in ops:
@@ -222,6 +224,7 @@ def run_eager(ops: Sequence[Callable], x):
 # --------------------------------------------------------------------------
 # Streams
 # --------------------------------------------------------------------------
+
 
 class _StreamScope:
     """Runs work on a runner's stream, ordered after the caller's stream.
@@ -270,6 +273,7 @@ def _leave_capture_mode(stream) -> None:
 # --------------------------------------------------------------------------
 # Capture decisions, for callers that must say why a key runs eagerly
 # --------------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class CaptureRecord:
@@ -342,6 +346,7 @@ def _capture_stream(cupy, stream):
 # Graph capture and replay
 # --------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(eq=False)
 class GraphEntry:
     """One captured graph: the contract's four fields plus what keeps it alive.
@@ -407,9 +412,7 @@ class GraphRunner:
         self._eager_calls: dict[Any, int] = {}
         self._kept_pools: list = []  # pools of failed captures that still hold an op's buffer
         marked = [_op_label(op) for op in self.ops if getattr(op, "capturable", True) is False]
-        self._declined = (
-            f"not captured on purpose: {', '.join(marked)} marked capturable = False" if marked else None
-        )
+        self._declined = f"not captured on purpose: {', '.join(marked)} marked capturable = False" if marked else None
 
     @property
     def num_captured(self) -> int:
@@ -620,9 +623,7 @@ def _kernel(name: str, body: str):
         if kernel is None:
             import cupy
 
-            kernel = cupy.ElementwiseKernel(
-                "T x", "T y", f"T v = x; {body} y = v;", name
-            )
+            kernel = cupy.ElementwiseKernel("T x", "T y", f"T v = x; {body} y = v;", name)
             _KERNELS[key] = kernel
     return kernel
 
@@ -755,9 +756,7 @@ def fuse_elementwise(ops):
         elif all(isinstance(getattr(op, "cuda_body", None), str) for op in run):
             name = "fused_" + "_".join(getattr(op, "name", "op") for op in run)
             if len(name) > 60:
-                digest = hashlib.sha1(
-                    "|".join(op.cuda_body for op in run).encode()
-                ).hexdigest()[:12]
+                digest = hashlib.sha1("|".join(op.cuda_body for op in run).encode()).hexdigest()[:12]
                 name = f"fused_{len(run)}_ops_{digest}"
             twins = [op.numpy for op in run if callable(getattr(op, "numpy", None))]
             numpy_fn = _Fused(twins) if len(twins) == len(run) else None

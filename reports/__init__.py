@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 from urllib.parse import quote
 
 from grader.results import Report
@@ -74,7 +74,13 @@ def report_link(report_dir, out_dir, page: str = "report.html") -> str:
     return "/".join(quote(part) for part in Path(rel).as_posix().split("/"))
 
 
-def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_dir: Path, paths: Sequence[str] | None = None, similar_pairs=None) -> None:
+def write_batch_outputs(
+    reports: Sequence[Report],
+    report_dirs: Sequence,
+    out_dir: Path,
+    paths: Sequence[str] | None = None,
+    similar_pairs=None,
+) -> None:
     """Write ``summary.html`` (links relative to ``out_dir``) and ``grades.csv`` into ``out_dir``.
 
     ``report_dirs[i]`` is the folder holding ``reports[i]``'s ``report.html`` and ``staff.html``;
@@ -87,7 +93,9 @@ def write_batch_outputs(reports: Sequence[Report], report_dirs: Sequence, out_di
     out_dir = Path(out_dir)
     links = [report_link(d, out_dir) for d in report_dirs]
     paths = list(paths) if paths is not None else [r.path for r in reports]  # merge and similarity: from report.json
-    staff_links = [report_link(d, out_dir, "staff.html") if (Path(d) / "staff.html").is_file() else "" for d in report_dirs]
+    staff_links = [
+        report_link(d, out_dir, "staff.html") if (Path(d) / "staff.html").is_file() else "" for d in report_dirs
+    ]
     write_file(out_dir / "summary.html", render_summary(reports, links, paths, staff_links, similar_pairs))
     write_file(out_dir / "grades.csv", grades_csv(reports, paths))
 

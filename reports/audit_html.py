@@ -62,7 +62,9 @@ def _rows(result: AuditResult) -> tuple[Row, ...]:
         cells = []
         for s in result.specs:
             kills = m.kills_in(s.id)
-            tip = f"{m.name} × {s.id}: " + (", ".join(c.split("/", 1)[1] for c in kills) if kills else "no case kills it")
+            tip = f"{m.name} × {s.id}: " + (
+                ", ".join(c.split("/", 1)[1] for c in kills) if kills else "no case kills it"
+            )
             cells.append(Cell(len(kills), len(s.cases), _level(len(kills), len(s.cases)), tip))
         status = "broken" if m.problem else ("killed" if m.killed_by else "survived")
         rows.append(Row(m.name, m.description, status, len(m.killed_by), tuple(cells), m.problem, m.killed_by))
@@ -78,18 +80,22 @@ def render_audit(result: AuditResult) -> str:
         Column(i + 1, s.id, s.title, s.tag, s.visibility, len(s.cases), sum(1 for m in live if m.kills_in(s.id)))
         for i, s in enumerate(result.specs)
     )
-    return environment().get_template("audit.html.j2").render(
-        result=result,
-        ok=result.ok,
-        columns=columns,
-        rows=_rows(result),
-        n_cases=sum(len(s.cases) for s in result.specs),
-        n_killed=sum(1 for m in result.mutants if m.killed),
-        survivors=result.survivors,
-        broken=result.broken,
-        baselines=result.baselines,
-        specs_killing_nothing=result.specs_killing_nothing,
-        cases_killing_nothing=result.cases_killing_nothing,
-        control_failures=result.control_failures,
-        duration=v.fmt_seconds(result.duration_s),
+    return (
+        environment()
+        .get_template("audit.html.j2")
+        .render(
+            result=result,
+            ok=result.ok,
+            columns=columns,
+            rows=_rows(result),
+            n_cases=sum(len(s.cases) for s in result.specs),
+            n_killed=sum(1 for m in result.mutants if m.killed),
+            survivors=result.survivors,
+            broken=result.broken,
+            baselines=result.baselines,
+            specs_killing_nothing=result.specs_killing_nothing,
+            cases_killing_nothing=result.cases_killing_nothing,
+            control_failures=result.control_failures,
+            duration=v.fmt_seconds(result.duration_s),
+        )
     )

@@ -23,7 +23,9 @@ def _group_by_spec(case_ids: tuple[str, ...]) -> list[str]:
 
 
 def _wrap(text: str, indent: str, width: int = 100) -> str:
-    return textwrap.fill(text, width=width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False)
+    return textwrap.fill(
+        text, width=width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False
+    )
 
 
 def format_text(result: AuditResult) -> str:
@@ -64,19 +66,34 @@ def format_text(result: AuditResult) -> str:
         if m.problem:
             lines.append(_wrap(f"cannot be graded: {m.problem}", " " * 13))
         elif m.killed_by:
-            lines.append(_wrap(f"by {len(m.killed_by)} case{'s' if len(m.killed_by) != 1 else ''}: " + "; ".join(_group_by_spec(m.killed_by)), " " * 13))
+            lines.append(
+                _wrap(
+                    f"by {len(m.killed_by)} case{'s' if len(m.killed_by) != 1 else ''}: "
+                    + "; ".join(_group_by_spec(m.killed_by)),
+                    " " * 13,
+                )
+            )
         else:
             lines.append(" " * 13 + "no case catches this mistake: add one that does (see specs/README.md)")
     lines.append("")
     lines.append("Baselines (must score low):")
     for b in result.baselines:
         flag = "ok      " if b.ok else "TOO HIGH"
-        lines.append(f"  {flag} {b.name}: {b.percent:.1f}% ({b.score:g}/{b.max_score:g}; at most {b.max_percent:g}%) - {b.description}")
+        lines.append(
+            f"  {flag} {b.name}: {b.percent:.1f}% ({b.score:g}/{b.max_score:g}; at most {b.max_percent:g}%) - {b.description}"
+        )
         if not b.ok:
             lines.append(_wrap("passes: " + "; ".join(_group_by_spec(b.passed)), " " * 13))
     lines.append("")
     if result.control_failures:
-        lines.append(_wrap("The reference fails: " + ", ".join(result.control_failures) + " (these cases are wrong; run graphgrade validate)", ""))
+        lines.append(
+            _wrap(
+                "The reference fails: "
+                + ", ".join(result.control_failures)
+                + " (these cases are wrong; run graphgrade validate)",
+                "",
+            )
+        )
         lines.append("")
     nothing = result.specs_killing_nothing
     if nothing:
@@ -91,7 +108,12 @@ def format_text(result: AuditResult) -> str:
     else:
         lines.append("Every case kills at least one mutant.")
     if result.regraded:
-        lines.append(_wrap("Graded twice after a crash, timeout or import problem in the first run: " + ", ".join(result.regraded), ""))
+        lines.append(
+            _wrap(
+                "Graded twice after a crash, timeout or import problem in the first run: " + ", ".join(result.regraded),
+                "",
+            )
+        )
     lines.append("")
     killed = sum(1 for m in result.mutants if m.killed)
     parts = [f"{killed} of {len(result.mutants)} mutants killed"]
@@ -128,7 +150,10 @@ def format_deep_text(result: DeepResult) -> str:
     _section(
         lines,
         "Listed as equivalent, but killed (remove these entries):",
-        [f"{m.file}:{m.line}  [{m.scope}]  {m.change}  (by {', '.join(m.killed_by[:3])})" for m in result.not_equivalent],
+        [
+            f"{m.file}:{m.line}  [{m.scope}]  {m.change}  (by {', '.join(m.killed_by[:3])})"
+            for m in result.not_equivalent
+        ],
     )
     _section(
         lines,

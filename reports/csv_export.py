@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Sequence
+from collections.abc import Sequence
 
 from grader.results import Report
 

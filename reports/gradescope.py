@@ -58,7 +58,9 @@ def to_gradescope(report: Report, hidden_visibility: str = "hidden") -> dict[str
     if not isinstance(report, Report):
         raise TypeError(f"expected a grader.results.Report, got {type(report).__name__}")
     if hidden_visibility not in GRADESCOPE_VISIBILITIES:
-        raise ValueError(f"hidden_visibility must be one of {', '.join(GRADESCOPE_VISIBILITIES)}, not {hidden_visibility!r}")
+        raise ValueError(
+            f"hidden_visibility must be one of {', '.join(GRADESCOPE_VISIBILITIES)}, not {hidden_visibility!r}"
+        )
     spec_index = {s.id: i for i, s in enumerate(report.specs, start=1)}
     specs = {s.id: s for s in report.specs}
     per_spec: dict[str, int] = {}
@@ -78,7 +80,13 @@ def to_gradescope(report: Report, hidden_visibility: str = "hidden") -> dict[str
         per_spec[view.spec] = per_spec.get(view.spec, 0) + 1
         number = f"{spec_index.get(view.spec, len(spec_index) + 1)}.{per_spec[view.spec]}"
         title = clean_text(spec.title) if spec else clean_text(view.spec)
-        label = student.label if view is student else f"{staff.label}, hidden from students" if case.redacted or case.visibility != "visible" else staff.label
+        label = (
+            student.label
+            if view is student
+            else f"{staff.label}, hidden from students"
+            if case.redacted or case.visibility != "visible"
+            else staff.label
+        )
         tests.append(
             {
                 "name": f"{title} ({clean_text(label)})",
@@ -101,4 +109,3 @@ def to_gradescope(report: Report, hidden_visibility: str = "hidden") -> dict[str
         "stdout_visibility": "hidden",
         "tests": tests,
     }
-

@@ -11,10 +11,11 @@ laptop at night (dark colour scheme) and on paper.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 import jinja2
@@ -89,23 +90,37 @@ def render_submission(report: Report, staff: bool = False) -> str:
     specs = v.spec_views(report, staff)
     n_cases = len(report.cases)
     n_passed = sum(1 for c in report.cases if c.status == "passed")
-    texts = [t for s in specs for c in s.cases for t in (*(st.action for st in c.steps), *(k.expected for k in c.checks), *(k.observed for k in c.checks), c.message)]
-    return environment().get_template("submission.html.j2").render(
-        report=report,
-        staff=staff,
-        submission=v.one_line(report.submission, 200) or "submission",
-        problem=v.clean_text(report.problem),
-        problem_output=v.clean_text(report.output_tail),
-        specs=specs,
-        groups=v.tag_groups(report.specs, report.cases),
-        headline=v.headline(report),
-        fix=v.fix_first(specs),
-        notes=v.notation_notes(texts),
-        duration=report.duration_s if staff else v.student_duration(report),
-        n_cases=n_cases,
-        n_passed=n_passed,
-        n_hidden=sum(1 for c in report.cases if c.redacted),
-        ring=_ring(report.percent),
+    texts = [
+        t
+        for s in specs
+        for c in s.cases
+        for t in (
+            *(st.action for st in c.steps),
+            *(k.expected for k in c.checks),
+            *(k.observed for k in c.checks),
+            c.message,
+        )
+    ]
+    return (
+        environment()
+        .get_template("submission.html.j2")
+        .render(
+            report=report,
+            staff=staff,
+            submission=v.one_line(report.submission, 200) or "submission",
+            problem=v.clean_text(report.problem),
+            problem_output=v.clean_text(report.output_tail),
+            specs=specs,
+            groups=v.tag_groups(report.specs, report.cases),
+            headline=v.headline(report),
+            fix=v.fix_first(specs),
+            notes=v.notation_notes(texts),
+            duration=report.duration_s if staff else v.student_duration(report),
+            n_cases=n_cases,
+            n_passed=n_passed,
+            n_hidden=sum(1 for c in report.cases if c.redacted),
+            ring=_ring(report.percent),
+        )
     )
 
 
@@ -318,7 +333,11 @@ def _causes(reports: Sequence[Report], hrefs: Sequence[str], hidden: bool) -> tu
 
 
 def render_summary(
-    reports: list[Report], links: list[str], paths: Sequence[str] | None = None, staff_links: Sequence[str] | None = None, similar_pairs: Any = None
+    reports: list[Report],
+    links: list[str],
+    paths: Sequence[str] | None = None,
+    staff_links: Sequence[str] | None = None,
+    similar_pairs: Any = None,
 ) -> str:
     """The instructor's ``summary.html``: every student (linked from the top, lowest score
     first, then by name), score histogram, pass rates, failures clustered by cause (visible and
@@ -354,18 +373,24 @@ def render_summary(
         ),
         key=lambda s: (s.percent, s.name.lower(), s.name),
     )
-    return environment().get_template("summary.html.j2").render(
-        n=len(reports),
-        mean=statistics.fmean(percents) if percents else 0.0,
-        median=statistics.median(percents) if percents else 0.0,
-        n_full=sum(1 for r in reports if r.max_score > 0 and r.score >= r.max_score - 1e-9),
-        n_problem=sum(1 for r in reports if r.problem),
-        histogram=_histogram(percents),
-        spec_stats=_spec_stats(reports),
-        groups=_tag_stats(reports),
-        students=students,
-        review=needs_review(reports, staff_hrefs if any(staff_hrefs) else hrefs),
-        causes=_causes(reports, staff_hrefs if any(staff_hrefs) else hrefs, hidden=False),
-        hidden_causes=_causes(reports, staff_hrefs if any(staff_hrefs) else hrefs, hidden=True),
-        **({"similar_pairs": similar_pairs} if similar_pairs is not None else {}),  # staff only: grader/similarity.py
+    return (
+        environment()
+        .get_template("summary.html.j2")
+        .render(
+            n=len(reports),
+            mean=statistics.fmean(percents) if percents else 0.0,
+            median=statistics.median(percents) if percents else 0.0,
+            n_full=sum(1 for r in reports if r.max_score > 0 and r.score >= r.max_score - 1e-9),
+            n_problem=sum(1 for r in reports if r.problem),
+            histogram=_histogram(percents),
+            spec_stats=_spec_stats(reports),
+            groups=_tag_stats(reports),
+            students=students,
+            review=needs_review(reports, staff_hrefs if any(staff_hrefs) else hrefs),
+            causes=_causes(reports, staff_hrefs if any(staff_hrefs) else hrefs, hidden=False),
+            hidden_causes=_causes(reports, staff_hrefs if any(staff_hrefs) else hrefs, hidden=True),
+            **(
+                {"similar_pairs": similar_pairs} if similar_pairs is not None else {}
+            ),  # staff only: grader/similarity.py
+        )
     )

@@ -36,8 +36,12 @@ def to_junit_xml(report: Report) -> str:
     }
     total_time = sum(c.duration_s for c in views) or student_duration(report)  # hidden cases: no timing
     name = clean_text(report.submission) or "submission"
-    root = ET.Element("testsuites", {"name": "graphgrade", **{k: str(n) for k, n in counts.items()}, "time": _t(total_time)})
-    suite = ET.SubElement(root, "testsuite", {"name": name, **{k: str(n) for k, n in counts.items()}, "time": _t(total_time)})
+    root = ET.Element(
+        "testsuites", {"name": "graphgrade", **{k: str(n) for k, n in counts.items()}, "time": _t(total_time)}
+    )
+    suite = ET.SubElement(
+        root, "testsuite", {"name": name, **{k: str(n) for k, n in counts.items()}, "time": _t(total_time)}
+    )
     props = ET.SubElement(suite, "properties")
     for key, value in (
         ("score", fmt_points(report.score)),
@@ -49,7 +53,9 @@ def to_junit_xml(report: Report) -> str:
         ET.SubElement(props, "property", {"name": "problem", "value": clean_text(report.problem)})
     for c in views:
         spec = specs.get(c.spec)
-        case = ET.SubElement(suite, "testcase", {"classname": clean_text(c.spec), "name": clean_text(c.label), "time": _t(c.duration_s)})
+        case = ET.SubElement(
+            suite, "testcase", {"classname": clean_text(c.spec), "name": clean_text(c.label), "time": _t(c.duration_s)}
+        )
         if c.passed:
             continue
         message = c.message or c.status

@@ -43,13 +43,19 @@ def not_gradable(report: Report) -> bool:
     """No case could run because of a submission-wide problem (no cudagraph.py, a syntax
     error or an exception at import, an import that never ends): PrairieLearn should not
     charge an attempt for it. A submission that imported and then failed cases is gradable."""
-    return bool(report.problem) and bool(report.cases) and all(c.status == "error" and c.message == report.problem for c in report.cases)
+    return (
+        bool(report.problem)
+        and bool(report.cases)
+        and all(c.status == "error" and c.message == report.problem for c in report.cases)
+    )
 
 
 def _overview(report: Report) -> str:
     n = len(report.cases)
     ok = sum(1 for c in report.cases if c.status == "passed")
-    lines = [f"graphgrade: {fmt_points(report.score)} / {fmt_points(report.max_score)} points ({fmt_percent(report.percent)}); {ok} of {n} cases pass."]
+    lines = [
+        f"graphgrade: {fmt_points(report.score)} / {fmt_points(report.max_score)} points ({fmt_percent(report.percent)}); {ok} of {n} cases pass."
+    ]
     if report.problem:
         lines += ["", "Your submission could not be graded completely:", clean_text(report.problem)]
     for group in tag_groups(report.specs):
@@ -147,7 +153,12 @@ def fit_budget(results: dict[str, Any], budget: int = RESULTS_BUDGET) -> dict[st
         if "format_errors" in results:
             out["format_errors"] = [_cut(e, max(limit, 200)) for e in results["format_errors"]]
         out["tests"] = [
-            {**t, "output": _cut(t["output"], limit), "message": _cut(t["message"], max(limit, 200)), "description": _cut(t["description"], max(limit, 200))}
+            {
+                **t,
+                "output": _cut(t["output"], limit),
+                "message": _cut(t["message"], max(limit, 200)),
+                "description": _cut(t["description"], max(limit, 200)),
+            }
             for t in results.get("tests", [])
         ]
         if encoded_size(out) <= budget:
@@ -156,7 +167,10 @@ def fit_budget(results: dict[str, Any], budget: int = RESULTS_BUDGET) -> dict[st
             break
         limit //= 2
     # Only names are left to cut: every test's name to 200 characters, then nothing but the grade.
-    out["tests"] = [{**t, "name": _cut(t["name"], 200), "output": "", "message": t["message"][:200], "description": ""} for t in out["tests"]]
+    out["tests"] = [
+        {**t, "name": _cut(t["name"], 200), "output": "", "message": t["message"][:200], "description": ""}
+        for t in out["tests"]
+    ]
     if encoded_size(out) > budget:
         out["tests"] = []
         out["output"] = "The detailed results were too large to report."

@@ -6,8 +6,8 @@ student sees (report.html, results.json, junit.xml). See :mod:`grader.integrity`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from grader.results import Flag, Report
 

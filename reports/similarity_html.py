@@ -8,10 +8,10 @@ is shown as text, never as markup.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from .html import safe_href, environment
+from .html import environment, safe_href
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,10 @@ def render_similarity(details, n_submissions: int, threshold: float, total: int)
         }
         for i, d in enumerate(details, start=1)
     ]
-    return environment().get_template("similarity.html.j2").render(
-        pairs=pairs, n=n_submissions, threshold=threshold, total=total
+    return (
+        environment()
+        .get_template("similarity.html.j2")
+        .render(pairs=pairs, n=n_submissions, threshold=threshold, total=total)
     )
 
 
@@ -75,7 +77,14 @@ def summary_rows(pairs, links: dict[str, str], total: int) -> SimilarBlock:
     """``links``: submission name -> its report.html, relative to OUT."""
     return SimilarBlock(
         tuple(
-            PairRow(p.a, p.b, p.score, safe_href(links.get(p.a, "")), safe_href(links.get(p.b, "")), f"similarity.html#pair-{i}")
+            PairRow(
+                p.a,
+                p.b,
+                p.score,
+                safe_href(links.get(p.a, "")),
+                safe_href(links.get(p.b, "")),
+                f"similarity.html#pair-{i}",
+            )
             for i, p in enumerate(pairs, start=1)
         ),
         total,

@@ -24,7 +24,9 @@ def _import_every_kind() -> None:
         raise ImportError(f"{__name__}: no check kinds found in {list(__path__)}")
     orders = [cls.order for cls in REGISTRY.values()]
     if len(set(orders)) != len(orders):
-        raise ImportError(f"{__name__}: two check kinds share an 'order': {sorted((c.order, k) for k, c in REGISTRY.items())}")
+        raise ImportError(
+            f"{__name__}: two check kinds share an 'order': {sorted((c.order, k) for k, c in REGISTRY.items())}"
+        )
 
 
 _import_every_kind()

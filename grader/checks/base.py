@@ -14,8 +14,9 @@ turns them into the steps' final indices once the case's step order is known.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar, Mapping, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from yaml.nodes import Node
 
@@ -24,18 +25,18 @@ if TYPE_CHECKING:
     from grader.protocol import StepObservation
     from grader.spec_model import Case, Step
 
-REGISTRY: dict[str, type["Check"]] = {}
+REGISTRY: dict[str, type[Check]] = {}
 _REQUIRED = ("parse", "schema", "judge")
 
 
 class Judging(Protocol):
     """What a check sees while it is judged (the judge of one case, :mod:`grader.judge`)."""
 
-    case: "Case"
-    obs: "tuple[StepObservation, ...]"
+    case: Case
+    obs: tuple[StepObservation, ...]
     oracle: object  # grader.judge.Oracle: ``inputs`` and ``outputs`` by step index
 
-    def record(self, step: "Step | None", what: str, expected: str, observed: str, problem: str | None) -> None:
+    def record(self, step: Step | None, what: str, expected: str, observed: str, problem: str | None) -> None:
         """One line of the verdict; ``problem`` None means the line passed."""
 
 
@@ -53,19 +54,23 @@ class Check:
         if "kind" not in cls.__dict__:
             if cls.__dict__.get("abstract", False):
                 return
-            raise TypeError(f"check class {cls.__qualname__} ({cls.__module__}) sets no 'kind': every Check subclass is a check kind (set abstract = True on a shared base)")
+            raise TypeError(
+                f"check class {cls.__qualname__} ({cls.__module__}) sets no 'kind': every Check subclass is a check kind (set abstract = True on a shared base)"
+            )
         missing = [name for name in _REQUIRED if next(k for k in cls.__mro__ if name in k.__dict__) is Check]
         if missing:
             raise TypeError(f"check kind {cls.kind!r} ({cls.__module__}) does not define {', '.join(missing)}")
         if not isinstance(cls.__dict__.get("order"), int):
             raise TypeError(f"check kind {cls.kind!r} ({cls.__module__}) sets no integer 'order'")
         if cls.kind in REGISTRY:
-            raise TypeError(f"check kind {cls.kind!r} is defined twice: {REGISTRY[cls.kind].__module__} and {cls.__module__}")
+            raise TypeError(
+                f"check kind {cls.kind!r} is defined twice: {REGISTRY[cls.kind].__module__} and {cls.__module__}"
+            )
         REGISTRY[cls.kind] = cls
 
     # ------------------------------------------------------------ each kind defines
     @classmethod
-    def parse(cls, draft: "CaseDraft", body: Node, at: str, line: int) -> "Check":
+    def parse(cls, draft: CaseDraft, body: Node, at: str, line: int) -> Check:
         """Read the check's YAML mapping ``body`` (errors name ``at`` and the node's line); step
         fields hold draft keys."""
         raise NotImplementedError
@@ -88,7 +93,7 @@ class Check:
             out.extend(value if isinstance(value, tuple) else (value,))
         return tuple(out)
 
-    def linked(self, index_of: Mapping[int, int]) -> "Check":
+    def linked(self, index_of: Mapping[int, int]) -> Check:
         """This check with its draft step keys replaced by final step indices."""
         changes = {}
         for name in self.step_fields:

@@ -29,7 +29,11 @@ class FusedOpsCheck(Check):
         step = draft.step(fields["step"][1], f"{at}.step", ("call",))
         info = draft.bound.get(step.name)
         if step.target != "fuse_elementwise" or info is None or info.chain is None or info.list_id is None:
-            raise draft.reader.fail(fields["step"][1], f"{at}.step", f"step {step.name!r} must be a call of fuse_elementwise on a literal op list")
+            raise draft.reader.fail(
+                fields["step"][1],
+                f"{at}.step",
+                f"step {step.name!r} must be a call of fuse_elementwise on a literal op list",
+            )
         return cls(step.key, info.list_id, tuple(op.kind.elementwise for op in info.chain), line)
 
     @classmethod
@@ -48,9 +52,20 @@ class FusedOpsCheck(Check):
         what = "the fused list: each run of elementwise ops is one new op marked elementwise; other ops are the very ops given"
         listed = obs.ops
         if listed is None:
-            j.record(step, what, expected, outcome(obs) if obs.outcome != "returned" else "not a list", "fuse_elementwise should return a list of ops.")
+            j.record(
+                step,
+                what,
+                expected,
+                outcome(obs) if obs.outcome != "returned" else "not a list",
+                "fuse_elementwise should return a list of ops.",
+            )
             return
-        seen = " ".join(f"op {o.position}" if o.given and o.list_id == self.list_id else ("new op" + ("" if o.elementwise else " (not elementwise)")) for o in listed)
+        seen = " ".join(
+            f"op {o.position}"
+            if o.given and o.list_id == self.list_id
+            else ("new op" + ("" if o.elementwise else " (not elementwise)"))
+            for o in listed
+        )
         problem = None
         if len(listed) != len(groups):
             problem = f"returned {len(listed)} ops, expected {len(groups)}: each maximal run of adjacent elementwise ops becomes one op (a run of three is one op, not a pair and a single)."

@@ -35,11 +35,19 @@ class LaunchesCheck(Check):
         step, obs = j.case.steps[self.step], j.obs[self.step]
         plural = "launch" if self.equals == 1 else "launches"
         if obs.launches is None:  # the step ran (a step that did not is collapsed before this)
-            j.record(step, "launches", f"{self.equals} {plural}", "LaunchCounter.n was not an integer before or after this step", "LaunchCounter.n was not a readable integer (it must stay an int class attribute).")
+            j.record(
+                step,
+                "launches",
+                f"{self.equals} {plural}",
+                "LaunchCounter.n was not an integer before or after this step",
+                "LaunchCounter.n was not a readable integer (it must stay an int class attribute).",
+            )
             return
         problem = None
         if obs.launches != self.equals:
-            problem = f"should cost {self.equals} {plural} but cost {obs.launches}." + launch_reason(step_kind(j.case, self.step), self.equals, obs.launches)
+            problem = f"should cost {self.equals} {plural} but cost {obs.launches}." + launch_reason(
+                step_kind(j.case, self.step), self.equals, obs.launches
+            )
         j.record(step, "launches during this step", str(self.equals), str(obs.launches), problem)
 
 

@@ -33,12 +33,25 @@ class OutputCheck(Check):
         reader = draft.reader
         fields = reader.mapping(body, at, ("step", "oracle", "equals", "shape", "dtype"), ("step",))
         step = draft.step(fields["step"][1], f"{at}.step", ("call", "method"))
-        oracle = reader.typed(fields["oracle"][1], f"{at}.oracle", (bool,), "true or false") if "oracle" in fields else False
+        oracle = (
+            reader.typed(fields["oracle"][1], f"{at}.oracle", (bool,), "true or false") if "oracle" in fields else False
+        )
         bound = draft.bound.get(step.name) if step.name else None
         if oracle and (bound is None or bound.chain is None or bound.input is None):
-            raise reader.fail(fields["oracle"][1], f"{at}.oracle", f"step {step.name!r} is not a call of run_eager or of a runner built with a literal op list on a known input, so no oracle is known")
+            raise reader.fail(
+                fields["oracle"][1],
+                f"{at}.oracle",
+                f"step {step.name!r} is not a call of run_eager or of a runner built with a literal op list on a known input, so no oracle is known",
+            )
         equals = read_array(reader, fields["equals"][1], f"{at}.equals") if "equals" in fields else None
-        shape = tuple(reader.integer(d, f"{at}.shape[{j}]", 0) for j, d in enumerate(reader.sequence(fields["shape"][1], f"{at}.shape"))) if "shape" in fields else None
+        shape = (
+            tuple(
+                reader.integer(d, f"{at}.shape[{j}]", 0)
+                for j, d in enumerate(reader.sequence(fields["shape"][1], f"{at}.shape"))
+            )
+            if "shape" in fields
+            else None
+        )
         dtype = reader.choice(fields["dtype"][1], f"{at}.dtype", FLOAT_DTYPES, "dtype") if "dtype" in fields else None
         if not (oracle or equals or shape is not None or dtype):
             raise reader.fail(body, at, "say what to compare: oracle: true, equals, shape or dtype")
@@ -61,20 +74,49 @@ class OutputCheck(Check):
         if self.shape is not None:
             got = list(value.shape) if isinstance(value, np.ndarray) else describe(value)
             ok = isinstance(value, np.ndarray) and value.shape == self.shape
-            j.record(step, "output shape", str(list(self.shape)), str(got), None if ok else f"returned shape {got}, expected {list(self.shape)}.")
+            j.record(
+                step,
+                "output shape",
+                str(list(self.shape)),
+                str(got),
+                None if ok else f"returned shape {got}, expected {list(self.shape)}.",
+            )
         if self.dtype is not None:
             got = str(value.dtype) if isinstance(value, np.ndarray) else describe(value)
-            j.record(step, "output dtype", self.dtype, got, None if got == self.dtype else f"returned dtype {got}, expected {self.dtype}.")
+            j.record(
+                step,
+                "output dtype",
+                self.dtype,
+                got,
+                None if got == self.dtype else f"returned dtype {got}, expected {self.dtype}.",
+            )
         comparisons = []  # both, when a check gives oracle: true and equals
         if self.oracle is not None:
             expected = j.oracle.outputs.get(self.step)
-            what = "output equals the op chain " + "[" + ", ".join(op.label for op in self.oracle) + "] applied to the input"
+            what = (
+                "output equals the op chain "
+                + "["
+                + ", ".join(op.label for op in self.oracle)
+                + "] applied to the input"
+            )
             if expected is None:  # never pass a check that compared nothing
-                j.record(step, what, "a value the oracle can compute", describe(value), "the grader could not compute this step's expected output (a spec error: run graphgrade validate).")
+                j.record(
+                    step,
+                    what,
+                    "a value the oracle can compute",
+                    describe(value),
+                    "the grader could not compute this step's expected output (a spec error: run graphgrade validate).",
+                )
                 return
             comparisons.append((expected, what))
         if self.equals is not None:
             comparisons.append((build_array(self.equals), "output equals the given values"))
         for expected, what in comparisons:
             problem = compare_arrays(expected, value, str(expected.dtype))
-            j.record(step, what, describe(expected), describe(value), None if problem is None else f"wrong output: {problem}.")
+            j.record(
+                step,
+                what,
+                describe(expected),
+                describe(value),
+                None if problem is None else f"wrong output: {problem}.",
+            )

@@ -24,7 +24,11 @@ class RaisesCheck(Check):
     def parse(cls, draft, body, at, line):
         fields = draft.reader.mapping(body, at, ("step", "type"), ("step",))
         step = draft.step(fields["step"][1], f"{at}.step")
-        name = draft.reader.typed(fields["type"][1], f"{at}.type", (str,), "an exception class name") if "type" in fields else None
+        name = (
+            draft.reader.typed(fields["type"][1], f"{at}.type", (str,), "an exception class name")
+            if "type" in fields
+            else None
+        )
         if name is not None and not set(name) <= EXCEPTION_NAME_CHARS:
             raise draft.reader.fail(fields["type"][1], f"{at}.type", f"expected an exception class name, got {name!r}")
         return cls(step.key, name, line)
@@ -40,4 +44,6 @@ class RaisesCheck(Check):
         step, obs = j.case.steps[self.step], j.obs[self.step]
         expected = self.type or "an exception"
         ok = obs.outcome == "raised" and obs.error is not None and (self.type is None or obs.error.type == self.type)
-        j.record(step, "raises", expected, outcome(obs), None if ok else f"should raise {expected}, but {outcome(obs)}.")
+        j.record(
+            step, "raises", expected, outcome(obs), None if ok else f"should raise {expected}, but {outcome(obs)}."
+        )

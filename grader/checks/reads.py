@@ -71,7 +71,10 @@ class AttributeCheck(_StateRead):
 
     @classmethod
     def schema(cls):
-        return schema_object({"of": STEP_NAME, "name": {"type": "string"}, "equals": {"$ref": "#/$defs/plain"}, "after": AFTER}, ("of", "name", "equals"))
+        return schema_object(
+            {"of": STEP_NAME, "name": {"type": "string"}, "equals": {"$ref": "#/$defs/plain"}, "after": AFTER},
+            ("of", "name", "equals"),
+        )
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,12 @@ class StepModeCheck(_StateRead):
 
     @classmethod
     def expectation(cls, draft, fields, at):
-        return draft.reader.choice(fields["equals"][1], f"{at}.equals", STEP_MODES, "step mode"), "method", "step_mode", True
+        return (
+            draft.reader.choice(fields["equals"][1], f"{at}.equals", STEP_MODES, "step mode"),
+            "method",
+            "step_mode",
+            True,
+        )
 
     @classmethod
     def schema(cls):

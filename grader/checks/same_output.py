@@ -47,10 +47,22 @@ class SameOutputCheck(Check):
         first_step = j.case.steps[first]
         if not isinstance(reference, np.ndarray):
             observed = describe(reference) if j.obs[first].outcome == "returned" else outcome(j.obs[first])
-            j.record(first_step, "returns an array", "an array", observed, f"returned {observed}, so there is no array to compare the other steps with.")
+            j.record(
+                first_step,
+                "returns an array",
+                "an array",
+                observed,
+                f"returned {observed}, so there is no array to compare the other steps with.",
+            )
             return
         for index in others:
             step, value = j.case.steps[index], j.obs[index].value
             what = f"returns the same array as step {first + 1} ({first_step.label})"
             problem = compare_arrays(reference, value, str(reference.dtype))
-            j.record(step, what, describe(reference), describe(value), None if problem is None else f"returned a different array than step {first + 1}: {problem}.")
+            j.record(
+                step,
+                what,
+                describe(reference),
+                describe(value),
+                None if problem is None else f"returned a different array than step {first + 1}: {problem}.",
+            )

@@ -28,7 +28,9 @@ class ValueCheck(Check):
     def parse(cls, draft, body, at, line):
         fields = draft.reader.mapping(body, at, ("step", "equals"), ("step", "equals"))
         step = draft.step(fields["step"][1], f"{at}.step")
-        return ValueCheck(step.key, read_plain(draft.reader, fields["equals"][1], f"{at}.equals"), "the value returned", False, line)
+        return ValueCheck(
+            step.key, read_plain(draft.reader, fields["equals"][1], f"{at}.equals"), "the value returned", False, line
+        )
 
     @classmethod
     def schema(cls):
@@ -44,7 +46,9 @@ class ValueCheck(Check):
             expected = describe(as_tuple(self.equals))
             ok = same_plain(self.equals, value)
         observed = describe(value) if obs.outcome == "returned" else outcome(obs)
-        j.record(step, self.what, expected, observed, None if ok else f"{self.what} should be {expected}, was {observed}.")
+        j.record(
+            step, self.what, expected, observed, None if ok else f"{self.what} should be {expected}, was {observed}."
+        )
 
 
 def as_tuple(value: object) -> object:
@@ -54,11 +58,19 @@ def as_tuple(value: object) -> object:
 def same_plain(expected: object, observed: object) -> bool:
     """Equality that does not let True pass for 1, or 2.0 for 2."""
     if isinstance(expected, (list, tuple)):
-        return isinstance(observed, tuple) and len(observed) == len(expected) and all(same_plain(e, o) for e, o in zip(expected, observed))
+        return (
+            isinstance(observed, tuple)
+            and len(observed) == len(expected)
+            and all(same_plain(e, o) for e, o in zip(expected, observed))
+        )
     if isinstance(expected, bool) or expected is None:
         return observed is expected
     if isinstance(expected, int):
         return isinstance(observed, int) and not isinstance(observed, bool) and observed == expected
     if isinstance(expected, float):
-        return isinstance(observed, (int, float)) and not isinstance(observed, bool) and abs(observed - expected) <= 1e-9 * max(1.0, abs(expected))
+        return (
+            isinstance(observed, (int, float))
+            and not isinstance(observed, bool)
+            and abs(observed - expected) <= 1e-9 * max(1.0, abs(expected))
+        )
     return type(observed) is type(expected) and observed == expected

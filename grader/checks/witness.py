@@ -13,7 +13,9 @@ def runner_with_literal_ops(draft, fields, at: str) -> str:
     of = draft.reader.ident(fields["of"][1], f"{at}.of")
     runner = draft.bound.get(of)
     if runner is None or runner.kind != "runner" or runner.list_id is None:
-        raise draft.reader.fail(fields["of"][1], f"{at}.of", f"expected the name of a runner built with a literal op list, got {of!r}")
+        raise draft.reader.fail(
+            fields["of"][1], f"{at}.of", f"expected the name of a runner built with a literal op list, got {of!r}"
+        )
     return of
 
 
@@ -60,7 +62,9 @@ class WitnessCheck(Check):
 
     @classmethod
     def schema(cls):
-        return schema_object({"of": STEP_NAME, "capture": STEP_NAME, "replay": STEP_NAME, "op": COUNT}, ("of", "capture", "replay"))
+        return schema_object(
+            {"of": STEP_NAME, "capture": STEP_NAME, "replay": STEP_NAME, "op": COUNT}, ("of", "capture", "replay")
+        )
 
     def judge(self, j):
         cap_step, rep_step = j.case.steps[self.capture], j.case.steps[self.replay]
@@ -71,13 +75,42 @@ class WitnessCheck(Check):
         at_capture, at_replay = first_call(self.capture), first_call(self.replay)
         what = f"op {self.op} on replay is handed the buffer it was handed at capture"
         if at_capture is None:
-            j.record(cap_step, what, f"op {self.op} runs during capture", "it was never called", f"op {self.op} was never called while capturing: capture must run the ops once on the static buffer.")
+            j.record(
+                cap_step,
+                what,
+                f"op {self.op} runs during capture",
+                "it was never called",
+                f"op {self.op} was never called while capturing: capture must run the ops once on the static buffer.",
+            )
             return
         if at_replay is None:
-            j.record(rep_step, what, f"op {self.op} runs during replay", "it was never called", f"op {self.op} was never called on replay: a replay recomputes the ops from the static buffer (returning a stored output gives stale results).")
+            j.record(
+                rep_step,
+                what,
+                f"op {self.op} runs during replay",
+                "it was never called",
+                f"op {self.op} was never called on replay: a replay recomputes the ops from the static buffer (returning a stored output gives stale results).",
+            )
             return
-        if at_replay.address == j.obs[self.replay].input_address or at_capture.address == j.obs[self.capture].input_address:
-            j.record(rep_step, what, "the static input buffer", "the caller's own array", "the ops ran on the caller's array instead of the static input buffer. Constraint 2: a graph reads fixed addresses, so new inputs must be copied into the buffer the graph was captured with.")
+        if (
+            at_replay.address == j.obs[self.replay].input_address
+            or at_capture.address == j.obs[self.capture].input_address
+        ):
+            j.record(
+                rep_step,
+                what,
+                "the static input buffer",
+                "the caller's own array",
+                "the ops ran on the caller's array instead of the static input buffer. Constraint 2: a graph reads fixed addresses, so new inputs must be copied into the buffer the graph was captured with.",
+            )
             return
         ok = at_replay.address == at_capture.address
-        j.record(rep_step, what, "the buffer it was handed at capture", "that same buffer" if ok else "a different buffer", None if ok else "on replay the ops read a different buffer than at capture. Constraint 2: copy new inputs into the captured static buffer.")
+        j.record(
+            rep_step,
+            what,
+            "the buffer it was handed at capture",
+            "that same buffer" if ok else "a different buffer",
+            None
+            if ok
+            else "on replay the ops read a different buffer than at capture. Constraint 2: copy new inputs into the captured static buffer.",
+        )

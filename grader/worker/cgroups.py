@@ -220,7 +220,9 @@ def _setup_v2(mount: tuple[str, str, str, set[str]], path: str, memory_bytes: in
     return RunCgroups(2, {"unified": root}, memory_bytes, processes)
 
 
-def _setup_v1(mounts: list[tuple[str, str, str, set[str]]], paths: dict[str, str], memory_bytes: int, processes: int) -> RunCgroups:
+def _setup_v1(
+    mounts: list[tuple[str, str, str, set[str]]], paths: dict[str, str], memory_bytes: int, processes: int
+) -> RunCgroups:
     roots: dict[str, str] = {}
     try:
         for controller in ("memory", "pids"):

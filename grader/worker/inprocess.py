@@ -91,7 +91,16 @@ GUARDED_MODULES = (
     "threading",
 )
 GUARDED_PREFIXES = ("grader.",)
-SYS_ATTRS = ("stdin", "stdout", "stderr", "displayhook", "excepthook", "breakpointhook", "unraisablehook", "dont_write_bytecode")
+SYS_ATTRS = (
+    "stdin",
+    "stdout",
+    "stderr",
+    "displayhook",
+    "excepthook",
+    "breakpointhook",
+    "unraisablehook",
+    "dont_write_bytecode",
+)
 RLIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
 _MISSING = object()
 
@@ -119,7 +128,11 @@ class _CachingFinder:
 
     def find_spec(self, name, path=None, target=None):
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader) and _under(spec.origin, self.roots):
+        if (
+            spec is not None
+            and isinstance(spec.loader, importlib.machinery.SourceFileLoader)
+            and _under(spec.origin, self.roots)
+        ):
             spec.loader = _CachedSourceLoader(name, spec.origin)
         return spec
 
@@ -188,7 +201,14 @@ def dict_versions(dicts: list[dict]) -> list | None:
     probe: dict = {"a": 1}
     tag = view(probe)
     seen = [tag.value]
-    for write in (lambda: probe.__setitem__("a", 2), lambda: probe.__setitem__("b", 3), lambda: probe.pop("b"), lambda: probe.update(c=4), lambda: probe.setdefault("d", 5), lambda: probe.clear()):
+    for write in (
+        lambda: probe.__setitem__("a", 2),
+        lambda: probe.__setitem__("b", 3),
+        lambda: probe.pop("b"),
+        lambda: probe.update(c=4),
+        lambda: probe.setdefault("d", 5),
+        lambda: probe.clear(),
+    ):
         write()
         seen.append(tag.value)
     if 0 in seen or len(set(seen)) != len(seen) or any(b <= a for a, b in zip(seen, seen[1:])):
@@ -211,7 +231,10 @@ class FreshSubmission:
         self.finder = _CachingFinder(self.roots)
         sys.meta_path.insert(0, self.finder)
         self.modules_before = set(sys.modules)
-        self.guarded = [(module.__dict__, dict(module.__dict__), tuple(module.__dict__), tuple(module.__dict__.values())) for module in self._guarded_modules()]
+        self.guarded = [
+            (module.__dict__, dict(module.__dict__), tuple(module.__dict__), tuple(module.__dict__.values()))
+            for module in self._guarded_modules()
+        ]
         self.versions = dict_versions([live for live, *_ in self.guarded])  # None: compare every entry
         self.seen_versions = [v.value for v in self.versions] if self.versions is not None else None
         self.owned: dict[str, tuple[object, bool]] = {}  # module name -> (module, is it the submission's)
@@ -228,7 +251,11 @@ class FreshSubmission:
         self.environ_data = dict(os.environ._data)  # type: ignore[attr-defined] - bytes to bytes: compared in C
         self.umask = os.umask(0o077)
         os.umask(self.umask)
-        self.signals = {int(sig): _signal.getsignal(sig) for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)}
+        self.signals = {
+            int(sig): _signal.getsignal(sig)
+            for sig in signal.valid_signals()
+            if sig not in (signal.SIGKILL, signal.SIGSTOP)
+        }
         self.gc = (gc.isenabled(), gc.get_threshold())
         self.warnings = list(warnings.filters)
         self.rlimits = self._rlimits()
@@ -240,7 +267,11 @@ class FreshSubmission:
     @staticmethod
     def _guarded_modules():
         for name, module in list(sys.modules.items()):
-            if module is not None and (name in GUARDED_MODULES or name.startswith(GUARDED_PREFIXES)) and isinstance(getattr(module, "__dict__", None), dict):
+            if (
+                module is not None
+                and (name in GUARDED_MODULES or name.startswith(GUARDED_PREFIXES))
+                and isinstance(getattr(module, "__dict__", None), dict)
+            ):
                 yield module
 
     @staticmethod
@@ -299,7 +330,11 @@ class FreshSubmission:
                 if versions[i].value == seen[i]:  # not written to since it was last found intact
                     continue
             # nothing changed, in C: the same keys bound to the same objects, in order
-            if len(live) == len(keys) and all(map(operator.is_, live, keys)) and all(map(operator.is_, live.values(), values)):
+            if (
+                len(live) == len(keys)
+                and all(map(operator.is_, live, keys))
+                and all(map(operator.is_, live.values(), values))
+            ):
                 if versions is not None:
                     seen[i] = versions[i].value
                 continue
@@ -364,7 +399,9 @@ class FreshSubmission:
         return ""
 
 
-def run_case_here(fresh: FreshSubmission, module, message: bytes, res_fd: int, write_all, after_case, output_end) -> bool:
+def run_case_here(
+    fresh: FreshSubmission, module, message: bytes, res_fd: int, write_all, after_case, output_end
+) -> bool:
     """Run one case in this process; writes its frames; returns whether this worker may run
     another case (False: it retires, the grader starts a fresh one). ``output_end()`` gives the
     output log's size once the case's processes are gone: the grader cuts its tail there."""
@@ -395,5 +432,8 @@ def run_case_here(fresh: FreshSubmission, module, message: bytes, res_fd: int, w
     damage = fresh.lasting_damage()
     if exitcode == 0 and damage:
         exitcode = RETIRE_EXITCODE
-    write_all(res_fd, frame + protocol.control_frame("status", case=uid, exitcode=exitcode, signal=None, output_end=output_end()))
+    write_all(
+        res_fd,
+        frame + protocol.control_frame("status", case=uid, exitcode=exitcode, signal=None, output_end=output_end()),
+    )
     return exitcode == 0

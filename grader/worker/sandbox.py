@@ -54,7 +54,16 @@ LANDLOCK_SCOPE_SIGNAL = 2
 CLONE_NEWNS = 0x00020000
 CLONE_NEWTIME, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x80, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-NAMESPACE_FLAGS = CLONE_NEWNS | CLONE_NEWTIME | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+NAMESPACE_FLAGS = (
+    CLONE_NEWNS
+    | CLONE_NEWTIME
+    | CLONE_NEWCGROUP
+    | CLONE_NEWUTS
+    | CLONE_NEWIPC
+    | CLONE_NEWUSER
+    | CLONE_NEWPID
+    | CLONE_NEWNET
+)
 # A process made with CLONE_PARENT is its maker's sibling, not its child: the one way out of the
 # worker's process tree, so refused with the namespace flags (nothing but that trick uses it).
 CLONE_PARENT = 0x00008000
@@ -132,14 +141,20 @@ def die_with_parent() -> None:
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version, 0 when Landlock is unavailable."""
     try:
-        version = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+        version = _libc.syscall(
+            SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION)
+        )
     except Exception:  # noqa: BLE001 - no syscall() on this libc
         return 0
     return max(int(version), 0)
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
 
 
 class _PathBeneath(ctypes.Structure):
@@ -170,12 +185,21 @@ def apply_landlock(readable: tuple[str, ...], writable: tuple[str, ...]) -> int:
         write_rights = handled
         # one rule per path (a few hundred: the standard library's entries one by one): the
         # arguments that do not change are made once
-        syscall, add_rule, open_path, fstat, close, is_dir = _libc.syscall, ctypes.c_long(SYS_LANDLOCK_ADD_RULE), os.open, os.fstat, os.close, stat.S_ISDIR
+        syscall, add_rule, open_path, fstat, close, is_dir = (
+            _libc.syscall,
+            ctypes.c_long(SYS_LANDLOCK_ADD_RULE),
+            os.open,
+            os.fstat,
+            os.close,
+            stat.S_ISDIR,
+        )
         fd_of, beneath, no_flags = ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), ctypes.c_uint32(0)
         rule = _PathBeneath(0, -1)
         rule_ref = ctypes.byref(rule)
         for rights, paths in ((read_rights, readable), (write_rights, writable)):
-            file_rights = rights & (1 | 2 | 4 | _FS_TRUNCATE | _FS_IOCTL_DEV)  # a rule on a file may only carry file rights
+            file_rights = rights & (
+                1 | 2 | 4 | _FS_TRUNCATE | _FS_IOCTL_DEV
+            )  # a rule on a file may only carry file rights
             for path in paths:
                 try:
                     fd = open_path(path, os.O_PATH | os.O_CLOEXEC)
@@ -213,8 +237,34 @@ PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 # machine: (AUDIT_ARCH_*, syscall numbers)
 _SECCOMP_ARCH = {
-    "x86_64": (0xC000003E, {"socket": 41, "io_uring_setup": 425, "add_key": 248, "request_key": 249, "keyctl": 250, "unshare": 272, "clone": 56, "clone3": 435, "setns": 308}),
-    "aarch64": (0xC00000B7, {"socket": 198, "io_uring_setup": 425, "add_key": 217, "request_key": 218, "keyctl": 219, "unshare": 97, "clone": 220, "clone3": 435, "setns": 268}),
+    "x86_64": (
+        0xC000003E,
+        {
+            "socket": 41,
+            "io_uring_setup": 425,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
+            "unshare": 272,
+            "clone": 56,
+            "clone3": 435,
+            "setns": 308,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "socket": 198,
+            "io_uring_setup": 425,
+            "add_key": 217,
+            "request_key": 218,
+            "keyctl": 219,
+            "unshare": 97,
+            "clone": 220,
+            "clone3": 435,
+            "setns": 268,
+        },
+    ),
 }
 _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
@@ -350,14 +400,18 @@ def python_readable_paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     if not _INTERPRETER_PATHS:
         import numpy
 
-        paths = _stdlib_entries() | _system_library_paths() | {
-            os.path.dirname(numpy.__file__),
-            os.path.dirname(os.path.dirname(__file__)),  # the grader package (worker modules only matter)
-            "/dev/null",
-            "/dev/urandom",
-            "/proc/self",
-            "/sys/devices/system/cpu",
-        }
+        paths = (
+            _stdlib_entries()
+            | _system_library_paths()
+            | {
+                os.path.dirname(numpy.__file__),
+                os.path.dirname(os.path.dirname(__file__)),  # the grader package (worker modules only matter)
+                "/dev/null",
+                "/dev/urandom",
+                "/proc/self",
+                "/sys/devices/system/cpu",
+            }
+        )
         numpy_libs = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
         paths.add(numpy_libs)
         _INTERPRETER_PATHS.append(frozenset(p for p in paths if p and os.path.exists(p)))
@@ -487,7 +541,9 @@ def private_namespaces(mount_namespace: bool) -> dict[str, bool]:
     }
     if mount_namespace and os.path.isdir("/dev/shm"):
         options = b"size=4k,nr_inodes=1,mode=0555"
-        applied["private_dev_shm"] = _libc.mount(b"none", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, options) == 0
+        applied["private_dev_shm"] = (
+            _libc.mount(b"none", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, options) == 0
+        )
     return applied
 
 

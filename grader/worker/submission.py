@@ -98,7 +98,9 @@ def import_submission(root: Path, extra_paths: tuple[str, ...] = (), before_impo
     # Only the submission and the standard library are on the path: the grader's
     # own packages (its reference solution above all) are not importable from here.
     stdlib = {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
-    sys.path[:] = [str(root)] + [p for p in sys.path if p in stdlib or p.endswith((".zip", "lib-dynload"))] + list(extra_paths)
+    sys.path[:] = (
+        [str(root)] + [p for p in sys.path if p in stdlib or p.endswith((".zip", "lib-dynload"))] + list(extra_paths)
+    )
     if not extra_paths:
         for name in [n for n in sys.modules if n == "reference" or n.startswith("reference.")]:
             del sys.modules[name]
@@ -271,7 +273,11 @@ def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: 
         res_fd,
         relayable(data)
         + protocol.control_frame(
-            "status", case=uid, exitcode=exitcode if exitcode >= 0 else None, signal=-exitcode if exitcode < 0 else None, output_end=_output_end()
+            "status",
+            case=uid,
+            exitcode=exitcode if exitcode >= 0 else None,
+            signal=-exitcode if exitcode < 0 else None,
+            output_end=_output_end(),
         ),
     )
 
@@ -288,7 +294,9 @@ def _output_end() -> int:
         return 0
 
 
-def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: int, out_fd: int, isolation: str = "process") -> None:
+def serve(
+    plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: int, out_fd: int, isolation: str = "process"
+) -> None:
     """Entry point of a freshly forked worker. Never returns. ``isolation``: "process" runs each
     case in a forked child; "module" runs each in this process against a freshly executed
     submission (see :mod:`grader.worker.inprocess`)."""
@@ -299,7 +307,10 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
         try:
             applied = sandbox.enter(plan, keep_fds=(cmd_fd, res_fd))
         except BaseException as exc:  # noqa: BLE001 - the machine's problem: tell the grader, run nothing
-            _write_all(res_fd, protocol.control_frame("sandbox_error", message=protocol.shorten(f"{type(exc).__name__}: {exc}")))
+            _write_all(
+                res_fd,
+                protocol.control_frame("sandbox_error", message=protocol.shorten(f"{type(exc).__name__}: {exc}")),
+            )
             os._exit(0)
         sandbox.set_child_subreaper()
         sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
@@ -319,7 +330,15 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
         except BaseException as exc:  # noqa: BLE001 - a broken submission is a verdict, not a crash
             # A SyntaxError's str() repeats the file and line that `where` already gives.
             message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
-            _write_all(res_fd, protocol.control_frame("import_error", type=type(exc).__name__, message=protocol.shorten(message), where=_import_error_where(exc, root)))
+            _write_all(
+                res_fd,
+                protocol.control_frame(
+                    "import_error",
+                    type=type(exc).__name__,
+                    message=protocol.shorten(message),
+                    where=_import_error_where(exc, root),
+                ),
+            )
             os._exit(0)
         _write_all(res_fd, protocol.control_frame("ready"))
         # kill(-1) may be used only where it reaches this sandbox's processes alone
@@ -336,7 +355,9 @@ def serve(plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: 
                 break
             if fresh is None:
                 _run_one_case(module, message, res_fd, cmd_fd, signal_all, tree_only)
-            elif not inprocess.run_case_here(fresh, module, message, res_fd, _write_all, lambda: kill_orphans(signal_all, tree_only), _output_end):
+            elif not inprocess.run_case_here(
+                fresh, module, message, res_fd, _write_all, lambda: kill_orphans(signal_all, tree_only), _output_end
+            ):
                 break  # retired: the grader starts a fresh worker for the next case
     except BaseException:  # noqa: BLE001
         traceback.print_exc()

@@ -115,7 +115,9 @@ class UidLease:
                 uid = self.base + (start - self.base + offset) % self.count
                 if uid in taken:
                     continue
-                fd = os.open(os.path.join(self._dir, f"{uid}.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                fd = os.open(
+                    os.path.join(self._dir, f"{uid}.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+                )
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:

@@ -42,28 +42,29 @@ def _clean_environment() -> dict[str, str]:
 if __name__ == "__main__" and os.environ.get(SCRUBBED_MARK) != "1":
     os.execve(sys.executable, [sys.executable, "-m", "grader.worker.zygote", *sys.argv[1:]], _clean_environment())
 
-import array  # noqa: E402 - after the re-exec above, on purpose
-import json  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import time  # noqa: E402
+# After the re-exec above, on purpose (the per-file E402/F401 exemption in pyproject.toml). The
+# standard-library and numpy modules that are not used here are imported once, in the zygote, so
+# that every forked worker shares them instead of importing them again.
+import abc
+import array
+import collections
+import copy
+import dataclasses
+import enum
+import functools
+import itertools
+import json
+import math
+import signal
+import socket
+import time
+import typing
 
-import abc  # noqa: F401,E402 - the modules below are imported once here, shared by every forked worker
-import collections  # noqa: F401
-import copy  # noqa: F401
-import dataclasses  # noqa: F401
-import enum  # noqa: F401
-import functools  # noqa: F401
-import itertools  # noqa: F401
-import math  # noqa: F401
-import typing  # noqa: F401
+import numpy
+import numpy.linalg
+import numpy.random
 
-import numpy  # noqa: F401
-import numpy.linalg  # noqa: F401
-import numpy.random  # noqa: F401
-
-from grader.worker import inprocess  # noqa: F401 - shared by every forked worker (--isolation module)
-from grader.worker import cgroups, sandbox, uids
+from grader.worker import cgroups, inprocess, sandbox, uids
 from grader.worker.submission import serve
 
 MAX_REQUEST = 64 * 1024
@@ -227,7 +228,11 @@ def layers() -> dict:
     """Which isolation layers a worker gets on this machine, and why not where it does not
     (the grader prints what is lost; SECURITY.md says what that costs)."""
     root = os.geteuid() == 0
-    found: dict = {"root": root, "landlock_abi": sandbox.landlock_abi(), "seccomp": sandbox.seccomp_program(os.uname().machine) is not None}
+    found: dict = {
+        "root": root,
+        "landlock_abi": sandbox.landlock_abi(),
+        "seccomp": sandbox.seccomp_program(os.uname().machine) is not None,
+    }
     found.update(sandbox.probe_namespaces() if root else {"ipc_namespace": False, "net_namespace": False})
     found["cgroup"] = CGROUPS[0] is not None
     found["cgroup_detail"] = CGROUPS[1]
@@ -251,7 +256,9 @@ def warm_up() -> None:
     dummy.run_eager = lambda ops, x: [op(x) for op in ops][-1]  # type: ignore[attr-defined]
     for dtype in ("float32", "float64"):
         for shape in ((3,), (2, 3), (2, 2, 3)):
-            steps = (Step(0, "call", "run_eager", name="out", args=(OpsValue(chain), ArrayValue(dtype, shape, seed=0))),)
+            steps = (
+                Step(0, "call", "run_eager", name="out", args=(OpsValue(chain), ArrayValue(dtype, shape, seed=0))),
+            )
             frame = run_case(dummy, "warm/up", steps)
             body, _ = protocol.split_frame(frame)
             protocol.decode_observations(body, "warm/up", 1)

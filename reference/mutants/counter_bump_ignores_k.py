@@ -4,8 +4,6 @@ from reference.mutants._base import run_edited_reference
 
 TAG = "launch-counter"
 
-EDITS = (
-    ("cls.n += k", "cls.n += 1"),
-)
+EDITS = (("cls.n += k", "cls.n += 1"),)
 
 run_edited_reference(globals(), EDITS)

@@ -4,8 +4,6 @@ from reference.mutants._base import run_edited_reference
 
 TAG = "launch-counter"
 
-EDITS = (
-    ("def bump(cls, k: int = 1)", "def bump(cls, k: int)"),
-)
+EDITS = (("def bump(cls, k: int = 1)", "def bump(cls, k: int)"),)
 
 run_edited_reference(globals(), EDITS)

@@ -4,8 +4,6 @@ from reference.mutants._base import run_edited_reference
 
 TAG = "launch-counter"
 
-EDITS = (
-    ("        cls.n = 0\n", "        pass  # forgot cls.n = 0\n"),
-)
+EDITS = (("        cls.n = 0\n", "        pass  # forgot cls.n = 0\n"),)
 
 run_edited_reference(globals(), EDITS)

@@ -6,10 +6,8 @@ TAG = "eager"
 
 EDITS = (
     (
-        "        x = op(x)\n"
-        "        LaunchCounter.bump(1)\n",
-        "        x = op(x)\n"
-        "    LaunchCounter.bump(1)  # after the loop: once per call\n",
+        "        x = op(x)\n        LaunchCounter.bump(1)\n",
+        "        x = op(x)\n    LaunchCounter.bump(1)  # after the loop: once per call\n",
     ),
 )
 

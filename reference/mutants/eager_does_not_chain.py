@@ -6,10 +6,7 @@ TAG = "eager"
 
 EDITS = (
     (
-        "    for op in ops:\n"
-        "        x = op(x)\n"
-        "        LaunchCounter.bump(1)\n"
-        "    return x\n",
+        "    for op in ops:\n        x = op(x)\n        LaunchCounter.bump(1)\n    return x\n",
         "    y = x\n"
         "    for op in ops:\n"
         "        y = op(x)  # should be op(y)\n"

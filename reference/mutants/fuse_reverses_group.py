@@ -4,8 +4,6 @@ from reference.mutants._base import run_edited_reference
 
 TAG = "fusion"
 
-EDITS = (
-    ("for op in self.parts:", "for op in reversed(self.parts):"),
-)
+EDITS = (("for op in self.parts:", "for op in reversed(self.parts):"),)
 
 run_edited_reference(globals(), EDITS)

@@ -6,8 +6,7 @@ TAG = "shape-cache"
 
 EDITS = (
     (
-        "    @property\n"
-        "    def num_captured",
+        "    @property\n    def num_captured",
         "    graphs: dict[Shape, GraphEntry] = {}  # a class attribute: one table for every runner\n"
         "\n"
         "    @property\n"

@@ -6,10 +6,8 @@ TAG = "padding"
 
 EDITS = (
     (
-        "                return size\n"
-        "        return None\n",
-        "                return size\n"
-        "        return n  # should be None: run eagerly, capture nothing\n",
+        "                return size\n        return None\n",
+        "                return size\n        return n  # should be None: run eagerly, capture nothing\n",
     ),
 )
 

@@ -6,10 +6,8 @@ TAG = "padding"
 
 EDITS = (
     (
-        "        for size in self.capture_sizes:\n"
-        "            if size >= n:\n",
-        "        for size in reversed(self.capture_sizes):\n"
-        "            if size <= n:  # rounds down\n",
+        "        for size in self.capture_sizes:\n            if size >= n:\n",
+        "        for size in reversed(self.capture_sizes):\n            if size <= n:  # rounds down\n",
     ),
 )
 

@@ -4,8 +4,6 @@ from reference.mutants._base import run_edited_reference
 
 TAG = "padding"
 
-EDITS = (
-    ("tuple(sorted(capture_sizes))", "tuple(capture_sizes)  # not sorted"),
-)
+EDITS = (("tuple(sorted(capture_sizes))", "tuple(capture_sizes)  # not sorted"),)
 
 run_edited_reference(globals(), EDITS)

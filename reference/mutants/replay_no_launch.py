@@ -6,8 +6,7 @@ TAG = "single-launch-replay"
 
 EDITS = (
     (
-        "        LaunchCounter.bump(1)\n"
-        "        entry.output = y\n",
+        "        LaunchCounter.bump(1)\n        entry.output = y\n",
         "        entry.output = y  # forgot LaunchCounter.bump(1)\n",
     ),
 )

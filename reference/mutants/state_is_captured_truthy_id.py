@@ -4,8 +4,6 @@ from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-EDITS = (
-    ("return self.graph_id is not None", "return bool(self.graph_id)"),
-)
+EDITS = (("return self.graph_id is not None", "return bool(self.graph_id)"),)
 
 run_edited_reference(globals(), EDITS)

@@ -4,8 +4,6 @@ from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-EDITS = (
-    ("self.warmup_steps = max(1, warmup_steps)", "self.warmup_steps = warmup_steps  # no max(1, ...)"),
-)
+EDITS = (("self.warmup_steps = max(1, warmup_steps)", "self.warmup_steps = warmup_steps  # no max(1, ...)"),)
 
 run_edited_reference(globals(), EDITS)

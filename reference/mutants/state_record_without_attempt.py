@@ -4,8 +4,6 @@ from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-EDITS = (
-    ("        self.capture_attempted = True\n", "        # forgot self.capture_attempted = True\n"),
-)
+EDITS = (("        self.capture_attempted = True\n", "        # forgot self.capture_attempted = True\n"),)
 
 run_edited_reference(globals(), EDITS)

@@ -4,8 +4,6 @@ from reference.mutants._base import run_edited_reference
 
 TAG = "state-machine"
 
-EDITS = (
-    ("        return self._step_count\n", "        return self._step_count + 1  # counts the step in progress\n"),
-)
+EDITS = (("        return self._step_count\n", "        return self._step_count + 1  # counts the step in progress\n"),)
 
 run_edited_reference(globals(), EDITS)

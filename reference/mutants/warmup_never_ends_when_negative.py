@@ -4,8 +4,6 @@ from reference.mutants._base import run_edited_reference
 
 TAG = "warmup"
 
-EDITS = (
-    ("if done < self.warmup_steps:", "if done != self.warmup_steps:"),
-)
+EDITS = (("if done < self.warmup_steps:", "if done != self.warmup_steps:"),)
 
 run_edited_reference(globals(), EDITS)

@@ -6,8 +6,7 @@ TAG = "warmup"
 
 EDITS = (
     (
-        "        done = self._eager_calls.get(key, 0)\n"
-        "        if done < self.warmup_steps:\n",
+        "        done = self._eager_calls.get(key, 0)\n        if done < self.warmup_steps:\n",
         "        if not self.warmup_steps:  # no warm-up asked for: capture at once\n"
         "            return False\n"
         "        done = self._eager_calls.get(key, 0)\n"

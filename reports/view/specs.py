@@ -48,8 +48,15 @@ def spec_views(report: Report, staff: bool = False) -> tuple[SpecView, ...]:
             total = sum(x.max_score for x in mine)
             specs.append(
                 SpecSummary(
-                    id=c.spec, title=c.spec, tag=c.tag, points=total, visibility="visible",
-                    explanation="", hint="", score=sum(x.score for x in mine), max_score=total,
+                    id=c.spec,
+                    title=c.spec,
+                    tag=c.tag,
+                    points=total,
+                    visibility="visible",
+                    explanation="",
+                    hint="",
+                    score=sum(x.score for x in mine),
+                    max_score=total,
                 )
             )
     for i, spec in enumerate(specs):

@@ -3,15 +3,14 @@ their group (core, stretch, other), their order, and the points a report earned 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from grader.results import CaseResult, SpecSummary
 from grader.spec_model import CORE_TAGS, TAGS
 
 from .formats import percent
 from .labels import GROUP_TITLES, tag_label
-
 
 STRETCH_TAGS: tuple[str, ...] = tuple(t for t in TAGS if t not in CORE_TAGS)
 
@@ -69,7 +68,16 @@ def tag_groups(specs: Iterable[SpecSummary], cases: Iterable[CaseResult] = ()) -
     groups = []
     for name in ("core", "stretch", "other"):
         tags = tuple(
-            TagView(tag=t, label=tag_label(t), group=name, score=v[0], max_score=v[1], n_specs=int(v[2]), n_cases=int(v[3]), n_passed=int(v[4]))
+            TagView(
+                tag=t,
+                label=tag_label(t),
+                group=name,
+                score=v[0],
+                max_score=v[1],
+                n_specs=int(v[2]),
+                n_cases=int(v[3]),
+                n_passed=int(v[4]),
+            )
             for t, v in sorted(per_tag.items(), key=lambda kv: tag_sort_key(kv[0]))
             if tag_group(t) == name
         )
