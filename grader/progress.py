@@ -35,9 +35,10 @@ def _pts(x: float) -> str:
 class Progress:
     """One line per submission for a few, a progress bar on a terminal for a batch."""
 
-    def __init__(self, total: int, stream=sys.stderr, out=sys.stdout) -> None:
-        self.total, self.stream, self.out = total, stream, out
-        self.bar = total > 1 and stream.isatty()
+    def __init__(self, total: int, stream=None, out=None) -> None:
+        # sys.stderr and sys.stdout as they are now, not as they were at import (they may be replaced)
+        self.total, self.stream, self.out = total, stream or sys.stderr, out or sys.stdout
+        self.bar = total > 1 and self.stream.isatty()
         self.started = time.monotonic()
 
     def __call__(self, graded: GradedSubmission, done: int, total: int) -> None:
