@@ -56,7 +56,13 @@ def _bodies(source: str) -> dict[str, str]:
         return out
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) and isinstance(getattr(node.body[0], "value", None), ast.Constant) else node.body
+            body = (
+                node.body[1:]
+                if node.body
+                and isinstance(node.body[0], ast.Expr)
+                and isinstance(getattr(node.body[0], "value", None), ast.Constant)
+                else node.body
+            )
             if len(body) >= 2:
                 out[ast.dump(ast.Module(body=list(body), type_ignores=[]))] = node.name
     return out
@@ -96,7 +102,7 @@ def needles(specs_dir: Path = REPO / "specs", repo: Path = REPO) -> Needles:
     return Needles(texts, cases, frozenset(ids), bodies)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _forms(needle: str) -> tuple[bytes, ...]:
     raw = needle.encode()
     forms = [needle.encode(enc) for enc in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")]
@@ -185,6 +191,7 @@ def scan_bytes(name: str, data: bytes, n: Needles, depth: int = 0) -> list[str]:
                 if _key(case) in n.hidden_cases:
                     found.append(f"{name}: the steps and checks of hidden case {n.hidden_cases[_key(case)]}")
     if name.endswith(".json"):
+
         def strings(value):
             if isinstance(value, str):
                 yield value

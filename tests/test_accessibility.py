@@ -16,9 +16,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import browser
 import pytest
 
-import browser
 from grader.results import read_report
 from reports import write_batch_outputs
 from reports.audit_html import render_audit
@@ -40,8 +40,14 @@ def half_done_source() -> str:
     still raising NotImplementedError: the most common state of a lab in its first week."""
     src = (REPO / "student_template" / "cudagraph.py").read_text(encoding="utf-8")
     edits = [
-        ('        """Set the count back to 0."""\n        raise NotImplementedError', '        """Set the count back to 0."""\n        cls.n = 0'),
-        ('        """Add ``k`` launches to the count."""\n        raise NotImplementedError', '        """Add ``k`` launches to the count."""\n        cls.n += k'),
+        (
+            '        """Set the count back to 0."""\n        raise NotImplementedError',
+            '        """Set the count back to 0."""\n        cls.n = 0',
+        ),
+        (
+            '        """Add ``k`` launches to the count."""\n        raise NotImplementedError',
+            '        """Add ``k`` launches to the count."""\n        cls.n += k',
+        ),
         (
             '    Each op receives the previous op\'s result; the first one receives ``x``.\n    """\n    raise NotImplementedError',
             '    Each op receives the previous op\'s result; the first one receives ``x``.\n    """\n'
@@ -69,7 +75,12 @@ def graded(tmp_path_factory) -> Path:
     lab.mkdir()
     (lab / "cudagraph.py").write_text(half_done_source(), encoding="utf-8")
     out = root / "out"
-    proc = subprocess.run([str(GRAPHGRADE), "grade", str(lab), "--out", str(out), "--jobs", "1"], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(GRAPHGRADE), "grade", str(lab), "--out", str(out), "--jobs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -83,7 +94,9 @@ def class_of_500(graded, tmp_path_factory) -> Path:
     reports, dirs, paths = [], [], []
     for i in range(500):
         cases = tuple(
-            replace(c, status="passed", score=c.max_score, message="All checks passed.") if (j * 7 + i) % 5 < i % 5 else c
+            replace(c, status="passed", score=c.max_score, message="All checks passed.")
+            if (j * 7 + i) % 5 < i % 5
+            else c
             for j, c in enumerate(base.cases)
         )
         score = sum(c.score for c in cases)

@@ -92,14 +92,22 @@ def _is_type_checking_block(node: ast.AST) -> bool:
     if not isinstance(node, ast.If):
         return False
     test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def imports_of(module: Module, known: dict[str, Module]) -> list[Edge]:
     """Every import of a module in ``known``, at any depth (module level or in a function):
     ``from pkg import mod`` is an import of ``pkg.mod`` when that is a module, else of ``pkg``."""
     edges = []
-    type_only = {id(n) for block in ast.walk(module.tree) if _is_type_checking_block(block) for stmt in block.body for n in ast.walk(stmt)}
+    type_only = {
+        id(n)
+        for block in ast.walk(module.tree)
+        if _is_type_checking_block(block)
+        for stmt in block.body
+        for n in ast.walk(stmt)
+    }
     for node in ast.walk(module.tree):
         if id(node) in type_only:
             continue  # never runs: annotations only (the standard way a type refers back)
@@ -131,7 +139,9 @@ def defined_private_names(module: Module) -> set[str]:
             names.add(node.attr)
         elif isinstance(node, ast.arg):
             names.add(node.arg)
-        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets):
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets
+        ):
             names |= {c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
     return {n for n in names if is_private(n)}
 
@@ -143,7 +153,9 @@ def module_aliases(module: Module, known_names: set[str], packages=OUR_PACKAGES)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if ours(alias.name, packages):
-                    aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                    aliases[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0]
+                    )
         elif isinstance(node, ast.ImportFrom):
             target = import_target(module, node)
             for alias in node.names:
@@ -200,7 +212,11 @@ def private_uses(modules: dict[str, Module], base: Path = ROOT, packages=OUR_PAC
                 for alias in node.names:
                     parts = alias.name.split(".")
                     for i, part in enumerate(parts):
-                        if ours(alias.name, packages) and is_private(part) and not (module.name + ".").startswith(".".join(parts[:i]) + "."):
+                        if (
+                            ours(alias.name, packages)
+                            and is_private(part)
+                            and not (module.name + ".").startswith(".".join(parts[:i]) + ".")
+                        ):
                             found.add(PrivateUse(rel, node.lineno, alias.name))
             elif isinstance(node, ast.Attribute) and is_private(node.attr):
                 chain = dotted(node.value)
@@ -212,8 +228,12 @@ def private_uses(modules: dict[str, Module], base: Path = ROOT, packages=OUR_PAC
                         continue
                 if chain and chain[0] in ("self", "cls") and len(chain) == 1:
                     continue
-                if node.attr not in defined[module.name] and any(node.attr in names for other, names in defined.items() if other != module.name):
-                    owners = sorted(other for other, names in defined.items() if node.attr in names and other != module.name)
+                if node.attr not in defined[module.name] and any(
+                    node.attr in names for other, names in defined.items() if other != module.name
+                ):
+                    owners = sorted(
+                        other for other, names in defined.items() if node.attr in names and other != module.name
+                    )
                     found.add(PrivateUse(rel, node.lineno, f"{'|'.join(owners)}:<object>.{node.attr}"))
     return sorted(found, key=lambda u: (u.file, u.line, u.name))
 
@@ -284,7 +304,7 @@ def describe(cycle: list[Edge], modules: dict[str, Module], base: Path = ROOT) -
 
 
 # ------------------------------------------------------------------ the tree
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tree_private_uses() -> tuple[PrivateUse, ...]:
     return tuple(private_uses(read_modules(PRIVATE_SCAN, PRIVATE_SKIP)))
 
@@ -292,7 +312,10 @@ def tree_private_uses() -> tuple[PrivateUse, ...]:
 def test_no_module_uses_another_modules_private_name():
     uses = tree_private_uses()
     new = [u for u in uses if (u.file, u.name) not in KNOWN_PRIVATE_USES]
-    assert not new, "private names used outside the module that owns them (give them a public name there):\n" + "\n".join(map(str, new))
+    assert not new, (
+        "private names used outside the module that owns them (give them a public name there):\n"
+        + "\n".join(map(str, new))
+    )
 
 
 def test_known_private_uses_are_not_stale():
@@ -305,7 +328,9 @@ def test_the_import_graph_of_grader_and_reports_has_no_cycle():
     modules = read_modules(CYCLE_SCAN)
     assert {"grader.cli", "grader.grade", "reports.html", "reports.view.cases"} <= set(modules)
     cycles = import_cycles(modules)
-    assert not cycles, "import cycles (module-level and function-level imports):\n" + "\n".join(describe(c, modules) for c in cycles)
+    assert not cycles, "import cycles (module-level and function-level imports):\n" + "\n".join(
+        describe(c, modules) for c in cycles
+    )
 
 
 def test_the_grader_and_the_reference_name_the_same_contract():
@@ -315,11 +340,19 @@ def test_the_grader_and_the_reference_name_the_same_contract():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         env = dict(namespace or {})
         for node in tree.body:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) and node.value else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign) and node.value
+                else []
+            )
             for t in targets:
                 if isinstance(t, ast.Name):
                     try:
-                        env[t.id] = eval(compile(ast.Expression(node.value), str(path), "eval"), {}, env)  # literals and tuple sums only
+                        env[t.id] = eval(
+                            compile(ast.Expression(node.value), str(path), "eval"), {}, env
+                        )  # literals and tuple sums only
                     except Exception:  # noqa: BLE001 - not a constant this test needs
                         pass
         return env[name]
@@ -332,7 +365,11 @@ def test_the_grader_and_the_reference_name_the_same_contract():
         f"only in grader/spec_model.py: {sorted(set(grader_names) - set(reference_names))}; "
         f"only in reference/__init__.py: {sorted(set(reference_names) - set(grader_names))}"
     )
-    ref_classes = {n.name for n in ast.parse((ROOT / "reference" / "cudagraph.py").read_text(encoding="utf-8")).body if isinstance(n, ast.ClassDef)}
+    ref_classes = {
+        n.name
+        for n in ast.parse((ROOT / "reference" / "cudagraph.py").read_text(encoding="utf-8")).body
+        if isinstance(n, ast.ClassDef)
+    }
     assert set(classes) == set(reference_names) & ref_classes
 
 

@@ -43,7 +43,12 @@ BASELINE_NAMES = {"untouched_template", "always_eager", "identity"}
 
 def audit(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", "audit", *args], check=False, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        [sys.executable, "-m", "grader.cli", "audit", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
     )
 
 
@@ -107,7 +112,13 @@ def test_discovery_reads_docstrings_and_limits_without_importing():
 
 # ------------------------------------------------------------------ the verdict logic, on synthetic reports
 def _spec(sid: str, *cases: str):
-    return SimpleNamespace(id=sid, title=f"title {sid}", tag="eager", visibility="visible", cases=tuple(SimpleNamespace(id=c) for c in cases))
+    return SimpleNamespace(
+        id=sid,
+        title=f"title {sid}",
+        tag="eager",
+        visibility="visible",
+        cases=tuple(SimpleNamespace(id=c) for c in cases),
+    )
 
 
 def _report(name: str, failing: set[str], problem: str = "") -> Report:
@@ -115,7 +126,17 @@ def _report(name: str, failing: set[str], problem: str = "") -> Report:
     for uid in ("a/one", "a/two", "b/three", "c/four"):
         spec, case = uid.split("/")
         bad = uid in failing
-        cases.append(CaseResult(spec=spec, case=case, tag="eager", status="failed" if bad else "passed", score=0.0 if bad else 1.0, max_score=1.0, message=""))
+        cases.append(
+            CaseResult(
+                spec=spec,
+                case=case,
+                tag="eager",
+                status="failed" if bad else "passed",
+                score=0.0 if bad else 1.0,
+                max_score=1.0,
+                message="",
+            )
+        )
     score = sum(c.score for c in cases)
     return Report(submission=name, score=score, max_score=4.0, cases=tuple(cases), specs=(), problem=problem)
 
@@ -179,7 +200,12 @@ def test_a_baseline_above_its_limit_fails_the_audit():
 
 
 def test_a_mutant_that_cannot_be_imported_is_broken_not_killed():
-    result = _evaluate(mutants={"m1": ({"a/one"}, ""), "typo": ({"a/one", "a/two", "b/three", "c/four"}, "cudagraph.py:3: SyntaxError")})
+    result = _evaluate(
+        mutants={
+            "m1": ({"a/one"}, ""),
+            "typo": ({"a/one", "a/two", "b/three", "c/four"}, "cudagraph.py:3: SyntaxError"),
+        }
+    )
     assert [m.name for m in result.broken] == ["typo"]
     assert not result.mutants[1].killed
     assert not result.ok
@@ -267,15 +293,23 @@ def test_each_mutant_loses_its_points_on_its_own_behaviour(shipped):
         for uid in m["killed_by"]:
             tag = tag_of[uid.split("/", 1)[0]]
             lost[tag] = lost.get(tag, 0.0) + points[uid]
-        related = set(UPSTREAM[own]) | {t for t, ups in UPSTREAM.items() if own in ups} | ({*RUNNER} if own in RUNNER else set())
+        related = (
+            set(UPSTREAM[own])
+            | {t for t, ups in UPSTREAM.items() if own in ups}
+            | ({*RUNNER} if own in RUNNER else set())
+        )
         if lost.get(own, 0.0) <= 0:
             problems.append(f"{m['name']}: loses nothing on its own tag {own} ({lost})")
         for tag in UPSTREAM[own]:
             if tag in lost and not (own in RUNNER and tag in RUNNER):
-                problems.append(f"{m['name']} ({own}) costs {lost[tag]:.2f} points on {tag}, a behaviour {own} builds on")
+                problems.append(
+                    f"{m['name']} ({own}) costs {lost[tag]:.2f} points on {tag}, a behaviour {own} builds on"
+                )
         for tag, value in lost.items():
             if tag != own and tag not in related and value > lost.get(own, 0.0):
-                problems.append(f"{m['name']} ({own}) loses more on the unrelated {tag} ({value:.2f}) than on {own} ({lost.get(own, 0.0):.2f})")
+                problems.append(
+                    f"{m['name']} ({own}) loses more on the unrelated {tag} ({value:.2f}) than on {own} ({lost.get(own, 0.0):.2f})"
+                )
     assert not problems, "\n".join(problems)
 
 

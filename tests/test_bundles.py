@@ -9,13 +9,15 @@ import json
 import shutil
 import stat
 import subprocess
-import tomllib
 import zipfile
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 
+import kit_secrets
 import pytest
+import tomllib
 import yaml
+from support.shipped import shipped_suite
 
 import grader
 from grader import kit
@@ -23,9 +25,6 @@ from grader.bundles import BundleError, build_bundle, bundle_entries
 from grader.cli import main
 from grader.errors import UsageError
 from grader.loader import load_suite
-
-import kit_secrets
-from support.shipped import shipped_suite
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "specs"
@@ -68,8 +67,16 @@ def test_build_bundle(tmp_path):
             mode = zf.getinfo(script).external_attr >> 16
             assert mode & stat.S_IXUSR and stat.S_ISREG(mode)
         assert "specs/padding.yaml" in names
-        for want in ("kit/pyproject.toml", "kit/README.md", "kit/reports/html.py", "kit/reports/templates/submission.html.j2",
-                     "kit/grader/__init__.py", "kit/specs/schema.json", "kit/student_template/cudagraph.py", "kit/docs/contract.md"):
+        for want in (
+            "kit/pyproject.toml",
+            "kit/README.md",
+            "kit/reports/html.py",
+            "kit/reports/templates/submission.html.j2",
+            "kit/grader/__init__.py",
+            "kit/specs/schema.json",
+            "kit/student_template/cudagraph.py",
+            "kit/docs/contract.md",
+        ):
             assert want in names, want
         for name in names:
             assert "__pycache__" not in name and ".git/" not in name and not name.endswith(".pyc")
@@ -83,16 +90,30 @@ def test_build_bundle(tmp_path):
     assert toml["project"]["scripts"] == {"graphgrade": "grader.cli:main"}
     assert any(d.startswith("numpy") for d in toml["project"]["dependencies"])
     assert not any("pytest" in d for d in toml["project"]["dependencies"])  # no test extra
-    assert set(toml["tool"]["setuptools"]["packages"]) == {"grader", "grader.worker", "grader.docs", "reference", "reports", "reports.view", "specs", "student_template"}
+    assert set(toml["tool"]["setuptools"]["packages"]) == {
+        "grader",
+        "grader.worker",
+        "grader.docs",
+        "reference",
+        "reports",
+        "reports.view",
+        "specs",
+        "student_template",
+    }
     assert "*.yaml" not in toml["tool"]["setuptools"]["package-data"]["specs"]
     assert (
-        "graphgrade grade /autograder/submission --specs \"$SRC/specs\" --out \"$OUT\" --visibility all" in run
-        and "SRC=/autograder/source" in run and "OUT=/autograder/graphgrade-out" in run
+        'graphgrade grade /autograder/submission --specs "$SRC/specs" --out "$OUT" --visibility all' in run
+        and "SRC=/autograder/source" in run
+        and "OUT=/autograder/graphgrade-out" in run
     )
     # the whole source folder (the specs' hidden cases) and the installed reference and specs
     # packages are root-only before any submission runs
-    assert 'chmod -R go-rwx "$SRC"' in run and run.index('chmod -R go-rwx "$SRC"') < run.index("graphgrade grade /autograder")
-    assert "for pkg in reference specs" in run and run.index("for pkg in reference specs") < run.index("graphgrade grade /autograder")
+    assert 'chmod -R go-rwx "$SRC"' in run and run.index('chmod -R go-rwx "$SRC"') < run.index(
+        "graphgrade grade /autograder"
+    )
+    assert "for pkg in reference specs" in run and run.index("for pkg in reference specs") < run.index(
+        "graphgrade grade /autograder"
+    )
     assert '"$OUT/submission/results.json" /autograder/results/results.json' in run
     assert "apt-get install" in setup and "pip install" in setup and "/autograder/source/kit" in setup
     assert run.startswith("#!") and setup.startswith("#!")
@@ -124,7 +145,12 @@ def test_bundle_from_the_installed_packages_needs_no_source_tree(tmp_path, monke
     assert main(["gradescope-bundle", "--output", str(tmp_path / "b.zip")]) == 0
     with zipfile.ZipFile(tmp_path / "b.zip") as zf:
         names = set(zf.namelist())
-        assert {"kit/reference/cudagraph.py", "kit/grader/cli.py", "kit/docs/contract.md", "specs/01_launch_counter.yaml"} <= names
+        assert {
+            "kit/reference/cudagraph.py",
+            "kit/grader/cli.py",
+            "kit/docs/contract.md",
+            "specs/01_launch_counter.yaml",
+        } <= names
         assert zf.read("kit/pyproject.toml") != (REPO / "pyproject.toml").read_bytes()  # written, not copied
 
 
@@ -148,11 +174,29 @@ def test_kit_holds_what_a_student_needs(built_kit):
     members = _members(built_kit)
     assert all(name.startswith("graphgrade-kit/") for name in members)
     names = {name.removeprefix("graphgrade-kit/") for name in members}
-    for want in ("pyproject.toml", "README.md", "docs/contract.md", "grader/cli.py", "grader/worker/sandbox.py", "grader/KIT.json",
-                 "reports/html.py", "reports/templates/submission.html.j2", "student_template/cudagraph.py", "student_template/README.md",
-                 "specs/__init__.py", "specs/schema.json", "specs/01_launch_counter.yaml"):
+    for want in (
+        "pyproject.toml",
+        "README.md",
+        "docs/contract.md",
+        "grader/cli.py",
+        "grader/worker/sandbox.py",
+        "grader/KIT.json",
+        "reports/html.py",
+        "reports/templates/submission.html.j2",
+        "student_template/cudagraph.py",
+        "student_template/README.md",
+        "specs/__init__.py",
+        "specs/schema.json",
+        "specs/01_launch_counter.yaml",
+    ):
         assert want in names, want
-    assert not any(n.startswith(("reference/", "tests/")) or "mutants" in n or n.endswith((".pyc", ".md")) and n.startswith("specs/") for n in names)
+    assert not any(
+        n.startswith(("reference/", "tests/"))
+        or "mutants" in n
+        or n.endswith((".pyc", ".md"))
+        and n.startswith("specs/")
+        for n in names
+    )
     info = json.loads(members["graphgrade-kit/grader/KIT.json"])
     assert info["grader_version"] == grader.__version__ and info["hidden_specs"] > 0 and info["hidden_points"] > 0
     toml = tomllib.loads(members["graphgrade-kit/pyproject.toml"].decode())
@@ -165,6 +209,7 @@ def test_kit_specs_are_exactly_the_public_specs_with_the_same_meaning(built_kit,
         zf.extractall(tmp_path)
     kit_suite = load_suite(tmp_path / "graphgrade-kit" / "specs").suite
     full = shipped_suite().suite
+
     def meaning(value):  # where a thing is written (file, line) is not what it means
         if is_dataclass(value):
             return {f.name: meaning(getattr(value, f.name)) for f in fields(value) if f.name not in ("file", "line")}
@@ -183,13 +228,16 @@ def test_kit_holds_nothing_hidden_and_no_reference_code(built_kit):
 def test_the_kit_scanner_finds_what_it_looks_for(built_kit):
     """The scanner above can fail: each form of a planted secret is found."""
     n = kit_secrets.needles()
-    hidden = next(s for s in yaml.safe_load((SPECS / "02_eager.yaml").read_text())["specs"] if s["visibility"] != "visible")
+    hidden = next(
+        s for s in yaml.safe_load((SPECS / "02_eager.yaml").read_text())["specs"] if s["visibility"] != "visible"
+    )
     sid, desc = hidden["id"], " ".join(hidden["cases"][0]["description"].split())
     ref_line = next(needle for needle, what in n.texts.items() if what == "a line of reference/cudagraph.py")
     import base64
     import gzip
     import marshal
     import pickle
+
     planted = {
         "a.txt": f"see {sid}".encode(),
         "b.txt": desc.encode("utf-16-le"),
@@ -199,7 +247,9 @@ def test_the_kit_scanner_finds_what_it_looks_for(built_kit):
         "f.pyc": b"\0" * 16 + marshal.dumps(compile(f"X = {desc!r}", "f", "exec")),
         "g.bin": pickle.dumps({"x": 1}),
         "h.gz": gzip.compress(sid.encode()),
-        "i.yaml": yaml.safe_dump({"format": 1, "specs": [{**hidden, "id": "renamed", "visibility": "visible"}]}).encode(),
+        "i.yaml": yaml.safe_dump(
+            {"format": 1, "specs": [{**hidden, "id": "renamed", "visibility": "visible"}]}
+        ).encode(),
         "j.py": ref_line.encode(),
         "k.py": (REPO / "reference" / "cudagraph.py").read_text().replace('"""', "'''").encode(),
     }
@@ -229,8 +279,16 @@ def _edit_visible(path: Path, edit) -> None:
     "plant, expect",
     [
         (lambda v, h: v.update(hint=v["hint"] + f" Also see {h['id']}."), "hidden spec id"),
-        (lambda v, h: v.update(explanation=v["explanation"] + " " + h["cases"][0]["description"]), "description of hidden case"),
-        (lambda v, h: v["cases"].append({**h["cases"][0], "id": "innocent-looking", "description": "A harmless case."}), "steps and checks of hidden case"),
+        (
+            lambda v, h: v.update(explanation=v["explanation"] + " " + h["cases"][0]["description"]),
+            "description of hidden case",
+        ),
+        (
+            lambda v, h: v["cases"].append(
+                {**h["cases"][0], "id": "innocent-looking", "description": "A harmless case."}
+            ),
+            "steps and checks of hidden case",
+        ),
     ],
     ids=["hidden-id-in-a-hint", "hidden-description", "hidden-case-renamed"],
 )
@@ -248,7 +306,10 @@ def test_builder_refuses_reference_code_in_the_template(tmp_path):
     template = tmp_path / "student_template"
     shutil.copytree(REPO / "student_template", template, ignore=shutil.ignore_patterns("__pycache__"))
     (template / "helpers.py").write_text((REPO / "reference" / "cudagraph.py").read_text())
-    with pytest.raises(BundleError, match="refusing to build a kit that leaks: graphgrade-kit/student_template/helpers.py: holds .*reference/"):
+    with pytest.raises(
+        BundleError,
+        match="refusing to build a kit that leaks: graphgrade-kit/student_template/helpers.py: holds .*reference/",
+    ):
         kit.build_student_kit(tmp_path / "kit.zip", SPECS, {**dirs, "student_template": template})
 
 
@@ -318,6 +379,3 @@ def test_a_kit_cannot_build_a_kit(monkeypatch, tmp_path):
     monkeypatch.setattr(kit, "kit_info", lambda: {"format": 1})
     with pytest.raises(BundleError, match="student kit"):
         kit.build_student_kit(tmp_path / "k.zip", SPECS)
-
-
-

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.shipped import shipped_suite
 
 from grader.cache import ObservationCache
 from grader.errors import UsageError
-from support.shipped import shipped_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 # the reference, a correct variant, a buggy copy (made below) and one that cannot import (a
@@ -37,7 +37,20 @@ def grade(out: Path, cache: Path, specs: Path | None = None, *extra: str) -> tup
         buggy.mkdir()
         source = (ROOT / "reference" / "cudagraph.py").read_text()
         (buggy / "cudagraph.py").write_text(source.replace("        cls.n = 0\n", "        pass\n", 1))
-    cmd = [sys.executable, "-m", "grader.cli", "grade", *map(str, SUBMISSIONS), str(buggy), str(BROKEN), "--out", str(out), "--cache", str(cache), *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "grader.cli",
+        "grade",
+        *map(str, SUBMISSIONS),
+        str(buggy),
+        str(BROKEN),
+        "--out",
+        str(out),
+        "--cache",
+        str(cache),
+        *extra,
+    ]
     if specs is not None:
         cmd += ["--specs", str(specs)]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
@@ -102,7 +115,9 @@ def _edited_specs(tmp: Path, old: str, new: str, name: str) -> Path:
 
 def test_editing_a_check_rejudges_from_the_cache(cold):
     tmp, cache = cold
-    specs = _edited_specs(tmp, "value: {step: n_after_reset, equals: 0}", "value: {step: n_after_reset, equals: 7}", "check-edit")
+    specs = _edited_specs(
+        tmp, "value: {step: n_after_reset, equals: 0}", "value: {step: n_after_reset, equals: 7}", "check-edit"
+    )
     hits, total, _ = grade(tmp / "check-edit-out", cache, specs)
     assert hits == CACHED  # nothing ran (but the submission that cannot import)
     report = json.loads((tmp / "check-edit-out" / "reference" / "report.json").read_text())
@@ -134,7 +149,9 @@ def test_corrupted_and_foreign_entries_are_ignored_and_rerun(cold, tmp_path):
     case_entries[0].write_text(case_entries[0].read_text()[:-40])  # truncated
     case_entries[1].write_text(case_entries[2].read_text())  # another key's entry, filed under this key
     frame_entry = json.loads(case_entries[3].read_text())
-    frame_entry["frame"] = "AAAAAAAA" + frame_entry["frame"][8:]  # a frame that no longer decodes (its magic zeroed; zeroing its tail may only zero array data)
+    frame_entry["frame"] = (
+        "AAAAAAAA" + frame_entry["frame"][8:]
+    )  # a frame that no longer decodes (its magic zeroed; zeroing its tail may only zero array data)
     case_entries[3].write_text(json.dumps(frame_entry))
     hits, total, ignored = grade(tmp_path / "second", cache)
     assert (hits, ignored) == (CACHED - 3, 3)

@@ -99,7 +99,9 @@ def test_a_fusion_that_drops_an_op_fails_with_where_the_arrays_differ():
 
     verdict = grade(submission(fuse_elementwise=drops_last))
     assert verdict.status == "failed"
-    assert verdict.message.startswith("Step 4 (captured = runner(float32[4, 3] seed 7)): returned a different array than step 1: at index")
+    assert verdict.message.startswith(
+        "Step 4 (captured = runner(float32[4, 3] seed 7)): returned a different array than step 1: at index"
+    )
     assert "values differ" in verdict.message
     assert verdict.line == CHECK_LINE  # the check's own line
 
@@ -126,10 +128,22 @@ def test_a_step_that_raised_stops_the_check_with_one_line_naming_it():
 @pytest.mark.parametrize(
     ("steps", "message"),
     [
-        ("[eager]", f"fused.yaml:{CHECK_LINE}: specs[0].cases[0].checks[0].same_output.steps: expected at least 2 items"),
-        ("[eager, eager]", f"fused.yaml:{CHECK_LINE}: specs[0].cases[0].checks[0].same_output.steps[1]: step 'eager' is listed twice"),
-        ("[eager, runner]", f"fused.yaml:{CHECK_LINE}: specs[0].cases[0].checks[0].same_output.steps[1]: step 'runner' is a build step; this check needs a call or method step"),
-        ("[eager, nowhere]", f"fused.yaml:{CHECK_LINE}: specs[0].cases[0].checks[0].same_output.steps[1]: no step is named 'nowhere'"),
+        (
+            "[eager]",
+            f"fused.yaml:{CHECK_LINE}: specs[0].cases[0].checks[0].same_output.steps: expected at least 2 items",
+        ),
+        (
+            "[eager, eager]",
+            f"fused.yaml:{CHECK_LINE}: specs[0].cases[0].checks[0].same_output.steps[1]: step 'eager' is listed twice",
+        ),
+        (
+            "[eager, runner]",
+            f"fused.yaml:{CHECK_LINE}: specs[0].cases[0].checks[0].same_output.steps[1]: step 'runner' is a build step; this check needs a call or method step",
+        ),
+        (
+            "[eager, nowhere]",
+            f"fused.yaml:{CHECK_LINE}: specs[0].cases[0].checks[0].same_output.steps[1]: no step is named 'nowhere'",
+        ),
     ],
 )
 def test_bad_step_lists_are_one_line_errors_naming_file_and_line(steps, message):

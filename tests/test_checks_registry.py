@@ -31,13 +31,17 @@ def test_every_kind_has_its_own_class_with_every_part():
 def test_the_schema_lists_exactly_the_registered_kinds_in_order():
     alternatives = build_schema()["$defs"]["check"]["oneOf"]
     assert [next(iter(alt["properties"])) for alt in alternatives] == list(CHECK_KINDS)
-    assert [alt["properties"][kind] for alt, kind in zip(alternatives, CHECK_KINDS)] == [c.schema() for c in CHECK_CLASSES]
+    assert [alt["properties"][kind] for alt, kind in zip(alternatives, CHECK_KINDS)] == [
+        c.schema() for c in CHECK_CLASSES
+    ]
 
 
 def test_the_spec_format_reference_documents_every_kind():
     text = (ROOT / "specs" / "README.md").read_text(encoding="utf-8")
     documented = re.findall(r"^\| `([a-z_]+)` \|", text[text.index("### Checks") :], flags=re.M)
-    assert documented[: len(CHECK_KINDS)] == list(CHECK_KINDS), "specs/README.md's table of checks, in the registry's order"
+    assert documented[: len(CHECK_KINDS)] == list(CHECK_KINDS), (
+        "specs/README.md's table of checks, in the registry's order"
+    )
 
 
 def test_an_unknown_kind_is_refused_naming_every_known_one():
@@ -63,7 +67,10 @@ specs:
 """
     with pytest.raises(SpecError) as error:
         load_spec_text(text, "s.yaml")
-    assert str(error.value) == f"s.yaml:18: specs[0].cases[0].checks[0]: unknown check kind 'launchez' (expected one of: {', '.join(CHECK_KINDS)})"
+    assert (
+        str(error.value)
+        == f"s.yaml:18: specs[0].cases[0].checks[0]: unknown check kind 'launchez' (expected one of: {', '.join(CHECK_KINDS)})"
+    )
 
 
 def _define(body: dict, name: str = "Probe"):
@@ -83,7 +90,13 @@ def _judge(self, j):
     pass
 
 
-COMPLETE = {"kind": "probe_kind", "order": 999, "parse": classmethod(_parse), "schema": classmethod(_schema), "judge": _judge}
+COMPLETE = {
+    "kind": "probe_kind",
+    "order": 999,
+    "parse": classmethod(_parse),
+    "schema": classmethod(_schema),
+    "judge": _judge,
+}
 
 
 @pytest.mark.parametrize(
@@ -159,4 +172,6 @@ def test_the_interpreter_performs_every_step_kind():
     case = load_spec_text(EVERY_STEP_KIND, "s.yaml", oracles).specs[0].cases[0]
     assert {s.action for s in case.steps} == set(STEP_ACTIONS)
     observation = observe_in_process(reference, case.uid, case.steps)
-    assert [(s.action, o.outcome) for s, o in zip(case.steps, observation.steps)] == [(a, "returned") for a in STEP_ACTIONS]
+    assert [(s.action, o.outcome) for s, o in zip(case.steps, observation.steps)] == [
+        (a, "returned") for a in STEP_ACTIONS
+    ]

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from test_reports_samples import passing_report
 
 import grader.audit
 import grader.grade
@@ -23,7 +24,6 @@ from grader.audit import AuditResult, BaselineResult, MutantResult, SpecInfo
 from grader.cli import EXIT_CODES_HELP, build_parser, main, reference_dir
 from grader.grade import GradedSubmission
 from grader.loader import load_suite
-from test_reports_samples import passing_report
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 
@@ -48,7 +48,9 @@ def run(argv: list[str]) -> int:
 def test_every_subcommand_ends_its_help_with_the_exit_codes():
     parser = build_parser()
     (sub,) = [a for a in parser._actions if a.dest == "command"]
-    assert {"grade", "validate", "schema", "bench", "audit", "gradescope-bundle", "student-kit", "merge"} <= set(sub.choices)
+    assert {"grade", "validate", "schema", "bench", "audit", "gradescope-bundle", "student-kit", "merge"} <= set(
+        sub.choices
+    )
     for name, command in sub.choices.items():
         assert "exit status (every subcommand):" in command.format_help(), name
     assert EXIT_CODES_HELP in parser.format_help()
@@ -115,13 +117,31 @@ def engine(monkeypatch):
     failing: set[str] = set()
 
     def grade_submissions(zygote, loaded, specs, submissions, out, settings, jobs=1, **options):
-        calls.append({"specs": specs, "submissions": list(submissions), "out": out, "settings": settings, "jobs": jobs, **options})
+        calls.append(
+            {
+                "specs": specs,
+                "submissions": list(submissions),
+                "out": out,
+                "settings": settings,
+                "jobs": jobs,
+                **options,
+            }
+        )
         graded = []
         for path in submissions:
             name = grader.grade.submission_name(Path(path))
             report = passing_report(name)
             report = replace(report, score=report.max_score * percents.get(name, 100.0) / 100)
-            graded.append(GradedSubmission(Path(path), name, report, out / name, grader_failed=name in failing, is_reference=path == options.get("reference")))
+            graded.append(
+                GradedSubmission(
+                    Path(path),
+                    name,
+                    report,
+                    out / name,
+                    grader_failed=name in failing,
+                    is_reference=path == options.get("reference"),
+                )
+            )
         return graded
 
     monkeypatch.setattr(grader.runner, "Zygote", _NoZygote)
@@ -141,7 +161,25 @@ def _submissions(tmp_path, *names) -> list[Path]:
 def test_grade_turns_options_into_settings(engine, specs, tmp_path, capsys):
     subs = _submissions(tmp_path, "alice", "bob")
     suite = load_suite(specs).suite
-    argv = ["grade", *subs, "--specs", specs, "--out", tmp_path / "out", "--jobs", "3", "--timeout", "2.5", "--budget", "30", "--import-timeout", "45", "--isolation", "process", "--no-cache"]
+    argv = [
+        "grade",
+        *subs,
+        "--specs",
+        specs,
+        "--out",
+        tmp_path / "out",
+        "--jobs",
+        "3",
+        "--timeout",
+        "2.5",
+        "--budget",
+        "30",
+        "--import-timeout",
+        "45",
+        "--isolation",
+        "process",
+        "--no-cache",
+    ]
     assert run(argv) == 0
     (call,) = engine.calls
     settings = call["settings"]
@@ -154,7 +192,22 @@ def test_grade_turns_options_into_settings(engine, specs, tmp_path, capsys):
 
 
 def test_visibility_visible_grades_only_the_public_specs(engine, specs, tmp_path, capsys):
-    assert run(["grade", *_submissions(tmp_path, "alice"), "--specs", specs, "--out", tmp_path / "out", "--visibility", "visible", "--no-cache"]) == 0
+    assert (
+        run(
+            [
+                "grade",
+                *_submissions(tmp_path, "alice"),
+                "--specs",
+                specs,
+                "--out",
+                tmp_path / "out",
+                "--visibility",
+                "visible",
+                "--no-cache",
+            ]
+        )
+        == 0
+    )
     (call,) = engine.calls
     suite = load_suite(specs).suite
     assert call["specs"] == suite.only_visible().specs and len(call["specs"]) < len(suite.specs)
@@ -174,11 +227,28 @@ def test_fail_under_exits_1_only_below_the_bar(engine, specs, tmp_path, capsys):
 
 def test_a_grader_failure_is_exit_3_naming_the_submission(engine, specs, tmp_path, capsys):
     engine.failing.add("bob")
-    assert run(["grade", *_submissions(tmp_path, "alice", "bob"), "--specs", specs, "--out", tmp_path / "out", "--no-cache", "--fail-under", "0"]) == 3
+    assert (
+        run(
+            [
+                "grade",
+                *_submissions(tmp_path, "alice", "bob"),
+                "--specs",
+                specs,
+                "--out",
+                tmp_path / "out",
+                "--no-cache",
+                "--fail-under",
+                "0",
+            ]
+        )
+        == 3
+    )
     assert "internal error while grading bob" in capsys.readouterr().err
 
 
-def test_no_submission_grades_cudagraph_py_here_or_else_the_reference_and_says_which(engine, specs, tmp_path, monkeypatch, capsys):
+def test_no_submission_grades_cudagraph_py_here_or_else_the_reference_and_says_which(
+    engine, specs, tmp_path, monkeypatch, capsys
+):
     monkeypatch.chdir(tmp_path)
     assert run(["grade", "--specs", specs, "--out", "out", "--no-cache"]) == 0
     assert engine.calls[-1]["submissions"] == [reference_dir()] and engine.calls[-1]["reference"] == reference_dir()
@@ -198,7 +268,10 @@ def test_a_missing_submission_is_one_line_before_anything_runs(engine, tmp_path,
 # ------------------------------------------------------------------ audit, with the grading recorded
 def _audit_result(survivor: bool) -> AuditResult:
     specs = (SpecInfo("s", "A spec", "eager", "visible", ("s/one", "s/two")),)
-    mutants = (MutantResult("caught", "a caught mistake", ("s/one",)), *((MutantResult("lucky", "a mistake no case catches", ()),) if survivor else ()))
+    mutants = (
+        MutantResult("caught", "a caught mistake", ("s/one",)),
+        *((MutantResult("lucky", "a mistake no case catches", ()),) if survivor else ()),
+    )
     baselines = (BaselineResult("template", "the template", 0.0, 1.0, 0.0, 0.0, ()),)
     return AuditResult(specs, mutants, baselines, (), 1.0, "specs/")
 

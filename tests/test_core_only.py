@@ -17,12 +17,12 @@ import types
 from pathlib import Path
 
 import pytest
+from support.shipped import shipped_suite
 
 from grader.interpreter import observe_in_process
 from grader.judge import judge_case
 from grader.spec_model import CORE_TAGS
 from reference.mutants._base import fresh_reference
-from support.shipped import shipped_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 LOADED = shipped_suite()
@@ -63,7 +63,9 @@ STRETCH_CASES = [c for c in LOADED.suite.cases if TAG_OF[c.uid] not in CORE_TAGS
 @pytest.mark.parametrize("case", CORE_CASES, ids=[c.uid for c in CORE_CASES])
 def test_a_core_only_submission_passes_every_core_case(case):
     verdict = grade(case)
-    assert verdict.status == "passed", f"{case.file}:{case.line}: {case.uid} is tagged {TAG_OF[case.uid]} but needs a stretch feature: {verdict.message}"
+    assert verdict.status == "passed", (
+        f"{case.file}:{case.line}: {case.uid} is tagged {TAG_OF[case.uid]} but needs a stretch feature: {verdict.message}"
+    )
 
 
 def test_the_core_is_worth_70_points_and_the_stretch_goals_are_not_free():

@@ -22,7 +22,17 @@ NAMES = sorted(p.name for p in VARIANTS.iterdir() if (p / "cudagraph.py").is_fil
 def graded(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     result = subprocess.run(
-        [sys.executable, "-m", "grader.cli", "grade", *(str(VARIANTS / n) for n in NAMES), "--out", str(out), "--visibility", "all"],
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "grade",
+            *(str(VARIANTS / n) for n in NAMES),
+            "--out",
+            str(out),
+            "--visibility",
+            "all",
+        ],
         capture_output=True,
         text=True,
         timeout=300,

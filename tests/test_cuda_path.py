@@ -10,8 +10,10 @@ Three groups:
 - GPU tests (``-m gpu``): the same behaviours on real CuPy and a real GPU;
   skipped with the reason when ``reference.cuda.is_available()`` says no.
 """
+
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -49,6 +51,7 @@ def no_cupy(monkeypatch):
 # ==========================================================================
 # CPU: backend selection
 # ==========================================================================
+
 
 class TestBackendSelection:
     def test_numpy_backend_is_the_simulation(self):
@@ -150,6 +153,7 @@ def _no_gpu_cupy():
 # CPU: reference.cuda without CuPy
 # ==========================================================================
 
+
 class TestCudaModuleWithoutCupy:
     def test_modules_import_without_importing_cupy(self):
         code = (
@@ -158,9 +162,7 @@ class TestCudaModuleWithoutCupy:
             "reference.backend.load_backend('numpy')\n"
             "assert 'cupy' not in sys.modules, 'cupy was imported'\n"
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
-        )
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
 
     def test_is_available_says_cupy_is_missing(self, no_cupy):
@@ -205,8 +207,7 @@ class TestCudaModuleWithoutCupy:
         assert all(op.elementwise for op in ops)
         assert cuda.host_sync_op.elementwise is False
         x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
-        np.testing.assert_allclose(ops[2].numpy(ops[1].numpy(ops[0].numpy(x))),
-                                   np.tanh((x + 0.25) * 0.75), rtol=1e-6)
+        np.testing.assert_allclose(ops[2].numpy(ops[1].numpy(ops[0].numpy(x))), np.tanh((x + 0.25) * 0.75), rtol=1e-6)
         np.testing.assert_allclose(cuda.host_sync_op.numpy(x), x / 2.0)
 
     def test_fusing_device_ops_builds_one_kernel(self, no_cupy):
@@ -239,10 +240,10 @@ class TestCudaModuleWithoutCupy:
 # CPU: benchmark
 # ==========================================================================
 
+
 class TestBenchmarkCpu:
     def test_cpu_rows_and_cuda_skipped(self, no_cupy):
-        result = bench.run_benchmark(chain_lengths=(8, 32, 64), repeats=2,
-                                     backends=("cpu", "cuda"), steps=2, warmup=1)
+        result = bench.run_benchmark(chain_lengths=(8, 32, 64), repeats=2, backends=("cpu", "cuda"), steps=2, warmup=1)
         assert [row["chain_length"] for row in result.rows] == [8, 32, 64]
         for row in result.rows:
             assert row["backend"] == "cpu" and row["check"] == "ok"
@@ -260,7 +261,7 @@ class TestBenchmarkCpu:
 
     def test_result_is_frozen(self, no_cupy):
         result = bench.run_benchmark(chain_lengths=(3,), repeats=1, backends=("cpu",), steps=1)
-        with pytest.raises(Exception):
+        with pytest.raises(dataclasses.FrozenInstanceError):
             result.rows = ()  # type: ignore[misc]
 
     def test_table_and_json(self, no_cupy):
@@ -445,8 +446,11 @@ class TestGpu:
         """Every capturable op of the spec vocabulary, matmul and softmax included."""
         from grader.ops import OP_KINDS, OpSpec, apply_chain
 
-        chain = tuple(OpSpec(k.name, 1.5 if k.takes == "number" else (3 if k.takes == "seed" else None))
-                      for k in OP_KINDS.values() if k.capturable)
+        chain = tuple(
+            OpSpec(k.name, 1.5 if k.takes == "number" else (3 if k.takes == "seed" else None))
+            for k in OP_KINDS.values()
+            if k.capturable
+        )
         ops = [lambda x, op=op: op.apply(x) for op in chain]
         runner = cuda.GraphRunner(ops)
         x = np.random.default_rng(4).standard_normal((4, 8)).astype(np.float32)

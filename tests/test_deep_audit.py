@@ -31,7 +31,14 @@ for _m in MUTANTS:
 
 
 def deep(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", "audit", "--deep", *args], check=False, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", "audit", "--deep", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
 
 
 # ------------------------------------------------------------------ the generator
@@ -60,11 +67,17 @@ def test_every_operator_family_is_applied_to_the_reference():
         ("fuse_elementwise.close_run", "if len(run) >= 2: -> if len(run) >= 3:"),
         ("fuse_elementwise.close_run", "if len(run) >= 2: -> if len(run) >= 1:"),
         ("fuse_elementwise.close_run", "remove: run.clear()"),
-        ("InferenceGraphCapture.__init__", "self.warmup_steps = max(1, warmup_steps) -> self.warmup_steps = max(warmup_steps, 1)"),
+        (
+            "InferenceGraphCapture.__init__",
+            "self.warmup_steps = max(1, warmup_steps) -> self.warmup_steps = max(warmup_steps, 1)",
+        ),
         ("LaunchCounter.bump", "cls.n += k -> cls.n -= k"),
         ("GraphRunner._replay", "LaunchCounter.bump(1) -> LaunchCounter.bump(2)"),
         ("InferenceGraphCapture.is_captured", "return self.graph_id is not None -> return None"),
-        ("InferenceGraphCapture.step_mode", "if not self._enabled or self._step_count < self.warmup_steps: -> if not self._enabled and self._step_count < self.warmup_steps:"),
+        (
+            "InferenceGraphCapture.step_mode",
+            "if not self._enabled or self._step_count < self.warmup_steps: -> if not self._enabled and self._step_count < self.warmup_steps:",
+        ),
     ],
 )
 def test_expected_mutants_are_made(scope, change):
@@ -157,7 +170,14 @@ def _m(change: str, killed: tuple[str, ...] = (), equivalent: str = "") -> DeepM
 
 
 def test_score_counts_killed_over_non_equivalent_and_names_survivors():
-    result = DeepResult((_m("a", ("s/c",)), _m("b"), _m("c", (), "no observable effect"), _m("d", ("s/c",), "wrongly listed")), (), (), 1.0, 0, ("s/c", "s/d"))
+    result = DeepResult(
+        (_m("a", ("s/c",)), _m("b"), _m("c", (), "no observable effect"), _m("d", ("s/c",), "wrongly listed")),
+        (),
+        (),
+        1.0,
+        0,
+        ("s/c", "s/d"),
+    )
     assert len(result.killed) == 2 and len(result.equivalent) == 1 and [m.change for m in result.survived] == ["b"]
     assert result.score == pytest.approx(100 * 2 / 3)
     assert not result.ok

@@ -32,10 +32,23 @@ def _nobody_prefix() -> list[str]:
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv is not installed")
     probe = subprocess.run([*drop, sys.executable, "-c", "import numpy, grader"], capture_output=True, cwd="/")
-    if probe.returncode == 0 and subprocess.run([*drop, "sh", "-c", f"{shlex.quote(sys.executable)} -c pass"], capture_output=True).returncode == 0:
+    if (
+        probe.returncode == 0
+        and subprocess.run(
+            [*drop, "sh", "-c", f"{shlex.quote(sys.executable)} -c pass"], capture_output=True
+        ).returncode
+        == 0
+    ):
         return drop
     real = Path(os.path.realpath(sys.executable))
-    hidden = next((p for p in real.parents if p.parent != p and not os.access(p, os.X_OK, effective_ids=False) or (p.stat().st_mode & 0o001) == 0), None)
+    hidden = next(
+        (
+            p
+            for p in real.parents
+            if p.parent != p and not os.access(p, os.X_OK, effective_ids=False) or (p.stat().st_mode & 0o001) == 0
+        ),
+        None,
+    )
     if hidden is None or shutil.which("unshare") is None:
         pytest.skip(f"{real} is not reachable by nobody")
     inner = next(p for p in real.parents if p.parent == hidden)  # e.g. /root/.pyenv
@@ -45,13 +58,22 @@ def _nobody_prefix() -> list[str]:
         'exec setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"'
     ).format(inner=shlex.quote(str(inner)), hidden=shlex.quote(str(hidden)))
     prefix = ["unshare", "-m", "sh", "-c", script, "sh"]
-    if subprocess.run([*prefix, sys.executable, "-c", "import numpy, grader"], capture_output=True, cwd="/").returncode != 0:
+    if (
+        subprocess.run([*prefix, sys.executable, "-c", "import numpy, grader"], capture_output=True, cwd="/").returncode
+        != 0
+    ):
         pytest.skip("cannot show the interpreter to nobody here")
     return prefix
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PATH": f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": "/tmp", "PYTHONPATH": str(ROOT), "TMPDIR": "/tmp"}
+    return {
+        **os.environ,
+        "PATH": f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": "/tmp",
+        "PYTHONPATH": str(ROOT),
+        "TMPDIR": "/tmp",
+    }
 
 
 @pytest.fixture
@@ -93,7 +115,13 @@ def test_run_autograder_as_root(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("Gradescope runs it as root")
     root = autograder_tree(tmp_path, REFERENCE.read_text(encoding="utf-8"))
-    proc = subprocess.run(["bash", str(DEPLOY / "run_autograder"), "--root", str(root)], capture_output=True, text=True, env=_env(), timeout=600)
+    proc = subprocess.run(
+        ["bash", str(DEPLOY / "run_autograder"), "--root", str(root)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     assert results["score"] == 10.0 and len(results["tests"]) == 10
@@ -104,7 +132,13 @@ def test_run_autograder_as_root(tmp_path):
 
 def test_run_autograder_unimportable_still_writes_results(tmp_path):
     root = autograder_tree(tmp_path, "def broken(:\n")
-    proc = subprocess.run(["bash", str(DEPLOY / "run_autograder"), "--root", str(root)], capture_output=True, text=True, env=_env(), timeout=600)
+    proc = subprocess.run(
+        ["bash", str(DEPLOY / "run_autograder"), "--root", str(root)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     assert results["score"] == 0 and "cudagraph.py:1: SyntaxError" in results["output"]
@@ -114,13 +148,22 @@ def test_run_autograder_unimportable_still_writes_results(tmp_path):
 def test_run_autograder_as_a_normal_user(open_tmp):
     prefix = _nobody_prefix()
     root = autograder_tree(open_tmp, REFERENCE.read_text(encoding="utf-8"), owner="nobody:nogroup")
-    proc = subprocess.run([*prefix, "bash", str(DEPLOY / "run_autograder"), "--root", str(root)], capture_output=True, text=True, env=_env(), timeout=600, cwd="/")
+    proc = subprocess.run(
+        [*prefix, "bash", str(DEPLOY / "run_autograder"), "--root", str(root)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+        cwd="/",
+    )
     assert proc.returncode == 0, proc.stderr
     results_file = root / "results" / "results.json"
     assert results_file.stat().st_uid == 65534  # written by nobody
     results = json.loads(results_file.read_text(encoding="utf-8"))
     assert results["score"] == 10.0 and all(t["status"] == "passed" for t in results["tests"])
-    assert (root / "source" / "specs").stat().st_uid == 65534  # a normal user cannot hand them to root: left as they were
+    assert (
+        root / "source" / "specs"
+    ).stat().st_uid == 65534  # a normal user cannot hand them to root: left as they were
 
 
 @needs_root
@@ -158,9 +201,13 @@ def test_lock_down_makes_specs_and_reference_root_only(tmp_path):
     for pkg in ("specs", "reference"):
         shutil.copytree(ROOT / pkg, site / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     fake_python = tmp_path / "python"
-    fake_python.write_text(f'#!/bin/sh\nPYTHONPATH={shlex.quote(str(site))} exec {shlex.quote(sys.executable)} "$@"\n', encoding="utf-8")
+    fake_python.write_text(
+        f'#!/bin/sh\nPYTHONPATH={shlex.quote(str(site))} exec {shlex.quote(sys.executable)} "$@"\n', encoding="utf-8"
+    )
     fake_python.chmod(0o755)
-    proc = subprocess.run(["bash", str(DEPLOY / "lock-down"), str(fake_python)], capture_output=True, text=True, cwd="/")
+    proc = subprocess.run(
+        ["bash", str(DEPLOY / "lock-down"), str(fake_python)], capture_output=True, text=True, cwd="/"
+    )
     assert proc.returncode == 0, proc.stderr
     for path in [site / "specs", *(site / "specs").rglob("*"), site / "reference", *(site / "reference").rglob("*")]:
         assert path.stat().st_uid == 0 and path.stat().st_mode & 0o077 == 0, path

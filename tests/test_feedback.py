@@ -16,18 +16,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from grader.grade import submission_name, unique_names
-from grader.loader import SpecErrors, load_spec_text, load_suite
-from grader.protocol import CaseObservation, Raised, StepObservation
-from grader.results import read_report
-from grader.scoring import add_points, split_points
-from reports import view as _view
-from reports.view import failure_cause, launch_chart, notation_notes
-from reports.html import render_summary
-
 from test_accessibility import half_done_source
 from test_judge import RUNNER_STEPS, judge, seeded
+
+from grader.grade import submission_name, unique_names
+from grader.loader import SpecErrors, load_suite
+from grader.protocol import Raised, StepObservation
+from grader.results import read_report
+from grader.scoring import add_points, split_points
+from reports.html import render_summary
+from reports.view import failure_cause, launch_chart, notation_notes
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPHGRADE = Path(sys.executable).with_name("graphgrade")
@@ -72,7 +70,9 @@ def test_a_read_of_a_name_never_produced_is_not_reached_not_raised():
         StepObservation(1, "not_reached", note="runner was not produced by its step"),
         StepObservation(2, "not_reached", note="runner was not produced by its step"),
     ]
-    verdict = judge(RUNNER_STEPS, "launches: {step: first, equals: 3}\nlaunches: {step: second, equals: 1}", observations)
+    verdict = judge(
+        RUNNER_STEPS, "launches: {step: first, equals: 3}\nlaunches: {step: second, equals: 1}", observations
+    )
     assert [s.outcome for s in verdict.steps][1:] == ["not run: needs runner, which step 1 did not produce"] * 2
     assert len([k for k in verdict.checks if not k.passed]) == 1
     assert "Steps 2\u20133 need its result" in verdict.message and "2 checks could not be made" in verdict.message
@@ -88,7 +88,9 @@ EAGER_STEPS = """\
 def test_an_eager_step_is_never_called_a_replay():
     x = seeded(1)
     y = np.maximum((x + 1.0) * 3.0, 0).astype("float32")
-    verdict = judge(EAGER_STEPS, "launches: {step: out, equals: 1}", [StepObservation(0, "returned", value=y, launches=3)])
+    verdict = judge(
+        EAGER_STEPS, "launches: {step: out, equals: 1}", [StepObservation(0, "returned", value=y, launches=3)]
+    )
     assert verdict.status == "failed"
     assert "replay" not in verdict.message.lower() and "eager run pays one launch per op" in verdict.message
 
@@ -96,7 +98,11 @@ def test_an_eager_step_is_never_called_a_replay():
 def test_a_replay_step_says_one_launch():
     a, b = seeded(1), seeded(2)
     f = lambda x: np.tanh(np.maximum(x, 0) + 1.5).astype("float32")  # noqa: E731
-    obs = [StepObservation(0, "returned"), StepObservation(1, "returned", value=f(a), launches=3), StepObservation(2, "returned", value=f(b), launches=3)]
+    obs = [
+        StepObservation(0, "returned"),
+        StepObservation(1, "returned", value=f(a), launches=3),
+        StepObservation(2, "returned", value=f(b), launches=3),
+    ]
     verdict = judge(RUNNER_STEPS, "launches: {step: second, equals: 1}", obs)
     assert "A replay is one graph launch" in verdict.message
 
@@ -111,15 +117,23 @@ def test_launch_chart_without_expected_counts_does_not_claim_a_match():
 def test_a_correct_return_value_is_not_shown_as_a_failure():
     from dataclasses import replace
 
+    from test_reports_samples import REPLAY_FAIL, make_report
+
     from grader.results import CheckLine, StepLine
     from reports.html import render_submission
-    from test_reports_samples import REPLAY_FAIL, make_report
 
     returned = "returned float32[4, 8] = [0.934, 0.9051, 0.9051, 0.9051, …]"
     case = replace(
         REPLAY_FAIL,
-        steps=(StepLine(0, "runner = GraphRunner([relu])", "returned a GraphRunner object"), StepLine(1, "out = runner(x)", returned)),
-        checks=(CheckLine(1, "same static_input object as at capture", "the buffer made at capture", "a different array", False),),
+        steps=(
+            StepLine(0, "runner = GraphRunner([relu])", "returned a GraphRunner object"),
+            StepLine(1, "out = runner(x)", returned),
+        ),
+        checks=(
+            CheckLine(
+                1, "same static_input object as at capture", "the buffer made at capture", "a different array", False
+            ),
+        ),
         launches=(),
     )
     page = render_submission(make_report("ida", [case]))
@@ -130,7 +144,9 @@ def test_a_correct_return_value_is_not_shown_as_a_failure():
 
 
 def test_every_notation_is_explained_where_it_appears():
-    notes = notation_notes(["pw = PiecewiseGraphRunner([matmul(3), attention(5)], is_capturable=CE)", "x: float32[4, 8] seed 1"])
+    notes = notation_notes(
+        ["pw = PiecewiseGraphRunner([matmul(3), attention(5)], is_capturable=CE)", "x: float32[4, 8] seed 1"]
+    )
     text = " ".join(notes)
     assert "is_capturable=CEC: one letter per op" in text and "seed 1" in text and "matmul(3)" in text
 
@@ -179,7 +195,9 @@ def test_a_full_marks_submission_shows_100_in_every_file(tmp_path):
     assert report["score"] == 100 and sum(c["score"] for c in report["cases"]) == pytest.approx(100, abs=1e-9)
     gs = json.loads((out / "reference" / "results.json").read_text())
     assert gs["score"] == 100
-    assert round(sum(t["score"] for t in gs["tests"]), 6) == 100 and all(round(t["score"], 2) == t["score"] for t in gs["tests"])
+    assert round(sum(t["score"] for t in gs["tests"]), 6) == 100 and all(
+        round(t["score"], 2) == t["score"] for t in gs["tests"]
+    )
     for spec in report["specs"]:
         assert round(sum(c["max_score"] for c in report["cases"] if c["spec"] == spec["id"]), 6) == spec["points"]
     rows = list(csv.reader(io.StringIO((out / "grades.csv").read_text())))
@@ -190,9 +208,14 @@ def test_a_full_marks_submission_shows_100_in_every_file(tmp_path):
 # ------------------------------------------------------------------ 5. a CLI with no surprises
 @pytest.mark.parametrize(
     "args,flag",
-    [(["grade", "--jobs", "0"], "--jobs"), (["grade", "--timeout", "-1"], "--timeout"), (["grade", "--budget", "0"], "--budget"),
-     (["grade", "--import-timeout", "nan"], "--import-timeout"), (["grade", "--fail-under", "101"], "--fail-under"),
-     (["bench", "--repeats", "0"], "--repeats")],
+    [
+        (["grade", "--jobs", "0"], "--jobs"),
+        (["grade", "--timeout", "-1"], "--timeout"),
+        (["grade", "--budget", "0"], "--budget"),
+        (["grade", "--import-timeout", "nan"], "--import-timeout"),
+        (["grade", "--fail-under", "101"], "--fail-under"),
+        (["bench", "--repeats", "0"], "--repeats"),
+    ],
 )
 def test_each_invalid_value_names_its_own_flag_and_exits_2(args, flag):
     proc = graphgrade(*args)
@@ -292,11 +315,19 @@ def test_summary_students_table_is_linked_from_the_top_and_sorted_by_score_then_
 
     out, _ = half_done
     base = read_report(out / "report.json")
-    reports = [replace(base, submission="zed", score=10.0), replace(base, submission="amy", score=10.0), replace(base, submission="bob", score=5.0)]
-    page = render_summary(reports, ["z/report.html", "a/report.html", "b/report.html"], ["/s/1/zed", "/s/2/amy", "/s/3/bob"])
+    reports = [
+        replace(base, submission="zed", score=10.0),
+        replace(base, submission="amy", score=10.0),
+        replace(base, submission="bob", score=5.0),
+    ]
+    page = render_summary(
+        reports, ["z/report.html", "a/report.html", "b/report.html"], ["/s/1/zed", "/s/2/amy", "/s/3/bob"]
+    )
     assert page.index('href="#students"') < page.index("<h2")
     table = page[page.index('id="students"') :]
     assert table.index(">bob<") < table.index(">amy<") < table.index(">zed<")
     assert "/s/2/amy" in table
     causes = page[page.index('id="causes"') : page.index('id="students"')]
-    assert causes.count("<tr>") - 1 == len({failure_cause(c.message) for c in base.cases if c.status != "passed" and not c.redacted})
+    assert causes.count("<tr>") - 1 == len(
+        {failure_cause(c.message) for c in base.cases if c.status != "passed" and not c.redacted}
+    )

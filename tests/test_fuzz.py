@@ -27,7 +27,9 @@ from grader.loader import SpecError, load_spec_text
 from grader.results import Report, ReportError, read_report, report_from_json, report_to_json
 
 SPECS = sorted((Path(__file__).resolve().parents[1] / "specs").glob("*.yaml"))
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 # A real spec costs 20-60 ms to load (pure-Python YAML): fewer examples where each is a real spec.
 FUZZ_REAL = settings(FUZZ, max_examples=80)
 
@@ -75,7 +77,34 @@ def mutated_text(draw, texts: list[str]) -> str:
             k = draw(st.integers(0, len(lines[i]) - 1))
             lines[i] = lines[i][:k] + draw(st.characters(codec="utf-8")) + lines[i][k + 1 :]
         elif kind == "token":
-            token = draw(st.sampled_from(["-", ":", "{", "[", "]", "}", "&a", "*a", "!!python/object:os.system", "<<: *a", "~", "1e999", "-1", "0x10", "'", '"', "\t", "\x00", "null", "yes", "[[[[[[[[", "?"]))
+            token = draw(
+                st.sampled_from(
+                    [
+                        "-",
+                        ":",
+                        "{",
+                        "[",
+                        "]",
+                        "}",
+                        "&a",
+                        "*a",
+                        "!!python/object:os.system",
+                        "<<: *a",
+                        "~",
+                        "1e999",
+                        "-1",
+                        "0x10",
+                        "'",
+                        '"',
+                        "\t",
+                        "\x00",
+                        "null",
+                        "yes",
+                        "[[[[[[[[",
+                        "?",
+                    ]
+                )
+            )
             lines[i] = lines[i] + " " + token
         elif kind == "cut":
             lines = lines[:i]
@@ -106,8 +135,18 @@ def mutated_json(draw, value):
     return draw(JSON_LIKE)
 
 
-JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30)
-JSON_LIKE = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5), max_leaves=25)
+JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=30)
+)
+JSON_LIKE = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5),
+    max_leaves=25,
+)
 
 
 def _one_line(exc: Exception) -> None:
@@ -145,13 +184,69 @@ def test_spec_loader_mutated_specs(text):
 
 
 SPEC_WORDS = st.sampled_from(
-    ["format", "specs", "id", "title", "tag", "points", "visibility", "explanation", "hint", "cases", "description", "steps", "checks",
-     "call", "build", "method", "read", "set", "mutate", "of", "as", "args", "kwargs", "ops", "array", "shape", "dtype", "seed", "values",
-     "launches", "output", "value", "raises", "static_buffer", "witness", "equals", "oracle", "step", "add", "mul", "relu", "matmul",
-     "attention", "GraphRunner", "run_eager", "fuse_elementwise", "float32", "shape-cache", "hidden", "visible", "runner", "x"]
+    [
+        "format",
+        "specs",
+        "id",
+        "title",
+        "tag",
+        "points",
+        "visibility",
+        "explanation",
+        "hint",
+        "cases",
+        "description",
+        "steps",
+        "checks",
+        "call",
+        "build",
+        "method",
+        "read",
+        "set",
+        "mutate",
+        "of",
+        "as",
+        "args",
+        "kwargs",
+        "ops",
+        "array",
+        "shape",
+        "dtype",
+        "seed",
+        "values",
+        "launches",
+        "output",
+        "value",
+        "raises",
+        "static_buffer",
+        "witness",
+        "equals",
+        "oracle",
+        "step",
+        "add",
+        "mul",
+        "relu",
+        "matmul",
+        "attention",
+        "GraphRunner",
+        "run_eager",
+        "fuse_elementwise",
+        "float32",
+        "shape-cache",
+        "hidden",
+        "visible",
+        "runner",
+        "x",
+    ]
 )
-SPEC_SCALARS = st.none() | st.booleans() | st.integers(-5, 2**40) | st.floats(allow_nan=True) | SPEC_WORDS | st.text(max_size=10)
-SPEC_TREES = st.recursive(SPEC_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(SPEC_WORDS, inner, max_size=6), max_leaves=40)
+SPEC_SCALARS = (
+    st.none() | st.booleans() | st.integers(-5, 2**40) | st.floats(allow_nan=True) | SPEC_WORDS | st.text(max_size=10)
+)
+SPEC_TREES = st.recursive(
+    SPEC_SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(SPEC_WORDS, inner, max_size=6),
+    max_leaves=40,
+)
 
 
 @FUZZ
@@ -174,13 +269,34 @@ def _sample_report() -> dict:
     from grader.results import CaseResult, CheckLine, LaunchPoint, SpecSummary, StepLine
 
     case = CaseResult(
-        spec="s", case="c", tag="eager", status="failed", score=0.0, max_score=1.0, message="m",
+        spec="s",
+        case="c",
+        tag="eager",
+        status="failed",
+        score=0.0,
+        max_score=1.0,
+        message="m",
         steps=(StepLine(0, "call run_eager(ops, x)", "returned float32[2]"),),
         checks=(CheckLine(0, "launches", "1", "2", False),),
-        launches=(LaunchPoint(0, "call", 1, 2),), output_tail="out",
+        launches=(LaunchPoint(0, "call", 1, 2),),
+        output_tail="out",
     )
-    specs = (SpecSummary(id="s", title="t", tag="eager", points=1.0, visibility="visible", explanation="e", hint="h", score=0.0, max_score=1.0),)
-    return json.loads(json.dumps(report_to_json(Report(submission="sub", score=0.0, max_score=1.0, cases=(case,), specs=specs))))
+    specs = (
+        SpecSummary(
+            id="s",
+            title="t",
+            tag="eager",
+            points=1.0,
+            visibility="visible",
+            explanation="e",
+            hint="h",
+            score=0.0,
+            max_score=1.0,
+        ),
+    )
+    return json.loads(
+        json.dumps(report_to_json(Report(submission="sub", score=0.0, max_score=1.0, cases=(case,), specs=specs)))
+    )
 
 
 def _report(data) -> None:
@@ -234,7 +350,13 @@ HUGE_INT = "1" * 5000
 @pytest.mark.parametrize("field", ["score", "index", "step", "observed", "format"])
 def test_report_reader_refuses_integers_out_of_range(field):
     data = _sample_report()
-    target = {"score": data, "format": data, "index": data["cases"][0]["steps"][0], "step": data["cases"][0]["checks"][0], "observed": data["cases"][0]["launches"][0]}[field]
+    target = {
+        "score": data,
+        "format": data,
+        "index": data["cases"][0]["steps"][0],
+        "step": data["cases"][0]["checks"][0],
+        "observed": data["cases"][0]["launches"][0],
+    }[field]
     target[field] = 10**5000  # not a float, and not an integer any renderer can print
     with pytest.raises(ReportError) as info:
         report_from_json(data)
@@ -256,11 +378,37 @@ def _valid_frame() -> bytes:
     import numpy as np
 
     steps = [
-        {"index": 0, "outcome": "returned", "value": encoder.value(np.arange(6, dtype=np.float32).reshape(2, 3)), "error": None, "launches": 3,
-         "witness": [[0, 0, 1234, [2, 3], "float32"]], "input_address": 99, "graphs": None, "note": ""},
-        {"index": 1, "outcome": "raised", "value": None, "error": {"type": "ValueError", "message": "no"}, "launches": 0, "witness": [],
-         "input_address": None, "graphs": [{"key": "(2, 3)", "shape": [2, 3], "static_input_id": 1, "static_input_address": 2,
-                                             "static_input": encoder.value(np.zeros((2, 3))), "num_ops": 3}], "note": ""},
+        {
+            "index": 0,
+            "outcome": "returned",
+            "value": encoder.value(np.arange(6, dtype=np.float32).reshape(2, 3)),
+            "error": None,
+            "launches": 3,
+            "witness": [[0, 0, 1234, [2, 3], "float32"]],
+            "input_address": 99,
+            "graphs": None,
+            "note": "",
+        },
+        {
+            "index": 1,
+            "outcome": "raised",
+            "value": None,
+            "error": {"type": "ValueError", "message": "no"},
+            "launches": 0,
+            "witness": [],
+            "input_address": None,
+            "graphs": [
+                {
+                    "key": "(2, 3)",
+                    "shape": [2, 3],
+                    "static_input_id": 1,
+                    "static_input_address": 2,
+                    "static_input": encoder.value(np.zeros((2, 3))),
+                    "num_ops": 3,
+                }
+            ],
+            "note": "",
+        },
     ]
     return protocol.encode_observations("spec/case", steps, encoder.blobs)
 
@@ -342,7 +490,10 @@ def test_protocol_deep_nesting(depth):
 
 def test_protocol_integer_over_the_digit_limit_is_a_protocol_error():
     """One such integer from a worker once escaped as an internal error and aborted the batch."""
-    control = b"GGc1" + f'{{"protocol": 1, "kind": "status", "case": "spec/case", "exitcode": {HUGE_INT}, "signal": null}}'.encode()
+    control = (
+        b"GGc1"
+        + f'{{"protocol": 1, "kind": "status", "case": "spec/case", "exitcode": {HUGE_INT}, "signal": null}}'.encode()
+    )
     with pytest.raises(protocol.ProtocolError):
         protocol.decode_control(control)
     header = f'{{"protocol": 1, "case": "spec/case", "steps": [{{"index": 0, "outcome": "returned", "value": {HUGE_INT}}}, {{"index": 1, "outcome": "returned"}}]}}'.encode()

@@ -15,12 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.shipped import shipped_suite
 
 import grader
 from grader.grade import grade_submissions
 from grader.results import REPORT_FORMAT, STATUSES, read_report, report_to_json
 from grader.runner import RunSettings, Zygote
-from support.shipped import shipped_suite
 
 ROOT = Path(grader.__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
@@ -51,7 +51,10 @@ FUSE = "def fuse_elementwise(ops):\n"
 FAULTS = {
     "crash_segv": (FUSE, "    import ctypes\n    ctypes.string_at(0)\n"),
     "sys_exit": (FUSE, "    import sys\n    sys.exit(0)\n"),
-    "os_exit_batch3": ("        x = np.asarray(x)\n", "        if x.ndim and x.shape[0] == 3:\n            import os\n            os._exit(0)\n"),
+    "os_exit_batch3": (
+        "        x = np.asarray(x)\n",
+        "        if x.ndim and x.shape[0] == 3:\n            import os\n            os._exit(0)\n",
+    ),
     "hang": ("    def disable(self):\n", "        while True:\n            pass\n"),
 }
 HANG_TIMEOUT_S = 0.7
@@ -82,8 +85,12 @@ def klass(tmp_path_factory):
     subs = {
         "alt": write_dir(root, "alt", {"cudagraph.py": ALT, "_helpers.py": HELPERS}),
         "core_only": write_dir(root, "core_only", {"cudagraph.py": ALT_CORE, "_helpers.py": HELPERS}),
-        "syntax": write_dir(root, "syntax", {"cudagraph.py": "import numpy as np\n\ndef run_eager(ops, x:\n    return x\n"}),
-        "import_error": write_dir(root, "import_error", {"cudagraph.py": "import numpy as np\nfrom _nowhere import something\n"}),
+        "syntax": write_dir(
+            root, "syntax", {"cudagraph.py": "import numpy as np\n\ndef run_eager(ops, x:\n    return x\n"}
+        ),
+        "import_error": write_dir(
+            root, "import_error", {"cudagraph.py": "import numpy as np\nfrom _nowhere import something\n"}
+        ),
         "no_module": write_dir(root, "no_module", {"solution.py": ALT}),
     }
     template = root / "template"
@@ -97,7 +104,14 @@ def klass(tmp_path_factory):
 
 
 def graphgrade(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", "grade", *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", "grade", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        check=False,
+    )
 
 
 def load_reports(out: Path) -> dict[str, dict]:
@@ -207,7 +221,11 @@ def _compare_with_clean(reports, name):
     """(cases that differ from the clean run, cases that do not)."""
     clean, faulty = by_uid(reports["alt"]), by_uid(reports[name])
     assert clean.keys() == faulty.keys()
-    differ = {uid for uid in clean if (clean[uid]["status"], clean[uid]["score"]) != (faulty[uid]["status"], faulty[uid]["score"])}
+    differ = {
+        uid
+        for uid in clean
+        if (clean[uid]["status"], clean[uid]["score"]) != (faulty[uid]["status"], faulty[uid]["score"])
+    }
     for uid in set(clean) - differ:
         assert faulty[uid]["status"] == "passed" and faulty[uid]["score"] == clean[uid]["score"]
     return differ, faulty
@@ -247,7 +265,10 @@ def test_no_submission_grades_the_reference_to_full_marks(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "reference" / "report.json").read_text())
     assert report["score"] == report["max_score"] == 100
-    assert "reference (bundled solution): all specs 100/100" in proc.stdout and "grading the bundled reference" in proc.stderr
+    assert (
+        "reference (bundled solution): all specs 100/100" in proc.stdout
+        and "grading the bundled reference" in proc.stderr
+    )
 
 
 @pytest.mark.slow
@@ -302,8 +323,12 @@ def test_grading_twice_gives_the_same_reports(klass, tmp_path, suite):
     settings = RunSettings(case_timeout_s=5.0)
     with Zygote() as zygote:
         loaded = shipped_suite()
-        first = grade_submissions(zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "a", settings, jobs=2)
-        second = grade_submissions(zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "b", settings, jobs=1)
+        first = grade_submissions(
+            zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "a", settings, jobs=2
+        )
+        second = grade_submissions(
+            zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "b", settings, jobs=1
+        )
     assert [g.name for g in first] == [g.name for g in second] == names
     for a, b in zip(first, second):
         assert report_to_json(a.report, timing=False) == report_to_json(b.report, timing=False), a.name
@@ -322,10 +347,14 @@ def test_output_is_captured_per_case_and_cut_to_a_tail(tmp_path):
     with Zygote() as zygote:
         loaded = shipped_suite()
         specs = tuple(s for s in loaded.suite.specs if s.tag == "eager" and s.visibility == "visible")
-        [graded] = grade_submissions(zygote, loaded, specs, [sub], tmp_path / "out", RunSettings(tail_bytes=1000), jobs=1)
+        [graded] = grade_submissions(
+            zygote, loaded, specs, [sub], tmp_path / "out", RunSettings(tail_bytes=1000), jobs=1
+        )
     assert graded.report.score == graded.report.max_score
     tails = [c.output_tail for c in graded.report.cases]
-    assert all(t.endswith("run_eager called\n") and len(t) < 1100 and "earlier bytes cut" in t for t in tails), tails[0][:200]
+    assert all(t.endswith("run_eager called\n") and len(t) < 1100 and "earlier bytes cut" in t for t in tails), tails[
+        0
+    ][:200]
 
 
 @pytest.mark.slow
@@ -349,7 +378,9 @@ def test_output_tails_stay_with_their_cases_when_cases_are_pipelined(tmp_path, s
     with Zygote() as zygote:
         area = ScratchArea()
         try:
-            run = run_submission(zygote, area, 0, sub, cases, RunSettings(isolation=isolation), case_messages(cases), ahead)
+            run = run_submission(
+                zygote, area, 0, sub, cases, RunSettings(isolation=isolation), case_messages(cases), ahead
+            )
         finally:
             area.close()
     assert all(c.status == "observed" for c in run.cases)
@@ -405,7 +436,7 @@ def test_a_hidden_case_input_never_reaches_a_visible_case_output(tmp_path, suite
                 for step in case.steps:
                     for value in step.args:
                         if isinstance(value, ArrayValue):
-                            values.add("SEEN %.9g" % float(build_array(value).flat[0]))
+                            values.add(f"SEEN {float(build_array(value).flat[0]):.9g}")
         return values
 
     hidden_only = first_values(False) - first_values(True)
@@ -434,7 +465,11 @@ def test_redacted_cases_carry_no_timing_where_students_read(class_run):
     for name in reports:
         gs = json.loads((out / name / "results.json").read_text())
         assert gs["execution_time"] == 0
-        assert all(t["visibility"] == "hidden" for t in gs["tests"] if "Hidden case" in t["name"] or "hidden from students" in t["name"])
+        assert all(
+            t["visibility"] == "hidden"
+            for t in gs["tests"]
+            if "Hidden case" in t["name"] or "hidden from students" in t["name"]
+        )
         assert "graded in" not in (out / name / "report.html").read_text()
 
 
@@ -451,7 +486,9 @@ def test_a_symlinked_file_submission_is_graded(tmp_path):
 
 
 def test_bench_rejects_bad_counts_in_one_line():
-    result = subprocess.run([sys.executable, "-m", "grader.cli", "bench", "--repeats", "0"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "bench", "--repeats", "0"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "internal error" not in result.stderr
 
@@ -478,7 +515,10 @@ def test_a_grader_failure_costs_one_report_not_the_class(tmp_path, suite, monkey
     by_name = {g.name: g for g in graded}
     assert [g.name for g in graded] == ["first", "broken_for_the_grader", "last"]
     assert by_name["first"].report.percent == 100 and by_name["last"].report.percent == 100
-    assert by_name["broken_for_the_grader"].grader_failed and "simulated grader bug" in by_name["broken_for_the_grader"].report.problem
+    assert (
+        by_name["broken_for_the_grader"].grader_failed
+        and "simulated grader bug" in by_name["broken_for_the_grader"].report.problem
+    )
     assert (tmp_path / "out" / "grades.csv").read_text().count("\n") == 4  # header + 3 rows
 
 
@@ -515,7 +555,9 @@ def test_a_hidden_input_cannot_come_back_through_a_reimport_error(tmp_path, suit
     # What the student reads (staff.html and report.json are the staff's full record).
     gs = json.loads((out / "spy" / "results.json").read_text())
     gs["tests"] = [t for t in gs["tests"] if t["visibility"] != "hidden"]
-    everything = "".join((out / "spy" / f).read_text(errors="replace") for f in ("report.html", "junit.xml")) + json.dumps(gs)
+    everything = "".join(
+        (out / "spy" / f).read_text(errors="replace") for f in ("report.html", "junit.xml")
+    ) + json.dumps(gs)
     assert "SECRET" not in everything and "LOOT" not in everything
     assert hidden_uids  # the suite has hidden cases for the spy to reach
 

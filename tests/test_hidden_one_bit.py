@@ -51,15 +51,32 @@ def graded(tmp_path_factory) -> Path:
         subs.append(str(root / name))
     out = root / "out"
     proc = subprocess.run(
-        [str(GRAPHGRADE), "grade", *subs, "--specs", str(specs), "--out", str(out), "--jobs", "2", "--gradescope-hidden-visibility", "after_published"],
-        capture_output=True, text=True, timeout=600,
+        [
+            str(GRAPHGRADE),
+            "grade",
+            *subs,
+            "--specs",
+            str(specs),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--gradescope-hidden-visibility",
+            "after_published",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
     return out
 
 
 def _student_view(out: Path, name: str) -> dict[str, str]:
-    files = {f: (out / name / f).read_text(encoding="utf-8").replace(name, "NAME") for f in ("report.html", "junit.xml", "results.json")}
+    files = {
+        f: (out / name / f).read_text(encoding="utf-8").replace(name, "NAME")
+        for f in ("report.html", "junit.xml", "results.json")
+    }
     gs = json.loads(files["results.json"])
     assert all(t["visibility"] != "hidden" for t in gs["tests"])  # placed where students see them
     # Visible cases run first and keep their own timings (the student's own, noisy from run to
@@ -67,7 +84,10 @@ def _student_view(out: Path, name: str) -> dict[str, str]:
     assert re.findall(r'name="Hidden case \d+" time="([^"]*)"', files["junit.xml"]) and all(
         t == "0.000" for t in re.findall(r'name="Hidden case \d+" time="([^"]*)"', files["junit.xml"])
     )
-    visible_total = sum(float(t) for t in re.findall(r'<testcase classname="[^"]*" name="(?!Hidden)[^"]*" time="([^"]*)"', files["junit.xml"]))
+    visible_total = sum(
+        float(t)
+        for t in re.findall(r'<testcase classname="[^"]*" name="(?!Hidden)[^"]*" time="([^"]*)"', files["junit.xml"])
+    )
     assert abs(float(re.search(r'<testsuite [^>]*time="([^"]*)"', files["junit.xml"]).group(1)) - visible_total) < 0.01
     files["junit.xml"] = re.sub(r'time="[^"]*"', 'time="T"', files["junit.xml"])
     return files
@@ -76,7 +96,10 @@ def _student_view(out: Path, name: str) -> dict[str, str]:
 def test_the_five_ways_a_hidden_case_ends_are_one_bit_to_the_student(graded):
     staff = {name: json.loads((graded / name / "report.json").read_text()) for name in VARIANTS}
     # The submissions really did fail the hidden cases in five different ways (staff see it) ...
-    messages = {name: " | ".join(c["message"] for c in r["cases"] if c["redacted"] and c["status"] != "passed") for name, r in staff.items()}
+    messages = {
+        name: " | ".join(c["message"] for c in r["cases"] if c["redacted"] and c["status"] != "passed")
+        for name, r in staff.items()
+    }
     assert messages["v-pass"] == ""
     assert "should cost" in messages["v-wrong"]
     assert "NotImplementedError" in messages["v-notimpl"]

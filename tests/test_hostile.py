@@ -30,9 +30,9 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -52,6 +52,8 @@ def batch_wall_limit(count: int) -> float:
     budget: JOBS at a time, each using all of it (the batch grew with the attacks, and the
     machine may be busy: a fixed figure measured once is not a bound)."""
     return math.ceil(count / JOBS) * BUDGET
+
+
 SLACK_S = 3.0
 UID_RANGE = range(61000, 62000)
 PORT = 47391  # h22_network aims here
@@ -227,7 +229,9 @@ def _tree(path: Path) -> dict[str, tuple[int, str]]:
     while stack:
         rel = stack.pop()
         with os.scandir(path / rel if rel else path) as listing:
-            entries = [(e.name, e.path, e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False)) for e in listing]
+            entries = [
+                (e.name, e.path, e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False)) for e in listing
+            ]
         for name, full, is_dir, is_file in entries:
             child = f"{rel}/{name}" if rel else name
             if is_dir:
@@ -353,8 +357,7 @@ def _grade(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Comple
         cwd=cwd,
         env=env,
         stdin=subprocess.PIPE,  # kept open and silent: a worker that inherited it would block on it
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
         timeout=GRADE_TIMEOUT_S,
     )
@@ -369,7 +372,9 @@ def run_batch(tmp: Path, names: list[str]) -> Batch:
     specs = tmp / "specs"
     shutil.copytree(Path(specs_package.__file__).resolve().parent, specs, ignore=shutil.ignore_patterns("__pycache__"))
     for yaml_file in specs.glob("*.yaml"):
-        yaml_file.write_text(yaml_file.read_text() + f"\n# {spec_canary} (hidden-case canary: must never leave the grader)\n")
+        yaml_file.write_text(
+            yaml_file.read_text() + f"\n# {spec_canary} (hidden-case canary: must never leave the grader)\n"
+        )
     out = tmp / "out"
     (out / "previous").mkdir(parents=True)
     (out / "previous" / "report.json").write_text('{"an earlier run": true}')
@@ -389,7 +394,23 @@ def run_batch(tmp: Path, names: list[str]) -> Batch:
     try:
         started = time.monotonic()
         args = [str(subs[n]) for n in ["honest", "buggy", *names]]
-        done = _grade([*args, "--out", str(out), "--specs", str(specs), "--timeout", str(TIMEOUT), "--budget", str(BUDGET), "--jobs", str(JOBS)], cwd, env)
+        done = _grade(
+            [
+                *args,
+                "--out",
+                str(out),
+                "--specs",
+                str(specs),
+                "--timeout",
+                str(TIMEOUT),
+                "--budget",
+                str(BUDGET),
+                "--jobs",
+                str(JOBS),
+            ],
+            cwd,
+            env,
+        )
         wall = time.monotonic() - started
         time.sleep(0.3)  # let anything that escaped show itself
         _reap_zombies()
@@ -414,13 +435,45 @@ def run_batch(tmp: Path, names: list[str]) -> Batch:
         path = out / name / "report.json"
         reports[name] = json.loads(path.read_text()) if path.exists() else {}
     alone_out = tmp / "alone"
-    alone_done = _grade([str(subs["honest"]), "--out", str(alone_out), "--specs", str(specs), "--timeout", str(TIMEOUT), "--budget", str(BUDGET)], cwd, env)
+    alone_done = _grade(
+        [
+            str(subs["honest"]),
+            "--out",
+            str(alone_out),
+            "--specs",
+            str(specs),
+            "--timeout",
+            str(TIMEOUT),
+            "--budget",
+            str(BUDGET),
+        ],
+        cwd,
+        env,
+    )
     assert alone_done.returncode == 0, alone_done.stderr
     alone = json.loads((alone_out / "honest" / "report.json").read_text())
     return Batch(
-        out, subs, specs, done.returncode, wall, done.stderr, reports, alone, leftover_children, leftover_sandbox, arrived,
-        trees_before, trees_after, fakes_before, fakes_after, cwd, spec_canary, env_canary,
-        done.stdout, ipc_before, ipc_after,
+        out,
+        subs,
+        specs,
+        done.returncode,
+        wall,
+        done.stderr,
+        reports,
+        alone,
+        leftover_children,
+        leftover_sandbox,
+        arrived,
+        trees_before,
+        trees_after,
+        fakes_before,
+        fakes_after,
+        cwd,
+        spec_canary,
+        env_canary,
+        done.stdout,
+        ipc_before,
+        ipc_after,
     )
 
 
@@ -451,7 +504,9 @@ def check_batch_finished(batch: Batch, count: int) -> None:
     assert batch.wall_s < batch_wall_limit(count), f"{batch.wall_s:.0f} s for {count} submissions"
     for name, report in batch.reports.items():
         assert report, f"no report for {name}"
-        assert report["duration_s"] <= BUDGET + SLACK_S, f"{name} ran {report['duration_s']:.1f} s, past its {BUDGET} s budget"
+        assert report["duration_s"] <= BUDGET + SLACK_S, (
+            f"{name} ran {report['duration_s']:.1f} s, past its {BUDGET} s budget"
+        )
 
 
 def check_honest_unchanged(batch: Batch) -> None:
@@ -480,13 +535,17 @@ def check_points(batch: Batch, name: str) -> None:
         # Those cases may fail; every case graded before the budget ran out must be as expected.
         ran = next((i for i, c in enumerate(cases) if _budget_used_up(c)), len(cases))
         assert all(_budget_used_up(c) for c in cases[ran:]), f"{name}: the budget ran out, then a case ran"
-        wrong = [f"{c['spec']}/{c['case']}: {c['status']}" for c in cases[:ran] if (c["status"] == "passed") == affected(c)]
+        wrong = [
+            f"{c['spec']}/{c['case']}: {c['status']}" for c in cases[:ran] if (c["status"] == "passed") == affected(c)
+        ]
         assert not wrong, f"{name}: cases graded other than expected: {wrong[:8]}"
         assert not any(c["status"] == "passed" and affected(c) for c in cases[ran:])
     elif expect.kind == "earned":
         assert report["score"] <= honest["score"]
     elif expect.kind == "cheat":
-        assert report["score"] <= buggy["score"] < report["max_score"], f"{name} scored {report['score']} > buggy {buggy['score']}"
+        assert report["score"] <= buggy["score"] < report["max_score"], (
+            f"{name} scored {report['score']} > buggy {buggy['score']}"
+        )
         assert passed <= {(c["spec"], c["case"]) for c in buggy["cases"] if c["status"] == "passed"}
     else:  # pragma: no cover
         raise AssertionError(expect.kind)
@@ -503,9 +562,17 @@ def check_nothing_written_outside(batch: Batch) -> None:
     assert after["previous/report.json"] == before["previous/report.json"]
     for rel in after:
         top = rel.split("/", 1)[0]
-        assert top in batch.reports or top in ("previous", "summary.html", "grades.csv", "similarity.json", "similarity.html"), f"unexpected file OUT/{rel}"
+        assert top in batch.reports or top in (
+            "previous",
+            "summary.html",
+            "grades.csv",
+            "similarity.json",
+            "similarity.html",
+        ), f"unexpected file OUT/{rel}"
     for path in batch.out.rglob("*"):
-        if path.is_file() and path.name != "similarity.html":  # staff's side-by-side page quotes the sources, marker constant included
+        if (
+            path.is_file() and path.name != "similarity.html"
+        ):  # staff's side-by-side page quotes the sources, marker constant included
             assert MARKER not in path.read_text(errors="replace"), f"a hostile submission's fake landed in {path}"
     new_fakes = batch.fakes_after - batch.fakes_before
     if LANDLOCK < 1:  # world-writable folders are open to any uid without Landlock (SECURITY.md)
@@ -514,13 +581,22 @@ def check_nothing_written_outside(batch: Batch) -> None:
 
 
 def check_no_process_left(batch: Batch) -> None:
-    assert not batch.leftover_children, f"processes left behind (re-parented to the test): {sorted(batch.leftover_children)}"
+    assert not batch.leftover_children, (
+        f"processes left behind (re-parented to the test): {sorted(batch.leftover_children)}"
+    )
     assert not batch.leftover_sandbox, f"sandbox processes still running: {batch.leftover_sandbox}"
 
 
 def check_nothing_leaked(batch: Batch, name: str) -> None:
     _needs_landlock(name)
-    forbidden = [batch.spec_canary, batch.env_canary, "yaml-language-server", "visibility: hidden", REFERENCE_LINE, "STOLE the reference"]
+    forbidden = [
+        batch.spec_canary,
+        batch.env_canary,
+        "yaml-language-server",
+        "visibility: hidden",
+        REFERENCE_LINE,
+        "STOLE the reference",
+    ]
     for path in (batch.out / name).rglob("*"):
         if path.is_file():
             text = path.read_text(errors="replace")
@@ -540,7 +616,9 @@ def check_output_capped(batch: Batch, name: str) -> None:
 @pytest.fixture(scope="module")
 def root_batch(tmp_path_factory) -> Batch:
     if not IS_ROOT:
-        pytest.skip("the full hostile batch runs as root (as in CI and a Gradescope container); see test_hostile_subset_without_root")
+        pytest.skip(
+            "the full hostile batch runs as root (as in CI and a Gradescope container); see test_hostile_subset_without_root"
+        )
     return run_batch(tmp_path_factory.mktemp("hostile"), hostile_names())
 
 
@@ -584,7 +662,9 @@ def _private_tmpfs_possible() -> bool:
 
 def test_disk_fill_capped_by_private_tmpfs(root_batch):
     if not _private_tmpfs_possible():
-        pytest.skip("no CAP_SYS_ADMIN (a restricted container): no private tmpfs, the container's disk quota is the limit")
+        pytest.skip(
+            "no CAP_SYS_ADMIN (a restricted container): no private tmpfs, the container's disk quota is the limit"
+        )
     tails = [c["output_tail"] for c in root_batch.reports["h25_disk_fill"]["cases"]]
     written = [int(m) for tail in tails for m in re.findall(r"\[hostile\] disk: wrote (\d+)", tail)]
     assert written, "h25_disk_fill printed nothing (its fusion cases did not run?)"
@@ -622,7 +702,11 @@ STUDENT_AND_STAFF_FILES = ("report.html", "report.json", "results.json", "junit.
 
 
 def _all_text(report: dict) -> str:
-    return report["output_tail"] + report.get("problem", "") + "".join(c["output_tail"] + c["message"] for c in report["cases"])
+    return (
+        report["output_tail"]
+        + report.get("problem", "")
+        + "".join(c["output_tail"] + c["message"] for c in report["cases"])
+    )
 
 
 def test_ipc_is_not_shared_between_submissions(root_batch):
@@ -641,7 +725,19 @@ def test_ipc_not_found_by_a_later_run(root_batch, tmp_path):
     finds nothing: nothing of the writer outlived its worker."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env["PYTHONPATH"] = str(REPO)
-    done = _grade([str(root_batch.subs["h41_ipc_reader"]), "--out", str(tmp_path / "out"), "--timeout", str(TIMEOUT), "--budget", str(BUDGET)], tmp_path, env)
+    done = _grade(
+        [
+            str(root_batch.subs["h41_ipc_reader"]),
+            "--out",
+            str(tmp_path / "out"),
+            "--timeout",
+            str(TIMEOUT),
+            "--budget",
+            str(BUDGET),
+        ],
+        tmp_path,
+        env,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads((tmp_path / "out" / "h41_ipc_reader" / "report.json").read_text())
     text = _all_text(report)
@@ -656,7 +752,16 @@ def test_no_ipc_object_left_behind(root_batch):
 
 def test_keyring_and_new_namespaces_refused(root_batch):
     text = _all_text(root_batch.reports["h48_keyring_userns"])
-    for call in ("add_key", "request_key", "keyctl", "unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "clone(CLONE_PARENT)", "clone3", "setns"):
+    for call in (
+        "add_key",
+        "request_key",
+        "keyctl",
+        "unshare(CLONE_NEWUSER)",
+        "clone(CLONE_NEWUSER)",
+        "clone(CLONE_PARENT)",
+        "clone3",
+        "setns",
+    ):
         assert f"[hostile] {call}: refused" in text, call
     assert "WORKED" not in text
     assert "clone3: refused (errno 38 " in text  # ENOSYS: the C library falls back to clone
@@ -671,7 +776,9 @@ def test_import_errors_cannot_drive_the_terminal(root_batch):
         assert bad not in root_batch.stdout + root_batch.stderr, repr(bad)
     lines = root_batch.stdout.splitlines()
     names = {"honest", "buggy", *EXPECT}
-    assert all(line.split(":", 1)[0] in names for line in lines), [line for line in lines if line.split(":", 1)[0] not in names]
+    assert all(line.split(":", 1)[0] in names for line in lines), [
+        line for line in lines if line.split(":", 1)[0] not in names
+    ]
     assert len(lines) == len(names)
     for name in ("h42_surrogate_import", "h43_ansi_import"):
         assert "could not be imported" in root_batch.reports[name]["problem"]
@@ -699,12 +806,17 @@ def test_forged_array_shape_is_a_protocol_error_for_that_case(root_batch):
     fusion_cases = [c for c in report["cases"] if c["tag"] == "fusion" and not c["redacted"]]
     assert fusion_cases and all(c["status"] in ("error", "crashed") for c in fusion_cases)
     assert all(
-        "malformed" in c["message"] or "could not be read" in c["message"] or "before reporting a result" in c["message"] for c in fusion_cases
+        "malformed" in c["message"]
+        or "could not be read" in c["message"]
+        or "before reporting a result" in c["message"]
+        for c in fusion_cases
     ), fusion_cases[0]["message"]
     assert not report["problem"]  # never "the grader failed"
 
 
-@pytest.mark.parametrize("name, says", [("h46_many_dirs", "more than 1000 entries"), ("h47_deep_dirs", "nested more than 8 deep")])
+@pytest.mark.parametrize(
+    "name, says", [("h46_many_dirs", "more than 1000 entries"), ("h47_deep_dirs", "nested more than 8 deep")]
+)
 def test_many_and_deep_directories_refused_in_seconds(root_batch, name, says):
     report = root_batch.reports[name]
     assert report["score"] == 0 and says in report["problem"]
@@ -744,7 +856,9 @@ def test_forged_structure_is_flagged_not_penalised(root_batch):
     assert [c["status"] for c in report["cases"]] == [c["status"] for c in honest["cases"]]
     assert {f["file"] for f in honest["flags"]} <= {"_hostile_kit.py"}
     summary = (root_batch.out / "summary.html").read_text()
-    review = summary[summary.index('id="needs-review"'):summary.index("</table>", summary.index('id="needs-review"'))]
+    review = summary[summary.index('id="needs-review"') : summary.index("</table>", summary.index('id="needs-review"'))]
     assert "h49_forged_structure" in review and "needs review" in review
-    student_facing = [(root_batch.out / "h49_forged_structure" / n).read_text() for n in ("report.html", "results.json", "junit.xml")]
+    student_facing = [
+        (root_batch.out / "h49_forged_structure" / n).read_text() for n in ("report.html", "results.json", "junit.xml")
+    ]
     assert not any("patch-builtins" in text or "needs review" in text for text in student_facing)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SUBMISSION = '''
+SUBMISSION = """
 import builtins, os, random, sys
 import numpy as np
 import helper
@@ -40,14 +40,14 @@ def mutate():
     np.brand_new = 1
     sys.setrecursionlimit(123)
     sys.path.append("/nowhere")
-'''
+"""
 
-HELPER = '''
+HELPER = """
 REAL_LEN = len
 COUNT = 0
-'''
+"""
 
-DRIVER = '''
+DRIVER = """
 import os, sys, threading
 from pathlib import Path
 from grader.worker import inprocess, submission
@@ -75,7 +75,7 @@ assert fresh.lasting_damage() == ""
 threading.Thread(target=lambda: __import__("time").sleep(2), daemon=True).start()
 assert fresh.lasting_damage() == "a thread left running"
 print("OK")
-'''
+"""
 
 
 def test_every_case_gets_a_fresh_submission_and_a_restored_process(tmp_path):
@@ -83,6 +83,8 @@ def test_every_case_gets_a_fresh_submission_and_a_restored_process(tmp_path):
     sub.mkdir()
     (sub / "cudagraph.py").write_text(SUBMISSION)
     (sub / "helper.py").write_text(HELPER)
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(DRIVER), str(sub)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(DRIVER), str(sub)], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["imported", "OK"]  # the re-execution printed nothing

@@ -23,9 +23,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
-
 import kit_secrets
+import pytest
 
 pytestmark = pytest.mark.slow
 
@@ -67,15 +66,31 @@ def _venv(path: Path, deps: Path) -> Path:
 def _pip_install(venv: Path, target: Path) -> None:
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps", "--no-build-isolation", "--no-index", str(target)],
-        capture_output=True, text=True, env=env, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            str(target),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 def _run(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return subprocess.run([str(venv / "bin" / args[0]), *args[1:]], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+    return subprocess.run(
+        [str(venv / "bin" / args[0]), *args[1:]], cwd=cwd, capture_output=True, text=True, env=env, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")
@@ -112,14 +127,32 @@ def test_gradescope_bundle_after_a_plain_install(full, deps, tmp_path):
     assert done.returncode == 0, done.stderr
     with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
         names = set(zf.namelist())
-        assert {"setup.sh", "run_autograder", "kit/pyproject.toml", "kit/reference/cudagraph.py", "kit/docs/contract.md", "specs/02_eager.yaml"} <= names
+        assert {
+            "setup.sh",
+            "run_autograder",
+            "kit/pyproject.toml",
+            "kit/reference/cudagraph.py",
+            "kit/docs/contract.md",
+            "specs/02_eager.yaml",
+        } <= names
         assert not any(n.startswith("kit/specs/") and n.endswith(".yaml") for n in names)
         zf.extractall(tmp_path / "autograder")
     # What setup.sh does: pip-install kit/; what run_autograder does: grade against specs/.
     grader_venv = _venv(tmp_path / "gradescope-venv", deps)
     _pip_install(grader_venv, tmp_path / "autograder" / "kit")
-    done = _run(grader_venv, "graphgrade", "grade", str(CORRECT), "--specs", str(tmp_path / "autograder" / "specs"),
-                "--out", str(tmp_path / "out"), "--visibility", "all", cwd=tmp_path)
+    done = _run(
+        grader_venv,
+        "graphgrade",
+        "grade",
+        str(CORRECT),
+        "--specs",
+        str(tmp_path / "autograder" / "specs"),
+        "--out",
+        str(tmp_path / "out"),
+        "--visibility",
+        "all",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "out" / "minimal" / "results.json").read_text())
     assert results["score"] == 100 and len(results["tests"]) > 90
@@ -167,8 +200,13 @@ def test_kit_has_no_reference_and_refuses_what_needs_it(kit_venv, tmp_path):
 def test_kit_holds_nothing_hidden_installed_or_zipped(kit_venv, kit_zip):
     needles = kit_secrets.needles()
     site = _site(kit_venv)
-    subprocess.run([str(kit_venv / "bin" / "python"), "-m", "compileall", "-q", str(site / "grader"), str(site / "specs")], check=False)
-    ours = [site / name for name in ("grader", "reports", "specs", "student_template")] + list(site.glob("graphgrade-*.dist-info"))
+    subprocess.run(
+        [str(kit_venv / "bin" / "python"), "-m", "compileall", "-q", str(site / "grader"), str(site / "specs")],
+        check=False,
+    )
+    ours = [site / name for name in ("grader", "reports", "specs", "student_template")] + list(
+        site.glob("graphgrade-*.dist-info")
+    )
     assert not (site / "reference").exists()
     assert list((site / "grader").rglob("*.pyc")), "the installed tree's compiled files are scanned too"
     findings = kit_secrets.scan_zip(kit_zip, needles)

@@ -9,13 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from test_reports_samples import failing_report
+from test_reports_samples import passing_report as perfect_report
 
 from grader import integrity
 from grader.integrity import RULES, integrity_flags, scan_source, scan_submission
 from grader.results import Flag, ReportError, report_from_json, report_to_json
 from reports import render_submission, render_summary, to_gradescope, to_junit_xml
-
-from test_reports_samples import failing_report, passing_report as perfect_report
 
 REPO = Path(__file__).resolve().parents[1]
 HONEST = [
@@ -44,19 +44,73 @@ def test_grading_the_installed_reference_records_no_flag():
 
 
 CASES = {
-    "import-grader": ["import grader.runner", "from reference import cudagraph", "import importlib\nm = importlib.import_module('reference.cudagraph')", "__import__('grader')", "f(load, 'grader.judge')"],
-    "sys-modules": ["import sys\nx = sys.modules['grader']", "from sys import modules", "import sys as s\ns.modules.pop('x', None)"],
+    "import-grader": [
+        "import grader.runner",
+        "from reference import cudagraph",
+        "import importlib\nm = importlib.import_module('reference.cudagraph')",
+        "__import__('grader')",
+        "f(load, 'grader.judge')",
+    ],
+    "sys-modules": [
+        "import sys\nx = sys.modules['grader']",
+        "from sys import modules",
+        "import sys as s\ns.modules.pop('x', None)",
+    ],
     "gc": ["import gc\ngc.get_objects()", "from gc import get_objects", "g = __import__('gc')"],
     "ctypes": ["import ctypes", "from ctypes import CDLL", "import ctypes.util"],
-    "frames": ["import sys\nf = sys._getframe(1)", "import inspect", "def f(g):\n    return g.__globals__", "x = tb.tb_frame.f_back", "import sys\nsys.settrace(None)", "getattr(sys, '_getframe')"],
+    "frames": [
+        "import sys\nf = sys._getframe(1)",
+        "import inspect",
+        "def f(g):\n    return g.__globals__",
+        "x = tb.tb_frame.f_back",
+        "import sys\nsys.settrace(None)",
+        "getattr(sys, '_getframe')",
+    ],
     "subclasses": ["object.__subclasses__()", "getattr(type, '__subclasses__')"],
-    "patch-builtins": ["import builtins\nbuiltins.len = None", "__builtins__['len'] = None", "import builtins as b\nsetattr(b, 'isinstance', f)", "import builtins\ndel builtins.print", "__builtins__ = {}"],
-    "patch-numpy": ["import numpy as np\nnp.allclose = f", "import numpy\nnumpy.testing.assert_allclose = f", "import numpy as xp\nsetattr(xp, 'array_equal', f)", "import numpy as np\nnp.ndarray.__eq__ = f"],
-    "fork": ["import os\nos.fork()", "from os import fork", "import os\nos.register_at_fork(after_in_child=f)", "import pty\npty.fork()"],
-    "threads": ["import threading\nthreading.Thread(target=f).start()", "from threading import Timer", "import _thread", "import multiprocessing", "from concurrent.futures import ThreadPoolExecutor", "import threading\nclass T(threading.Thread): pass"],
+    "patch-builtins": [
+        "import builtins\nbuiltins.len = None",
+        "__builtins__['len'] = None",
+        "import builtins as b\nsetattr(b, 'isinstance', f)",
+        "import builtins\ndel builtins.print",
+        "__builtins__ = {}",
+    ],
+    "patch-numpy": [
+        "import numpy as np\nnp.allclose = f",
+        "import numpy\nnumpy.testing.assert_allclose = f",
+        "import numpy as xp\nsetattr(xp, 'array_equal', f)",
+        "import numpy as np\nnp.ndarray.__eq__ = f",
+    ],
+    "fork": [
+        "import os\nos.fork()",
+        "from os import fork",
+        "import os\nos.register_at_fork(after_in_child=f)",
+        "import pty\npty.fork()",
+    ],
+    "threads": [
+        "import threading\nthreading.Thread(target=f).start()",
+        "from threading import Timer",
+        "import _thread",
+        "import multiprocessing",
+        "from concurrent.futures import ThreadPoolExecutor",
+        "import threading\nclass T(threading.Thread): pass",
+    ],
     "mmap": ["import mmap"],
-    "ipc": ["import sysv_ipc", "libc.shmget(1, 2, 3)", "getattr(libc, 'msgget')", "open('/dev/shm/x', 'w')", "import os\nos.mkfifo('p')", "from multiprocessing import shared_memory"],
-    "dynamic-code": ["exec(code)", "eval('1')", "compile(src, 'f', 'exec')", "__import__(name)", "import importlib.util\nimportlib.util.spec_from_file_location('x', p)", "spec.loader.exec_module(m)"],
+    "ipc": [
+        "import sysv_ipc",
+        "libc.shmget(1, 2, 3)",
+        "getattr(libc, 'msgget')",
+        "open('/dev/shm/x', 'w')",
+        "import os\nos.mkfifo('p')",
+        "from multiprocessing import shared_memory",
+    ],
+    "dynamic-code": [
+        "exec(code)",
+        "eval('1')",
+        "compile(src, 'f', 'exec')",
+        "__import__(name)",
+        "import importlib.util\nimportlib.util.spec_from_file_location('x', p)",
+        "spec.loader.exec_module(m)",
+    ],
 }
 
 
@@ -158,13 +212,21 @@ def test_the_walk_is_bounded(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------ the report and its readers
-FLAGS = (Flag("gc", "cudagraph.py", 4, "uses the garbage collector (gc): import gc"), Flag("compiled-code", "x.so", 0, "ships compiled code"))
+FLAGS = (
+    Flag("gc", "cudagraph.py", 4, "uses the garbage collector (gc): import gc"),
+    Flag("compiled-code", "x.so", 0, "ships compiled code"),
+)
 
 
 def test_flags_round_trip_through_report_json_and_are_validated():
     report = replace(perfect_report(), flags=FLAGS)
     data = json.loads(json.dumps(report_to_json(report)))
-    assert data["format"] == 2 and data["flags"][0] == {"rule": "gc", "file": "cudagraph.py", "line": 4, "message": FLAGS[0].message}
+    assert data["format"] == 2 and data["flags"][0] == {
+        "rule": "gc",
+        "file": "cudagraph.py",
+        "line": 4,
+        "message": FLAGS[0].message,
+    }
     assert report_from_json(data) == report
     for bad, where in [
         ({"rule": "gc", "file": "a.py", "line": 1}, "missing key 'message'"),
@@ -184,7 +246,7 @@ def test_flags_show_for_staff_and_never_for_students():
     flagged = replace(failing_report(), flags=FLAGS)
     clean = perfect_report()
     summary = render_summary([flagged, clean], ["a/report.html", "b/report.html"])
-    block = summary[summary.index('id="needs-review"'):]
+    block = summary[summary.index('id="needs-review"') :]
     block = block[: block.index("</table>")]
     assert flagged.submission in block and "needs review" in block and "cudagraph.py:4" in block
     assert clean.submission not in block

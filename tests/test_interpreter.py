@@ -10,12 +10,12 @@ from __future__ import annotations
 import types
 
 import numpy as np
+from support.spec_text import FUSE_STEPS, FUSED_CHECK, RUNNER_STEPS, load_case
 
 from grader.interpreter import CaseInterpreter, observe_in_process
 from grader.judge import judge_case
 from grader.protocol import OpaqueValue
 from grader.spec_model import Step
-from support.spec_text import FUSE_STEPS, FUSED_CHECK, RUNNER_STEPS, load_case
 
 
 # ------------------------------------------------------------------ values that cannot be copied out
@@ -59,7 +59,11 @@ def test_fused_ops_through_the_worker_interpreter():
     case, oracles = load_case(FUSE_STEPS, FUSED_CHECK)
     ref = fresh_reference(__name__)
     observation = observe_in_process(ref, case.uid, case.steps)
-    assert [(o.given, o.position, o.elementwise) for o in observation.steps[0].ops] == [(False, -1, True), (True, 3, False), (True, 4, True)]
+    assert [(o.given, o.position, o.elementwise) for o in observation.steps[0].ops] == [
+        (False, -1, True),
+        (True, 3, False),
+        (True, 4, True),
+    ]
     assert judge_case(case, oracles, observation).status == "passed"
 
 
@@ -80,7 +84,12 @@ def test_each_step_records_its_value_launches_witness_and_the_callers_input():
     from reference.mutants._base import fresh_reference
 
     built, first, second = _observe(fresh_reference(__name__))
-    assert (built.outcome, built.value, built.launches, built.witness) == ("returned", OpaqueValue("GraphRunner"), 0, ())
+    assert (built.outcome, built.value, built.launches, built.witness) == (
+        "returned",
+        OpaqueValue("GraphRunner"),
+        0,
+        (),
+    )
     assert (first.launches, second.launches) == (3, 1)  # capture runs each op once, a replay is one launch
     for step in (first, second):
         assert step.outcome == "returned" and step.error is None

@@ -47,7 +47,10 @@ def _namespaces_possible() -> bool:
     return IS_ROOT and all(sandbox.probe_namespaces().values())
 
 
-needs_namespaces = pytest.mark.skipif(not _namespaces_possible(), reason="unshare(CLONE_NEWIPC|CLONE_NEWNET) refused here (not root, or a restricted container)")
+needs_namespaces = pytest.mark.skipif(
+    not _namespaces_possible(),
+    reason="unshare(CLONE_NEWIPC|CLONE_NEWNET) refused here (not root, or a restricted container)",
+)
 
 
 # ------------------------------------------------------------------ namespaces
@@ -58,7 +61,11 @@ def test_each_worker_has_ipc_and_network_namespaces_of_its_own(layout):
     def probe(applied):
         with open("/proc/self/net/dev") as f:
             interfaces = [line.split(":")[0].strip() for line in f.readlines()[2:]]
-        return {"ipc": os.readlink("/proc/self/ns/ipc"), "net": os.readlink("/proc/self/ns/net"), "interfaces": interfaces}
+        return {
+            "ipc": os.readlink("/proc/self/ns/ipc"),
+            "net": os.readlink("/proc/self/ns/net"),
+            "interfaces": interfaces,
+        }
 
     first, second = confined(plan, probe), confined(plan, probe)
     mine = {"ipc": os.readlink("/proc/self/ns/ipc"), "net": os.readlink("/proc/self/ns/net")}
@@ -134,8 +141,12 @@ def test_seccomp_refuses_keyrings_and_new_namespaces_but_not_fork_or_threads(lay
             "keyctl": call(NR["keyctl"], ctypes.c_int(0), ctypes.c_int(-4), ctypes.c_int(1)),
             "unshare_user": call(NR["unshare"], ctypes.c_ulong(sandbox.CLONE_NEWUSER)),
             "unshare_net": call(NR["unshare"], ctypes.c_ulong(sandbox.CLONE_NEWNET)),
-            "clone_user": call(NR["clone"], ctypes.c_ulong(sandbox.CLONE_NEWUSER | signal.SIGCHLD), None, None, None, ctypes.c_ulong(0)),
-            "clone_parent": call(NR["clone"], ctypes.c_ulong(sandbox.CLONE_PARENT | signal.SIGCHLD), None, None, None, ctypes.c_ulong(0)),
+            "clone_user": call(
+                NR["clone"], ctypes.c_ulong(sandbox.CLONE_NEWUSER | signal.SIGCHLD), None, None, None, ctypes.c_ulong(0)
+            ),
+            "clone_parent": call(
+                NR["clone"], ctypes.c_ulong(sandbox.CLONE_PARENT | signal.SIGCHLD), None, None, None, ctypes.c_ulong(0)
+            ),
             "clone3": call(NR["clone3"], None, ctypes.c_size_t(0)),
             "setns": call(NR["setns"], ctypes.c_int(0), ctypes.c_int(0)),
         }
@@ -152,7 +163,16 @@ def test_seccomp_refuses_keyrings_and_new_namespaces_but_not_fork_or_threads(lay
 
     answer = confined(plan, probe)
     assert answer["applied"]["socket_filter"]
-    for name in ("add_key", "request_key", "keyctl", "unshare_user", "unshare_net", "clone_user", "clone_parent", "setns"):
+    for name in (
+        "add_key",
+        "request_key",
+        "keyctl",
+        "unshare_user",
+        "unshare_net",
+        "clone_user",
+        "clone_parent",
+        "setns",
+    ):
         assert answer[name] == errno.EPERM, (name, answer[name])
     assert answer["clone3"] == errno.ENOSYS
     assert answer["fork"] == 7 and answer["thread"] == [1]
@@ -219,10 +239,19 @@ def test_worker_cgroup_bounds_the_whole_tree(layout):
 def test_lost_layers_name_what_is_missing_as_root_only():
     from grader.runner import lost_layers
 
-    everything = {"root": True, "ipc_namespace": True, "net_namespace": True, "cgroup": True, "landlock_abi": 6, "seccomp": True}
+    everything = {
+        "root": True,
+        "ipc_namespace": True,
+        "net_namespace": True,
+        "cgroup": True,
+        "landlock_abi": 6,
+        "seccomp": True,
+    }
     assert lost_layers(everything) == []
     assert lost_layers({**everything, "root": False, "cgroup": False}) == []
-    lines = lost_layers({**everything, "ipc_namespace": False, "cgroup": False, "cgroup_detail": "v1: Read-only file system"})
+    lines = lost_layers(
+        {**everything, "ipc_namespace": False, "cgroup": False, "cgroup_detail": "v1: Read-only file system"}
+    )
     assert len(lines) == 2 and "IPC namespace" in lines[0] and "Read-only file system" in lines[1]
 
 
@@ -237,8 +266,19 @@ def test_uid_purge_removes_its_ipc_objects_and_keys(lease):
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
-            made = [libc.shmget(IPC_PRIVATE, ctypes.c_size_t(4096), 0o600), libc.msgget(IPC_PRIVATE, 0o600), libc.semget(IPC_PRIVATE, 1, 0o600)]
-            key = libc.syscall(NR.get("add_key", -1), ctypes.c_char_p(b"user"), ctypes.c_char_p(b"gg-purge"), ctypes.c_char_p(b"x"), ctypes.c_size_t(1), ctypes.c_int(-4))
+            made = [
+                libc.shmget(IPC_PRIVATE, ctypes.c_size_t(4096), 0o600),
+                libc.msgget(IPC_PRIVATE, 0o600),
+                libc.semget(IPC_PRIVATE, 1, 0o600),
+            ]
+            key = libc.syscall(
+                NR.get("add_key", -1),
+                ctypes.c_char_p(b"user"),
+                ctypes.c_char_p(b"gg-purge"),
+                ctypes.c_char_p(b"x"),
+                ctypes.c_size_t(1),
+                ctypes.c_int(-4),
+            )
             os.write(w, json.dumps({"made": made, "key": key}).encode())
         finally:
             os._exit(0)
@@ -262,7 +302,9 @@ def test_uid_purge_removes_its_ipc_objects_and_keys(lease):
                 os.setgroups([])
                 os.setgid(uid)
                 os.setuid(uid)
-                found = libc.syscall(NR["request_key"], ctypes.c_char_p(b"user"), ctypes.c_char_p(b"gg-purge"), None, ctypes.c_int(0))
+                found = libc.syscall(
+                    NR["request_key"], ctypes.c_char_p(b"user"), ctypes.c_char_p(b"gg-purge"), None, ctypes.c_int(0)
+                )
                 os.write(w, str(found).encode())
             finally:
                 os._exit(0)
@@ -285,7 +327,10 @@ def test_uid_purge_removes_its_ipc_objects_and_keys(lease):
         ("a\x1b]0;title\x1b\\b", "ab"),
         ("a\x9b31mb\x85c\x00d\x7fe", "abcde"),
         ("line\r\nnext\rthird", "line\nnext\nthird"),
-        ("\u202eevil\u2066 \u2067\u2068\u2069\u202a\u202b\u202c\u202d\u200e\u200f\u061c", "\ufffdevil\ufffd " + "\ufffd" * 10),
+        (
+            "\u202eevil\u2066 \u2067\u2068\u2069\u202a\u202b\u202c\u202d\u200e\u200f\u061c",
+            "\ufffdevil\ufffd " + "\ufffd" * 10,
+        ),
         ("zero\u200bwidth\u200c\u200d\u2060\ufeff", "zero\ufffdwidth" + "\ufffd" * 4),
         ("sep\u2028arators\u2029", "sep\ufffdarators\ufffd"),
     ],
@@ -301,7 +346,9 @@ def test_one_line_never_starts_a_line_of_its_own():
 
 
 def test_text_from_a_worker_is_made_safe_when_decoded():
-    ctl = protocol.control_frame("import_error", type="RuntimeError", message="a\x1b[31m\u202eb\ud800", where="cudagraph.py:1")
+    ctl = protocol.control_frame(
+        "import_error", type="RuntimeError", message="a\x1b[31m\u202eb\ud800", where="cudagraph.py:1"
+    )
     body, _ = protocol.split_frame(ctl)
     decoded = protocol.decode_control(body)
     assert decoded["message"] == "a\ufffdb\ufffd"
@@ -429,11 +476,10 @@ def test_remove_tree_handles_deep_wide_and_unreadable_trees(tmp_path):
 # ------------------------------------------------------------------ one submission never stops a batch
 @pytest.mark.slow
 def test_a_failure_writing_or_printing_one_submission_costs_only_that_one(tmp_path, monkeypatch):
+    import specs as specs_package
     from grader import grade
     from grader.loader import load_suite
     from grader.runner import RunSettings, Zygote
-
-    import specs as specs_package
 
     names = ["alice", "bob", "carol"]
     subs = []
@@ -460,10 +506,15 @@ def test_a_failure_writing_or_printing_one_submission_costs_only_that_one(tmp_pa
     with Zygote() as zygote:
         loaded = load_suite(Path(specs_package.__file__).resolve().parent)
         specs = loaded.suite.only_visible().specs[:2]
-        graded = grade.grade_submissions(zygote, loaded, specs, subs, tmp_path / "out", RunSettings(), jobs=2, on_done=on_done)
+        graded = grade.grade_submissions(
+            zygote, loaded, specs, subs, tmp_path / "out", RunSettings(), jobs=2, on_done=on_done
+        )
     by_name = {g.name: g for g in graded}
     assert sorted(by_name) == names
-    assert not by_name["alice"].grader_failed and sorted(printed) == ["alice", "bob"]  # graded two at a time: either may finish first
+    assert not by_name["alice"].grader_failed and sorted(printed) == [
+        "alice",
+        "bob",
+    ]  # graded two at a time: either may finish first
     assert by_name["bob"].grader_failed and "writing its reports" in by_name["bob"].report.problem
     assert by_name["carol"].grader_failed and "printing its result" in by_name["carol"].report.problem
     for name in names:
@@ -476,5 +527,11 @@ def test_the_exit_status_of_a_grader_problem_is_documented():
     from grader.cli import build_parser
 
     grade_help = build_parser()._subparsers._group_actions[0].choices["grade"].format_help()
-    for text in ("0 done", "grade --fail-under not met", "2 bad arguments or bad specs", "3 a grader problem", "every other submission was graded"):
+    for text in (
+        "0 done",
+        "grade --fail-under not met",
+        "2 bad arguments or bad specs",
+        "3 a grader problem",
+        "every other submission was graded",
+    ):
         assert text in " ".join(grade_help.split()), text

@@ -20,16 +20,22 @@ import os
 import sys
 
 import pytest
+from support.shipped import shipped_suite
 
 from grader.audit import ROOT, discover_baselines, discover_mutants
 from grader.grade import grade_submissions
 from grader.runner import RunSettings, Zygote
-from support.shipped import shipped_suite
 
 sys.path.insert(0, str(ROOT / "tests" / "hostile"))
 from materialize import hostile_names, materialize  # noqa: E402
 
-ATTACK_THE_GRADER = ("h11_background_import", "h12_kill_parent", "h15_fake_frames_case", "h16_fake_frames_import", "h45_forged_shape")
+ATTACK_THE_GRADER = (
+    "h11_background_import",
+    "h12_kill_parent",
+    "h15_fake_frames_case",
+    "h16_fake_frames_import",
+    "h45_forged_shape",
+)
 VARIANTS = ROOT / "tests" / "correct_variants"
 
 
@@ -46,7 +52,11 @@ def _hostile() -> list[str]:
 def verdicts(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("modes")
     subs = materialize(tmp / "hostile", _hostile())
-    students = [ROOT / "reference", *sorted(p for p in VARIANTS.iterdir() if (p / "cudagraph.py").is_file()), *subs.values()]
+    students = [
+        ROOT / "reference",
+        *sorted(p for p in VARIANTS.iterdir() if (p / "cudagraph.py").is_file()),
+        *subs.values(),
+    ]
     trusted = [s.path for s in discover_mutants() + discover_baselines()]
     found = {}
     for mode in ("module", "process"):
@@ -55,7 +65,15 @@ def verdicts(tmp_path_factory):
             loaded = shipped_suite()
             specs = loaded.suite.specs
             graded = grade_submissions(zygote, loaded, specs, students, tmp / mode / "students", settings, jobs=2)
-            graded += grade_submissions(zygote, loaded, specs, trusted, tmp / mode / "audit", dataclasses.replace(settings, import_paths=(str(ROOT),)), jobs=2)
+            graded += grade_submissions(
+                zygote,
+                loaded,
+                specs,
+                trusted,
+                tmp / mode / "audit",
+                dataclasses.replace(settings, import_paths=(str(ROOT),)),
+                jobs=2,
+            )
         found[mode] = {g.name: {f"{c.spec}/{c.case}": c.status for c in g.report.cases} for g in graded}
     return found
 

@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.spec_text import FUSE_STEPS, FUSED_CHECK, RUNNER_STEPS, load_case
 
 from grader.judge import judge_case
 from grader.protocol import (
-    ListedOp,
     CaseObservation,
     EnumValue,
     GraphObservation,
+    ListedOp,
     OpaqueValue,
     Raised,
     StepObservation,
     WitnessCall,
 )
-from support.spec_text import FUSE_STEPS, FUSED_CHECK, RUNNER_STEPS, load_case
+
 
 def judge(steps: str, checks: str, observations: list[StepObservation]):
     case, oracles = load_case(steps, checks)
@@ -56,9 +57,15 @@ def witness(first_op_address: int | None, positions=(0, 1, 2)) -> tuple[WitnessC
     return tuple(calls)
 
 
-def graphs(content: np.ndarray, buffer_id: int = BUFFER_ID, address: int = STATIC, **entry) -> tuple[GraphObservation, ...]:
+def graphs(
+    content: np.ndarray, buffer_id: int = BUFFER_ID, address: int = STATIC, **entry
+) -> tuple[GraphObservation, ...]:
     fields = {"shape": (4, 8), "num_ops": 3, "output": chain(content), **entry}
-    return (GraphObservation(key="(4, 8)", static_input_id=buffer_id, static_input_address=address, static_input=content.copy(), **fields),)
+    return (
+        GraphObservation(
+            key="(4, 8)", static_input_id=buffer_id, static_input_address=address, static_input=content.copy(), **fields
+        ),
+    )
 
 
 def built() -> StepObservation:
@@ -66,13 +73,29 @@ def built() -> StepObservation:
 
 
 def capture(**overrides) -> StepObservation:
-    fields = {"index": 1, "outcome": "returned", "value": chain(X1), "launches": 3, "witness": witness(STATIC), "input_address": CALLER1, "graphs": graphs(X1)}
+    fields = {
+        "index": 1,
+        "outcome": "returned",
+        "value": chain(X1),
+        "launches": 3,
+        "witness": witness(STATIC),
+        "input_address": CALLER1,
+        "graphs": graphs(X1),
+    }
     fields.update(overrides)
     return StepObservation(**fields)
 
 
 def replay(**overrides) -> StepObservation:
-    fields = {"index": 2, "outcome": "returned", "value": chain(X2), "launches": 1, "witness": witness(STATIC), "input_address": CALLER2, "graphs": graphs(X2)}
+    fields = {
+        "index": 2,
+        "outcome": "returned",
+        "value": chain(X2),
+        "launches": 1,
+        "witness": witness(STATIC),
+        "input_address": CALLER2,
+        "graphs": graphs(X2),
+    }
     fields.update(overrides)
     return StepObservation(**fields)
 
@@ -200,7 +223,9 @@ def test_witness_right_output_but_op_ran_on_the_callers_array_fails():
 
 
 def test_witness_capture_on_the_callers_array_fails():
-    verdict = judge(RUNNER_STEPS, WITNESS, [built(), capture(witness=witness(CALLER1)), replay(witness=witness(CALLER1))])
+    verdict = judge(
+        RUNNER_STEPS, WITNESS, [built(), capture(witness=witness(CALLER1)), replay(witness=witness(CALLER1))]
+    )
     assert verdict.status == "failed" and "Constraint 2" in verdict.message
 
 
@@ -217,7 +242,9 @@ def test_replay_that_never_calls_op_0_fails_as_stale():
 
 
 def test_capture_that_never_calls_op_0_fails():
-    verdict = judge(RUNNER_STEPS, "witness: {of: runner, capture: first, replay: second}", [built(), capture(witness=()), replay()])
+    verdict = judge(
+        RUNNER_STEPS, "witness: {of: runner, capture: first, replay: second}", [built(), capture(witness=()), replay()]
+    )
     assert verdict.status == "failed" and "never called while capturing" in verdict.message
 
 
@@ -296,7 +323,9 @@ READ_N = """\
 
 
 def read_verdict(expected: str, observed: object):
-    return judge(READ_N, f"value: {{step: count, equals: {expected}}}", [StepObservation(0, "returned", value=observed)])
+    return judge(
+        READ_N, f"value: {{step: count, equals: {expected}}}", [StepObservation(0, "returned", value=observed)]
+    )
 
 
 @pytest.mark.parametrize(
@@ -351,7 +380,12 @@ def machine_verdict(mode_value: object, outcome: str = "returned"):
     observations = [
         StepObservation(0, "returned", value=OpaqueValue("InferenceGraphCapture")),
         StepObservation(1, "returned", value=None),
-        StepObservation(2, outcome, value=mode_value, error=Raised("AttributeError", "no step_mode") if outcome == "raised" else None),
+        StepObservation(
+            2,
+            outcome,
+            value=mode_value,
+            error=Raised("AttributeError", "no step_mode") if outcome == "raised" else None,
+        ),
     ]
     return judge(MACHINE, "step_mode: {of: sm, equals: CAPTURE, after: step1}", observations)
 
@@ -415,7 +449,13 @@ def test_raises_without_type():
 
 
 def test_a_step_that_raised_without_a_raises_check_fails_the_case():
-    verdict = runner_verdict("launches: {step: first, equals: 3}", outcome="raised", value=None, error=Raised("RuntimeError", "boom"), launches=1)
+    verdict = runner_verdict(
+        "launches: {step: first, equals: 3}",
+        outcome="raised",
+        value=None,
+        error=Raised("RuntimeError", "boom"),
+        launches=1,
+    )
     assert verdict.status == "failed"
     assert verdict.message == REPLAY_LABEL + ": raised RuntimeError: boom."
     assert verdict.steps[2].outcome == "raised RuntimeError: boom"
@@ -484,7 +524,19 @@ def test_describe_keeps_short_values_whole_and_cuts_long_ones():
 
 # ------------------------------------------------------------------ fused_ops
 def fused_verdict(listed):
-    return judge(FUSE_STEPS, FUSED_CHECK, [StepObservation(0, "returned", value=None, launches=0, ops=None if listed is None else tuple(ListedOp(*o) for o in listed))])
+    return judge(
+        FUSE_STEPS,
+        FUSED_CHECK,
+        [
+            StepObservation(
+                0,
+                "returned",
+                value=None,
+                launches=0,
+                ops=None if listed is None else tuple(ListedOp(*o) for o in listed),
+            )
+        ],
+    )
 
 
 def test_fused_ops_one_op_per_maximal_run_passes():
@@ -496,7 +548,10 @@ def test_fused_ops_one_op_per_maximal_run_passes():
     ("listed", "message"),
     [
         # pairs: [add, mul] fused, relu left alone
-        ([(False, -1, -1, True), (True, 0, 2, True), (True, 0, 3, False), (True, 0, 4, True)], "returned 4 ops, expected 3"),
+        (
+            [(False, -1, -1, True), (True, 0, 2, True), (True, 0, 3, False), (True, 0, 4, True)],
+            "returned 4 ops, expected 3",
+        ),
         # the fused op is not marked elementwise
         ([(False, -1, -1, False), (True, 0, 3, False), (True, 0, 4, True)], "marked elementwise = True"),
         # the lone tanh is wrapped in a new callable

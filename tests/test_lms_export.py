@@ -44,7 +44,9 @@ def make_out(tmp_path: Path, scores: dict[str, float], max_score: float = 100.0)
 
 
 def export(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", "export", *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", "export", *args], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
 
 
 def rows(text: str, delimiter: str = ",") -> list[list[str]]:
@@ -61,7 +63,9 @@ def gradebook(tmp_path) -> Path:
 def test_canvas_import_file_from_a_real_gradebook_export(tmp_path, gradebook):
     # Folder names as `graphgrade grade` makes them: an e-mail login becomes eve.adams_uni.edu;
     # case differs; one submission matches no one; the Test Student never submits.
-    out = make_out(tmp_path, {"jdoe": 100.0, "SOBRIEN": 57.5, "eve.adams_uni.edu": 12.25, "mpark": 0.0, "zz_unknown": 80.0})
+    out = make_out(
+        tmp_path, {"jdoe": 100.0, "SOBRIEN": 57.5, "eve.adams_uni.edu": 12.25, "mpark": 0.0, "zz_unknown": 80.0}
+    )
     target = tmp_path / "canvas" / "import.csv"
     proc = export("canvas", str(out), "--roster", str(gradebook), "--assignment", ASSIGNMENT, "--output", str(target))
     assert proc.returncode == 0, proc.stderr
@@ -74,7 +78,7 @@ def test_canvas_import_file_from_a_real_gradebook_export(tmp_path, gradebook):
     assert got[2:] == [
         ["Doe, Jane", "1001", "S0001", "jdoe", "CS 240 - L01", "50"],
         ["O'Brien, Seán", "1002", "S0002", "sobrien", "CS 240 - L01, CS 240 - L02", "28.75"],
-        ["'=HYPERLINK(\"http://x\"), Eve", "1004", "S0004", "eve.adams@uni.edu", "CS 240 - L02", "6.125"],
+        ['\'=HYPERLINK("http://x"), Eve', "1004", "S0004", "eve.adams@uni.edu", "CS 240 - L02", "6.125"],
         ["Park, Min", "1005", "S0005", "mpark", "CS 240 - L02", "0"],
     ]
     # nothing dropped silently: the stray submission and the student without one, on stderr and beside
@@ -111,9 +115,26 @@ def test_canvas_semicolons_and_a_new_column_to_stdout(tmp_path, gradebook):
 def test_github_classroom_names_through_prefix_and_map(tmp_path, gradebook):
     out = make_out(tmp_path, {"cuda-lab-janedoe-gh": 90.0, "cuda-lab-bao99": 70.0})
     classroom = tmp_path / "classroom_roster.csv"
-    classroom.write_text('"identifier","github_username","github_id","name"\n"jdoe","janedoe-gh","1","Jane"\n"bnguyen","bao99","2","Bao"\n', encoding="utf-8")
-    proc = export("canvas", str(out), "--roster", str(gradebook), "--assignment", ASSIGNMENT, "--prefix", "cuda-lab-",
-                  "--map", str(classroom), "--map-from", "github_username", "--map-to", "identifier")
+    classroom.write_text(
+        '"identifier","github_username","github_id","name"\n"jdoe","janedoe-gh","1","Jane"\n"bnguyen","bao99","2","Bao"\n',
+        encoding="utf-8",
+    )
+    proc = export(
+        "canvas",
+        str(out),
+        "--roster",
+        str(gradebook),
+        "--assignment",
+        ASSIGNMENT,
+        "--prefix",
+        "cuda-lab-",
+        "--map",
+        str(classroom),
+        "--map-from",
+        "github_username",
+        "--map-to",
+        "identifier",
+    )
     assert proc.returncode == 0, proc.stderr
     got = rows(proc.stdout)
     assert [(r[3], r[-1]) for r in got[2:]] == [("jdoe", "45"), ("bnguyen", "35")]
@@ -138,7 +159,18 @@ def test_moodle_import_file(tmp_path):
     )
     out = make_out(tmp_path, {"jdoe_uni.edu": 77.0, "ghost_uni.edu": 10.0})
     target = tmp_path / "moodle.csv"
-    proc = export("moodle", str(out), "--roster", str(roster), "--assignment", "CUDA graphs lab", "--output", str(target), "--points-possible", "20")
+    proc = export(
+        "moodle",
+        str(out),
+        "--roster",
+        str(roster),
+        "--assignment",
+        "CUDA graphs lab",
+        "--output",
+        str(target),
+        "--points-possible",
+        "20",
+    )
     assert proc.returncode == 0, proc.stderr
     assert rows(target.read_text(encoding="utf-8")) == [["Email address", "CUDA graphs lab"], ["jdoe@uni.edu", "15.4"]]
     assert "submission 'ghost_uni.edu' not exported" in proc.stderr
@@ -174,5 +206,12 @@ def test_roster_reading_and_keys(tmp_path, gradebook):
     roster = read_roster(gradebook, ["SIS Login ID"])
     assert roster.header[0] == "Student"  # BOM gone
     assert roster.points_possible[ASSIGNMENT] == "50.00"
-    assert [r["SIS Login ID"] for r in roster.rows] == ["jdoe", "sobrien", "bnguyen", "eve.adams@uni.edu", "mpark", "5c1e7a0b9d"]
+    assert [r["SIS Login ID"] for r in roster.rows] == [
+        "jdoe",
+        "sobrien",
+        "bnguyen",
+        "eve.adams@uni.edu",
+        "mpark",
+        "5c1e7a0b9d",
+    ]
     assert match_key("Jane.Doe@Uni.edu") == match_key("jane.doe_uni.edu")

@@ -117,7 +117,15 @@ def _broken() -> list[Broken]:
     add("yaml-syntax", text, 5, "indented more than the line above it", "same column")
 
     text = edit("    hint: Points at the code.\n", "    hint: Points at the code.\n    colour: red\n")
-    add("unknown-key", text, line_of(text, "colour"), "specs[0].colour", "unknown key", "expected one of", "explanation, hint, cases")
+    add(
+        "unknown-key",
+        text,
+        line_of(text, "colour"),
+        "specs[0].colour",
+        "unknown key",
+        "expected one of",
+        "explanation, hint, cases",
+    )
 
     text = edit("points: 5", 'points: "ten"')
     add("wrong-type-points", text, 7, "specs[0].points", "expected a number", "'ten'")
@@ -126,16 +134,44 @@ def _broken() -> list[Broken]:
     add("points-not-positive", text, 7, "specs[0].points", "expected a positive number")
 
     text = BASE + SPEC_BLOCK
-    add("duplicate-spec-id", text, line_of(text, "  - id: demo", 2), "specs[1].id", "duplicate spec id 'demo'", "first at line 4")
+    add(
+        "duplicate-spec-id",
+        text,
+        line_of(text, "  - id: demo", 2),
+        "specs[1].id",
+        "duplicate spec id 'demo'",
+        "first at line 4",
+    )
 
     text = BASE + CASE_BLOCK
-    add("duplicate-case-id", text, line_of(text, "- id: replay-one", 2), "specs[0].cases[1].id", "duplicate case id 'replay-one'", "first at line 12")
+    add(
+        "duplicate-case-id",
+        text,
+        line_of(text, "- id: replay-one", 2),
+        "specs[0].cases[1].id",
+        "duplicate case id 'replay-one'",
+        "first at line 12",
+    )
 
     text = edit("[relu, {add", "[gelu, {add")
-    add("unknown-op", text, 17, "specs[0].cases[0].steps[0].args[0].ops[0]", "unknown op 'gelu'", "expected one of: add, mul, relu")
+    add(
+        "unknown-op",
+        text,
+        17,
+        "specs[0].cases[0].steps[0].args[0].ops[0]",
+        "unknown op 'gelu'",
+        "expected one of: add, mul, relu",
+    )
 
     text = edit("{add: 1.5}", "add")
-    add("op-missing-argument", text, 17, "specs[0].cases[0].steps[0].args[0].ops[1]", "op 'add' needs a number", "{add: ...}")
+    add(
+        "op-missing-argument",
+        text,
+        17,
+        "specs[0].cases[0].steps[0].args[0].ops[1]",
+        "op 'add' needs a number",
+        "{add: ...}",
+    )
 
     text = edit("{add: 1.5}", "{add: }")
     add("op-empty-argument", text, 17, "ops[1].add", "expected a number")
@@ -144,7 +180,14 @@ def _broken() -> list[Broken]:
     add("op-unexpected-argument", text, 17, "ops[0].relu", "takes no argument")
 
     text = edit("- launches: {step: first", "- launchez: {step: first")
-    add("unknown-check-kind", text, 25, "specs[0].cases[0].checks[0]", "unknown check kind 'launchez'", "expected one of: launches, output")
+    add(
+        "unknown-check-kind",
+        text,
+        25,
+        "specs[0].cases[0].checks[0]",
+        "unknown check kind 'launchez'",
+        "expected one of: launches, output",
+    )
 
     text = edit("    tag: eager\n", "")
     add("missing-tag", text, 4, "specs[0]", "missing required key 'tag'")
@@ -153,7 +196,16 @@ def _broken() -> list[Broken]:
     add("unknown-tag", text, 6, "specs[0].tag", "unknown behaviour tag 'eagre'", "launch-counter", "state-machine")
 
     text = edit("visibility: visible", "visibility: secret")
-    add("unknown-visibility", text, 8, "specs[0].visibility", "unknown visibility 'secret'", "hidden", "after_due_date", "after_published")
+    add(
+        "unknown-visibility",
+        text,
+        8,
+        "specs[0].visibility",
+        "unknown visibility 'secret'",
+        "hidden",
+        "after_due_date",
+        "after_published",
+    )
 
     text = edit("          - call: runner\n            as: first", "          - call: runnr\n            as: first")
     add("undefined-call-target", text, 18, "specs[0].cases[0].steps[1].call", "'runnr'", "an earlier step's name")
@@ -165,10 +217,25 @@ def _broken() -> list[Broken]:
     add("check-names-undefined-step", text, 26, "specs[0].cases[0].checks[1].launches.step", "no step is named 'third'")
 
     text = BASE + "          - num_captured: {on: runner, equals: 1}\n"
-    add("on-instead-of-of-in-check", text, line_of(text, "{on: runner"), "checks[3].num_captured", "'on' reads as True", "documented key name")
+    add(
+        "on-instead-of-of-in-check",
+        text,
+        line_of(text, "{on: runner"),
+        "checks[3].num_captured",
+        "'on' reads as True",
+        "documented key name",
+    )
 
-    text = edit("            as: second\n", "            as: second\n          - method: reset\n            on: LaunchCounter\n")
-    add("on-instead-of-of-in-step", text, line_of(text, "on: LaunchCounter"), "specs[0].cases[0].steps[3]", "'on' reads as True")
+    text = edit(
+        "            as: second\n", "            as: second\n          - method: reset\n            on: LaunchCounter\n"
+    )
+    add(
+        "on-instead-of-of-in-step",
+        text,
+        line_of(text, "on: LaunchCounter"),
+        "specs[0].cases[0].steps[3]",
+        "'on' reads as True",
+    )
 
     text = edit("    hint: Points at the code.\n", "    hint: Points at the code.\n    hint: Again.\n")
     add("duplicate-yaml-key", text, line_of(text, "hint: Again."), "specs[0].hint", "duplicate key")
@@ -184,16 +251,41 @@ def _broken() -> list[Broken]:
         "          - call: runner\n            as: second\n            args: [{array: {shape: [4, 8], dtype: float32, seed: 2}}]\n",
         "          - read: n\n            of: LaunchCounter\n            as: count\n          - call: runner\n            as: second\n            args: [{ref: count}]\n",
     )
-    add("oracle-on-unknown-input", text, line_of(text, "oracle: true"), "checks[2].output.oracle", "step 'second'", "no oracle is known")
+    add(
+        "oracle-on-unknown-input",
+        text,
+        line_of(text, "oracle: true"),
+        "checks[2].output.oracle",
+        "step 'second'",
+        "no oracle is known",
+    )
 
     text = edit("build: GraphRunner", "build: PiecewiseGraphRunner")
-    text = edit("args: [{ops: [relu, {add: 1.5}, tanh]}]", "args: [{ops: [relu, {add: 1.5}, tanh]}, {capturable: [true, true, true]}]", text)
+    text = edit(
+        "args: [{ops: [relu, {add: 1.5}, tanh]}]",
+        "args: [{ops: [relu, {add: 1.5}, tanh]}, {capturable: [true, true, true]}]",
+        text,
+    )
     text += "          - static_buffer: {of: runner, steps: [first, second]}\n"
-    add("static-buffer-on-piecewise", text, line_of(text, "static_buffer"), "checks[3].static_buffer.of", "PiecewiseGraphRunner", "got 'runner'")
+    add(
+        "static-buffer-on-piecewise",
+        text,
+        line_of(text, "static_buffer"),
+        "checks[3].static_buffer.of",
+        "PiecewiseGraphRunner",
+        "got 'runner'",
+    )
 
     text = edit(CASE_BLOCK, STATE_MACHINE_CASE)
     text = edit("equals: CAPTURE", "equals: capture", text)
-    add("unknown-step-mode", text, line_of(text, "step_mode"), "checks[0].step_mode.equals", "unknown step mode 'capture'", "WARMUP, CAPTURE, REPLAY")
+    add(
+        "unknown-step-mode",
+        text,
+        line_of(text, "step_mode"),
+        "checks[0].step_mode.equals",
+        "unknown step mode 'capture'",
+        "WARMUP, CAPTURE, REPLAY",
+    )
 
     text = edit("title: Demo spec", "title: !!python/object/apply:os.system [echo hi]")
     add("python-tag", text, 5, "unsupported YAML tag", "python/object")
@@ -229,20 +321,43 @@ def _broken() -> list[Broken]:
     add("launches-negative", text, 25, "checks[0].launches.equals", "expected an integer >= 0")
 
     text = edit("{step: first, equals: 3}", "{step: runner, equals: 3}")
-    text = edit("- launches: {step: runner, equals: 3}", "- witness: {of: runner, capture: second, replay: first}", text)
+    text = edit(
+        "- launches: {step: runner, equals: 3}", "- witness: {of: runner, capture: second, replay: first}", text
+    )
     add("witness-replay-before-capture", text, 25, "checks[0].witness.replay", "must come after the capture step")
 
-    text = edit("{step: second, oracle: true}", "{step: second, oracle: true}\n          - witness: {of: runner, capture: first, replay: second, op: 3}")
+    text = edit(
+        "{step: second, oracle: true}",
+        "{step: second, oracle: true}\n          - witness: {of: runner, capture: first, replay: second, op: 3}",
+    )
     add("witness-op-out-of-range", text, 28, "witness.op", "has only 3 ops")
 
     text = BASE + "          - padded_rows: {of: runner, steps: [second]}\n"
-    add("padded-rows-without-capture-sizes", text, line_of(text, "padded_rows"), "checks[3].padded_rows.of", "capture_sizes")
+    add(
+        "padded-rows-without-capture-sizes",
+        text,
+        line_of(text, "padded_rows"),
+        "checks[3].padded_rows.of",
+        "capture_sizes",
+    )
 
-    text = edit("args: [{ops: [relu, {add: 1.5}, tanh]}]", "args: [{ops: [relu, {add: 1.5}, tanh]}]\n            kwargs: {capture_sizes: [4, 8]}")
+    text = edit(
+        "args: [{ops: [relu, {add: 1.5}, tanh]}]",
+        "args: [{ops: [relu, {add: 1.5}, tanh]}]\n            kwargs: {capture_sizes: [4, 8]}",
+    )
     text += "          - padded_rows: {of: runner, steps: [second]}\n"
-    add("padded-rows-on-a-full-batch", text, line_of(text, "padded_rows"), "checks[3].padded_rows.steps[0]", "fills its buffer")
+    add(
+        "padded-rows-on-a-full-batch",
+        text,
+        line_of(text, "padded_rows"),
+        "checks[3].padded_rows.steps[0]",
+        "fills its buffer",
+    )
 
-    text = edit("args: [{ops: [relu, {add: 1.5}, tanh]}]", "args: [{ops: [relu, {add: 1.5}, tanh]}]\n            kwargs: {capture_sizes: [8]}")
+    text = edit(
+        "args: [{ops: [relu, {add: 1.5}, tanh]}]",
+        "args: [{ops: [relu, {add: 1.5}, tanh]}]\n            kwargs: {capture_sizes: [8]}",
+    )
     text += "          - padded_rows: {of: runner, steps: [second], op: 5}\n"
     add("padded-rows-op-out-of-range", text, line_of(text, "padded_rows"), "padded_rows.op", "has only 3 ops")
 
@@ -402,7 +517,10 @@ def test_capture_sizes_that_are_not_integers_do_not_crash_the_loader():
 
 
 def test_static_buffer_shape_is_padded_to_the_capture_sizes():
-    text = edit("args: [{ops: [relu, {add: 1.5}, tanh]}]", "args: [{ops: [relu, {add: 1.5}, tanh]}]\n            kwargs: {capture_sizes: [8, 2, 4]}")
+    text = edit(
+        "args: [{ops: [relu, {add: 1.5}, tanh]}]",
+        "args: [{ops: [relu, {add: 1.5}, tanh]}]\n            kwargs: {capture_sizes: [8, 2, 4]}",
+    )
     text = edit("shape: [4, 8], dtype: float32, seed: 1", "shape: [3, 8], dtype: float32, seed: 1", text)
     text += "          - static_buffer: {of: runner, steps: [first, second]}\n"
     (case,) = load_spec_text(text, "pad.yaml").specs[0].cases
@@ -415,7 +533,11 @@ def test_implicit_reads_are_placed_after_their_anchor():
     text = edit(CASE_BLOCK, STATE_MACHINE_CASE)
     (case,) = load_spec_text(text, "sm.yaml").specs[0].cases
     labels = [(s.action, s.target, s.implicit) for s in case.steps]
-    assert labels == [("build", "InferenceGraphCapture", False), ("method", "advance", False), ("method", "step_mode", True)]
+    assert labels == [
+        ("build", "InferenceGraphCapture", False),
+        ("method", "advance", False),
+        ("method", "step_mode", True),
+    ]
     (check,) = case.checks
     assert check.step == 2 and check.enum and check.equals == "CAPTURE"
 
@@ -426,4 +548,6 @@ def test_yaml_anchors_and_aliases_are_refused_on_their_line(tmp_path):
     with pytest.raises(SpecErrors) as info:
         load_suite(tmp_path)
     (error,) = info.value.errors
-    assert str(error).startswith(f"{tmp_path / 'a.yaml'}:{line_of(text, '&ops')}: ") and "anchors and aliases" in str(error)
+    assert str(error).startswith(f"{tmp_path / 'a.yaml'}:{line_of(text, '&ops')}: ") and "anchors and aliases" in str(
+        error
+    )

@@ -24,8 +24,8 @@ import pytest
 
 import reference
 from grader.audit import BASELINES_DIR, MUTANTS_DIR, Subject
-from reports.audit_text import format_text
 from reference.mutants._base import REFERENCE_SOURCE, MutantEditError, apply_edits
+from reports.audit_text import format_text
 
 ROOT = Path(__file__).resolve().parents[1]
 MUTANT_FILES = sorted(p for p in MUTANTS_DIR.glob("*.py") if not p.name.startswith("_"))

@@ -120,7 +120,11 @@ def test_stale_padded_rows_fail_with_a_message_that_says_so(make):
     verdict = grade(make())
     assert verdict.status == "failed"
     assert "padded rows" in verdict.message and "not all zero" in verdict.message
-    assert verdict.message.startswith("Step 3") or verdict.message.startswith("Step 2") or verdict.message.startswith("Step 4")
+    assert (
+        verdict.message.startswith("Step 3")
+        or verdict.message.startswith("Step 2")
+        or verdict.message.startswith("Step 4")
+    )
 
 
 def test_an_unpadded_buffer_fails_the_check():

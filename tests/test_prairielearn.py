@@ -11,10 +11,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.shipped import shipped_suite
 
 from grader.results import CaseResult, Report, SpecSummary
-from reports.prairielearn import HIDDEN_DESCRIPTION, HIDDEN_NOT_PASSED, HIDDEN_PASSED, RESULTS_BUDGET, encoded_size, fit_budget, to_prairielearn
-from support.shipped import shipped_suite
+from reports.prairielearn import (
+    HIDDEN_DESCRIPTION,
+    HIDDEN_NOT_PASSED,
+    HIDDEN_PASSED,
+    RESULTS_BUDGET,
+    encoded_size,
+    fit_budget,
+    to_prairielearn,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = (ROOT / "reference" / "cudagraph.py").read_text(encoding="utf-8")
@@ -22,7 +30,7 @@ N_CASES = sum(len(spec.cases) for spec in shipped_suite().suite.specs)  # the sh
 TEST_KEYS = {"name", "description", "points", "max_points", "message", "output"}
 
 # LaunchCounter.bump(k) adds 1 whatever k is: a realistic mistake, visible and hidden cases fail.
-BUMP_BUG = '''
+BUMP_BUG = """
 {flood}
 
 @classmethod
@@ -32,10 +40,10 @@ def _bump_ignores_k(cls, k=1):
 
 
 LaunchCounter.bump = _bump_ignores_k
-'''
+"""
 # Prints ~1.6 MB of control characters, markup and escapes at import and at the first bump of each
 # case's process (once, so the cases still finish in time and the grade is the buggy one's).
-FLOOD = '''
+FLOOD = """
 _flooded = []
 
 
@@ -53,7 +61,7 @@ def _flood():
 
 _flood()
 _flooded.clear()
-'''
+"""
 NO_FLOOD = "\n\ndef _flood():\n    pass\n"
 
 
@@ -69,7 +77,9 @@ def job(tmp_path: Path, files: dict[str, str], specs_at: str = "tests", only: tu
     (root / "student").mkdir(parents=True)
     for name, text in files.items():
         (root / "student" / name).write_text(text, encoding="utf-8")
-    shutil.copytree(ROOT / "specs", root / specs_at, ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.json", "*.md"))
+    shutil.copytree(
+        ROOT / "specs", root / specs_at, ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.json", "*.md")
+    )
     for extra in (p for p in (root / specs_at).iterdir() if only and p.name not in only):
         extra.unlink()
     (root / "data").mkdir()
@@ -80,7 +90,10 @@ def job(tmp_path: Path, files: dict[str, str], specs_at: str = "tests", only: tu
 def run_job(root: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict, bytes]:
     proc = subprocess.run(
         [sys.executable, "-m", "grader.cli", "prairielearn", "--root", str(root), *extra],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
     )
     raw = (root / "results" / "results.json").read_bytes()
     return proc, json.loads(raw), raw
@@ -141,7 +154,9 @@ def test_buggy_submission(tmp_path):
     hidden_failed = [t for t in failed if "Hidden case" in t["name"]]
     assert visible_failed and hidden_failed
     # a visible failure says what was expected and what happened; a hidden one says one fixed sentence
-    assert all("expected:" in t["output"] and "observed:" in t["output"] for t in visible_failed if "Checks:" in t["output"])
+    assert all(
+        "expected:" in t["output"] and "observed:" in t["output"] for t in visible_failed if "Checks:" in t["output"]
+    )
     assert any("expected:" in t["output"] for t in visible_failed)
     assert all(t["message"] == HIDDEN_NOT_PASSED and t["output"] == "" for t in hidden_failed)
     points, possible = sum(t["points"] for t in results["tests"]), sum(t["max_points"] for t in results["tests"])
@@ -153,7 +168,10 @@ def test_buggy_submission(tmp_path):
 @pytest.mark.parametrize(
     "files, where",
     [
-        ({"cudagraph.py": "import numpy as np\n\ndef run_eager(ops, x:\n    return x\n"}, "cudagraph.py:3: SyntaxError"),
+        (
+            {"cudagraph.py": "import numpy as np\n\ndef run_eager(ops, x:\n    return x\n"},
+            "cudagraph.py:3: SyntaxError",
+        ),
         ({"solution.py": REFERENCE}, "no cudagraph.py"),
     ],
     ids=["syntax-error", "no-cudagraph"],
@@ -166,7 +184,9 @@ def test_unimportable_submission_is_not_gradable(tmp_path, files, where):
     assert "score" not in results  # not charged
     assert isinstance(results["format_errors"], list) and len(results["format_errors"]) == 1
     assert where in results["format_errors"][0]
-    assert where in results["message"] and results["message"].startswith("Your submission could not be graded, so no attempt was used")
+    assert where in results["message"] and results["message"].startswith(
+        "Your submission could not be graded, so no attempt was used"
+    )
     assert results["tests"] == []
     assert "not gradable" in proc.stderr
 
@@ -186,14 +206,18 @@ def test_flooding_submission_stays_under_one_megabyte(tmp_path):
     assert [(t["name"], t["points"]) for t in results["tests"]] == [(t["name"], t["points"]) for t in buggy["tests"]]
     printed = [t for t in results["tests"] if "Output (last lines)" in t["output"]]
     assert printed, "the visible failures show what the code printed"
-    assert all("\x01" not in t["output"] and "\x1b" not in t["output"] for t in results["tests"])  # shown as \\x01, never raw
+    assert all(
+        "\x01" not in t["output"] and "\x1b" not in t["output"] for t in results["tests"]
+    )  # shown as \\x01, never raw
     assert any("<b>&" in t["output"] for t in printed)  # markup is text; JSON and the element escape it
     assert all(t["output"] == "" for t in results["tests"] if "Hidden case" in t["name"])
 
 
 def _report(n_cases: int, output: str) -> Report:
     spec = SpecSummary("s", "A spec", "eager", n_cases, "visible", "why", "hint", 0.0, n_cases)
-    cases = tuple(CaseResult("s", f"c{i}", "eager", "failed", 0.0, 1.0, "wrong " * 50, output_tail=output) for i in range(n_cases))
+    cases = tuple(
+        CaseResult("s", f"c{i}", "eager", "failed", 0.0, 1.0, "wrong " * 50, output_tail=output) for i in range(n_cases)
+    )
     return Report("student", 0.0, n_cases, cases, (spec,))
 
 

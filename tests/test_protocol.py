@@ -12,10 +12,10 @@ import struct
 
 import numpy as np
 import pytest
+from support.spec_text import RUNNER_STEPS, load_case
 
 from grader import protocol
 from grader.protocol import EnumValue, OpaqueValue, ProtocolError
-from support.spec_text import RUNNER_STEPS, load_case
 
 
 # ------------------------------------------------------------------ observation frames
@@ -29,7 +29,17 @@ def frame_body(header: dict | bytes, blobs: list[bytes] = (), magic: bytes = pro
 
 
 def step_record(index: int = 0, **fields) -> dict:
-    record = {"index": index, "outcome": "returned", "value": None, "error": None, "launches": 1, "witness": [], "input_address": None, "graphs": None, "note": ""}
+    record = {
+        "index": index,
+        "outcome": "returned",
+        "value": None,
+        "error": None,
+        "launches": 1,
+        "witness": [],
+        "input_address": None,
+        "graphs": None,
+        "note": "",
+    }
     record.update(fields)
     return record
 
@@ -58,23 +68,101 @@ def test_a_well_formed_frame_decodes():
         ("wrong case id", frame_body(good_header(), [ARRAY.tobytes()]), "s/other", 1),
         ("blob size mismatch", frame_body(good_header(), [ARRAY.tobytes()[:20]]), "s/c", 1),
         ("blob index out of range", frame_body(good_header(), []), "s/c", 1),
-        ("unknown dtype", frame_body({**good_header(), "steps": [step_record(value={"ndarray": {"dtype": "object", "shape": [2, 3], "blob": 0}})]}, [ARRAY.tobytes()]), "s/c", 1),
+        (
+            "unknown dtype",
+            frame_body(
+                {
+                    **good_header(),
+                    "steps": [step_record(value={"ndarray": {"dtype": "object", "shape": [2, 3], "blob": 0}})],
+                },
+                [ARRAY.tobytes()],
+            ),
+            "s/c",
+            1,
+        ),
         ("extra top-level key", frame_body({**good_header(), "pickle": "x"}, [ARRAY.tobytes()]), "s/c", 1),
         ("extra step key", frame_body(good_header(verdict="passed"), [ARRAY.tobytes()]), "s/c", 1),
-        ("extra array key", frame_body({**good_header(), "steps": [step_record(value={"ndarray": {"dtype": "float32", "shape": [2, 3], "blob": 0, "order": "F"}})]}, [ARRAY.tobytes()]), "s/c", 1),
-        ("too many steps", frame_body({**good_header(), "steps": good_header()["steps"] + [step_record(1)]}, [ARRAY.tobytes()]), "s/c", 1),
+        (
+            "extra array key",
+            frame_body(
+                {
+                    **good_header(),
+                    "steps": [
+                        step_record(value={"ndarray": {"dtype": "float32", "shape": [2, 3], "blob": 0, "order": "F"}})
+                    ],
+                },
+                [ARRAY.tobytes()],
+            ),
+            "s/c",
+            1,
+        ),
+        (
+            "too many steps",
+            frame_body({**good_header(), "steps": good_header()["steps"] + [step_record(1)]}, [ARRAY.tobytes()]),
+            "s/c",
+            1,
+        ),
         ("too few steps", frame_body(good_header(), [ARRAY.tobytes()]), "s/c", 2),
         ("trailing bytes", frame_body(good_header(), [ARRAY.tobytes()]) + b"\x00", "s/c", 1),
         ("header not JSON", frame_body(b"{not json", []), "s/c", 1),
         ("wrong protocol", frame_body({**good_header(), "protocol": 99}, [ARRAY.tobytes()]), "s/c", 1),
         ("unknown outcome", frame_body(good_header(outcome="passed"), [ARRAY.tobytes()]), "s/c", 1),
-        ("unknown value tag", frame_body({**good_header(), "steps": [step_record(value={"pickle": "gASV"})]}), "s/c", 1),
-        ("NaN outside its tag", frame_body(b'{"protocol": 1, "case": "s/c", "steps": [{"index": 0, "outcome": "returned", "value": NaN}]}'), "s/c", 1),
-        ("steps out of order", frame_body({"protocol": 1, "case": "s/c", "steps": [step_record(1), step_record(0)]}), "s/c", 2),
-        ("blob used twice", frame_body({"protocol": 1, "case": "s/c", "steps": [step_record(value={"list": [{"ndarray": {"dtype": "float32", "shape": [2, 3], "blob": 0}}] * 2})]}, [ARRAY.tobytes()]), "s/c", 1),
+        (
+            "unknown value tag",
+            frame_body({**good_header(), "steps": [step_record(value={"pickle": "gASV"})]}),
+            "s/c",
+            1,
+        ),
+        (
+            "NaN outside its tag",
+            frame_body(b'{"protocol": 1, "case": "s/c", "steps": [{"index": 0, "outcome": "returned", "value": NaN}]}'),
+            "s/c",
+            1,
+        ),
+        (
+            "steps out of order",
+            frame_body({"protocol": 1, "case": "s/c", "steps": [step_record(1), step_record(0)]}),
+            "s/c",
+            2,
+        ),
+        (
+            "blob used twice",
+            frame_body(
+                {
+                    "protocol": 1,
+                    "case": "s/c",
+                    "steps": [
+                        step_record(value={"list": [{"ndarray": {"dtype": "float32", "shape": [2, 3], "blob": 0}}] * 2})
+                    ],
+                },
+                [ARRAY.tobytes()],
+            ),
+            "s/c",
+            1,
+        ),
         ("launches not an integer", frame_body(good_header(launches=True), [ARRAY.tobytes()]), "s/c", 1),
         ("witness entry malformed", frame_body(good_header(witness=[[0, 0, 1]]), [ARRAY.tobytes()]), "s/c", 1),
-        ("graph entry extra key", frame_body(good_header(graphs=[{"key": "k", "shape": None, "static_input_id": 1, "static_input_address": 2, "static_input": None, "num_ops": 1, "x": 1}]), [ARRAY.tobytes()]), "s/c", 1),
+        (
+            "graph entry extra key",
+            frame_body(
+                good_header(
+                    graphs=[
+                        {
+                            "key": "k",
+                            "shape": None,
+                            "static_input_id": 1,
+                            "static_input_address": 2,
+                            "static_input": None,
+                            "num_ops": 1,
+                            "x": 1,
+                        }
+                    ]
+                ),
+                [ARRAY.tobytes()],
+            ),
+            "s/c",
+            1,
+        ),
         ("text too long", frame_body(good_header(note="x" * (protocol.MAX_TEXT + 1)), [ARRAY.tobytes()]), "s/c", 1),
         ("blob count over the frame", protocol.MAGIC + struct.pack("<II", 2, 3) + b"{}", "s/c", 1),
     ],
@@ -84,7 +172,9 @@ def test_decode_rejects_malformed_frames(name, body, expected_case, steps):
         protocol.decode_observations(body, expected_case, steps)
 
 
-@pytest.mark.parametrize("dtype, shape", [("float32", (4, 8)), ("float64", (3,)), ("int64", (2, 2, 2)), ("bool", (5,)), ("float32", (0, 3))])
+@pytest.mark.parametrize(
+    "dtype, shape", [("float32", (4, 8)), ("float64", (3,)), ("int64", (2, 2, 2)), ("bool", (5,)), ("float32", (0, 3))]
+)
 def test_an_ndarray_blob_decodes_to_a_plain_array_of_exactly_its_dtype_and_shape(dtype, shape):
     class Sneaky(np.ndarray):
         def __eq__(self, other):  # a submission's array that claims equality with anything
@@ -129,7 +219,9 @@ def test_byte_swapped_array_travels_as_its_values():
 
 # ------------------------------------------------------------------ case messages
 def test_the_case_message_carries_steps_but_no_checks():
-    case, _ = load_case(RUNNER_STEPS, "output: {step: second, equals: {values: [[123.5]]}}\nlaunches: {step: second, equals: 17}")
+    case, _ = load_case(
+        RUNNER_STEPS, "output: {step: second, equals: {values: [[123.5]]}}\nlaunches: {step: second, equals: 17}"
+    )
     message = protocol.case_message(case.uid, case.steps)
     data = json.loads(message)
     assert set(data) == {"protocol", "case", "steps"}

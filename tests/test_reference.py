@@ -508,9 +508,7 @@ class TestFusion:
             ([True, True, True], 1),  # a run of 3
         ],
     )
-    def test_fusion_cuts_eager_launches_and_keeps_outputs(
-        self, flags: list[bool], expected_launches: int
-    ) -> None:
+    def test_fusion_cuts_eager_launches_and_keeps_outputs(self, flags: list[bool], expected_launches: int) -> None:
         ops = [add(1, flags[0]), mul(2, flags[1]), add(-3, flags[2])]
         x = batch(2)
         expected = run_eager(ops, x)
@@ -634,9 +632,7 @@ class TestStateMachine:
         assert machine.check_static_shape(8, 3) is False
 
     @pytest.mark.parametrize("batch_size, seq_step", [(4, 3), (8, 2), (4, 2)])
-    def test_static_shape_is_false_when_either_value_differs(
-        self, batch_size: int, seq_step: int
-    ) -> None:
+    def test_static_shape_is_false_when_either_value_differs(self, batch_size: int, seq_step: int) -> None:
         machine = InferenceGraphCapture(1, enabled=True)
         machine.record_capture(7, 8, 3)
         assert machine.check_static_shape(batch_size, seq_step) is False

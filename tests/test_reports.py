@@ -14,6 +14,19 @@ from pathlib import Path
 import html5lib
 import jinja2
 import pytest
+from test_reports_samples import (
+    REPLAY_FAIL,
+    SCRIPT,
+    SECRET_NUMBER,
+    SECRETS,
+    all_reports,
+    crashing_report,
+    failing_report,
+    hidden_report,
+    make_report,
+    passing_report,
+    problem_report,
+)
 
 from grader.results import LaunchPoint, Report, report_from_json, report_to_json
 from reports import (
@@ -28,20 +41,6 @@ from reports import (
 from reports import view as _view
 from reports.csv_export import grades_csv, safe_cell
 from reports.html import TEMPLATE_DIR, environment, safe_href
-
-from test_reports_samples import (
-    REPLAY_FAIL,
-    SCRIPT,
-    SECRET_NUMBER,
-    SECRETS,
-    all_reports,
-    crashing_report,
-    failing_report,
-    hidden_report,
-    make_report,
-    passing_report,
-    problem_report,
-)
 
 REPO = Path(__file__).resolve().parents[1]
 HTML_NS = "{http://www.w3.org/1999/xhtml}"
@@ -312,7 +311,11 @@ def test_redacted_details_appear_in_no_student_output_and_in_every_staff_output(
         assert secret in files["staff.html"], f"{secret!r} missing from staff.html"
     gs = json.loads(files["results.json"])
     test = next(t for t in gs["tests"] if t["visibility"] == "hidden" and t["status"] == "failed")
-    assert redacted.message in test["output"] and SECRET_NUMBER in test["output"] and "hidden from students" in test["name"]
+    assert (
+        redacted.message in test["output"]
+        and SECRET_NUMBER in test["output"]
+        and "hidden from students" in test["name"]
+    )
     assert redacted.message in files["summary.html"]
 
 
@@ -462,7 +465,7 @@ def test_junit_escapes_and_cleans_output():
 # CSV
 
 
-@pytest.mark.parametrize("name", ["=HYPERLINK(\"http://x\")", "+1+2", "-3", "@SUM(A1)", "\tx"])
+@pytest.mark.parametrize("name", ['=HYPERLINK("http://x")', "+1+2", "-3", "@SUM(A1)", "\tx"])
 def test_csv_guards_formula_injection(name, tmp_path):
     report = replace(passing_report(), submission=name)
     path = tmp_path / "grades.csv"

@@ -10,19 +10,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from reports import write_batch_outputs, write_submission_outputs
-from reports.view import fmt_points
-
 from browser import CHROMIUM, FLAGS
 from test_reports_samples import SCRIPT, SECRETS, all_reports, crashing_report, failing_report, hidden_report
 
+from reports import write_batch_outputs, write_submission_outputs
+from reports.view import fmt_points
 
 pytestmark = [
     pytest.mark.chromium,
     pytest.mark.skipif(CHROMIUM is None, reason="no chromium or chromium-browser binary on PATH"),
 ]
-
 
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -78,7 +75,7 @@ def test_failing_report_screenshot_and_dom(rendered, tmp_path):
     assert phone.stat().st_size > 10_000 and png_size(phone) == (390, 1600)
 
     dom = dump_dom(tmp_path, page)
-    assert f"{fmt_points(report.score)}<span class=\"max\"> / {fmt_points(report.max_score)}" in dom
+    assert f'{fmt_points(report.score)}<span class="max"> / {fmt_points(report.max_score)}' in dom
     failed_titles = {s.title for s in report.specs for c in report.cases if c.spec == s.id and c.status != "passed"}
     assert failed_titles
     for title in failed_titles:

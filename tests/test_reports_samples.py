@@ -16,7 +16,17 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from grader.results import STATUSES, CaseResult, CheckLine, LaunchPoint, Report, SpecSummary, StepLine, report_from_json, report_to_json
+from grader.results import (
+    STATUSES,
+    CaseResult,
+    CheckLine,
+    LaunchPoint,
+    Report,
+    SpecSummary,
+    StepLine,
+    report_from_json,
+    report_to_json,
+)
 
 # The hidden case's original values: they must appear in NO student-facing file.
 SECRET_NUMBER = "987654321"
@@ -155,8 +165,16 @@ STATIC_FAIL = CaseResult(
         StepLine(1, "runner(y: float32[2, 4])", "returned float32[2, 4]"),
     ),
     checks=(
-        CheckLine(1, "first op sees the captured buffer", "buffer #1 (the static input)", "buffer #2 (a new array)", False),
-        CheckLine(1, "output equals the op chain applied to y", "[[0.5, 1.0, 1.5, 2.0], [2.5, 3.0, 3.5, 4.0]]", "[[0.5, 1.0, 1.5, 2.0], [2.5, 3.0, 3.5, 4.0]]", True),
+        CheckLine(
+            1, "first op sees the captured buffer", "buffer #1 (the static input)", "buffer #2 (a new array)", False
+        ),
+        CheckLine(
+            1,
+            "output equals the op chain applied to y",
+            "[[0.5, 1.0, 1.5, 2.0], [2.5, 3.0, 3.5, 4.0]]",
+            "[[0.5, 1.0, 1.5, 2.0], [2.5, 3.0, 3.5, 4.0]]",
+            True,
+        ),
     ),
     launches=(LaunchPoint(0, "capture", 3, 3), LaunchPoint(1, "replay", 1, 1)),
     duration_s=0.02,
@@ -186,7 +204,9 @@ def failing_report(name: str = "bob") -> Report:
             elif c.spec == "piecewise-segments" and c.case.endswith("-1"):
                 cases.append(PIECEWISE_TIMEOUT)
             elif c.spec == "decode-state-machine":
-                cases.append(replace(c, status="skipped", score=0.0, message="Skipped: InferenceGraphCapture is not defined."))
+                cases.append(
+                    replace(c, status="skipped", score=0.0, message="Skipped: InferenceGraphCapture is not defined.")
+                )
             else:
                 cases.append(c)
     return make_report(name, cases)
@@ -282,7 +302,9 @@ def test_scores_add_up_as_the_grader_would_make_them():
         assert report.max_score == sum(c.max_score for c in report.cases)
         for spec in report.specs:
             mine = [c for c in report.cases if c.spec == spec.id]
-            assert mine and spec.score == sum(c.score for c in mine) and spec.max_score == sum(c.max_score for c in mine)
+            assert (
+                mine and spec.score == sum(c.score for c in mine) and spec.max_score == sum(c.max_score for c in mine)
+            )
         assert all(0 <= c.score <= c.max_score for c in report.cases)
 
 
@@ -299,6 +321,12 @@ def test_the_hidden_sample_holds_every_secret_where_a_careless_renderer_would_sh
     staff_record = json.dumps(report_to_json(report))
     for secret in SECRETS:
         assert secret in staff_record, secret
-    fields = [redacted.case, redacted.description, redacted.output_tail, *(s.action + s.outcome for s in redacted.steps), *(c.expected for c in redacted.checks)]
+    fields = [
+        redacted.case,
+        redacted.description,
+        redacted.output_tail,
+        *(s.action + s.outcome for s in redacted.steps),
+        *(c.expected for c in redacted.checks),
+    ]
     assert all(any(secret in field for field in fields) for secret in SECRETS)
     assert not any(secret in json.dumps(report_to_json(passing_report())) for secret in SECRETS)

@@ -207,7 +207,9 @@ def test_open_by_handle_does_not_bypass_landlock(layout):
         handle = ctypes.create_string_buffer(8 + 128)
         struct.pack_into("I", handle, 0, 128)
         mount_id = ctypes.c_int()
-        assert libc.name_to_handle_at(-100, os.fsencode(outside / "secret.yaml"), handle, ctypes.byref(mount_id), 0) == 0
+        assert (
+            libc.name_to_handle_at(-100, os.fsencode(outside / "secret.yaml"), handle, ctypes.byref(mount_id), 0) == 0
+        )
         mount_fd = os.open(code, os.O_RDONLY)
         fd = libc.open_by_handle_at(mount_fd, handle, os.O_RDONLY)
         return {"fd": fd, "errno": ctypes.get_errno(), "read_search": applied.get("read_search", False)}
@@ -238,7 +240,15 @@ def test_scrubbed_environment_no_stdin_and_no_inherited_fds(layout, monkeypatch)
     finally:
         os.close(leaked)
     assert "GRAPHGRADE_TEST_SECRET" not in answer["env"]
-    assert set(answer["env"]) <= set(sandbox.SAFE_ENV_KEYS) | {"HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}
+    assert set(answer["env"]) <= set(sandbox.SAFE_ENV_KEYS) | {
+        "HOME",
+        "TMPDIR",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+    }
     assert answer["env"]["HOME"] == sandbox.work_dir(plan)
     assert answer["stdin"] == "" and answer["stdin_is_devnull"]
     assert leaked not in answer["fds"] and len(answer["fds"]) <= 5  # 0, 1, 2, the answer pipe, listdir's own
@@ -249,7 +259,10 @@ def test_resource_limits(layout):
     plan, _, _ = layout
 
     def probe(applied):
-        return {name: resource.getrlimit(getattr(resource, name))[0] for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_CORE")}
+        return {
+            name: resource.getrlimit(getattr(resource, name))[0]
+            for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_CORE")
+        }
 
     answer = confined(plan, probe)
     limits = sandbox.Limits()
@@ -268,7 +281,12 @@ def test_root_drops_to_its_own_uid_with_no_capability_but_read_search(layout):
     def probe(applied):
         status = Path("/proc/self/status").read_text()
         caps = {line.split(":")[0]: int(line.split()[1], 16) for line in status.splitlines() if line.startswith("Cap")}
-        return {"ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid()], "groups": os.getgroups(), "caps": caps, "nnp": "NoNewPrivs:\t1" in status}
+        return {
+            "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid()],
+            "groups": os.getgroups(),
+            "caps": caps,
+            "nnp": "NoNewPrivs:\t1" in status,
+        }
 
     answer = confined(plan, probe)
     assert answer["ids"] == [plan.uid] * 4 and answer["groups"] == []
@@ -351,7 +369,10 @@ def test_kill_orphans_ends_a_double_forked_daemon(tree_only):
     daemon = int(os.read(r, 64).split()[0])
     os.close(r)
     os.waitpid(pid, 0)
-    assert not Path(f"/proc/{daemon}").exists() or "Z" in Path(f"/proc/{daemon}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    assert (
+        not Path(f"/proc/{daemon}").exists()
+        or "Z" in Path(f"/proc/{daemon}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    )
 
 
 def _frame(body: bytes) -> bytes:
@@ -363,7 +384,13 @@ def test_only_whole_observation_frames_are_relayed():
     assert submission.relayable(b"") == b""
     assert submission.relayable(good) == good
     assert submission.relayable(good + good) == good + good  # the grader refuses two (and replaces the worker)
-    for bad in (good[:-1], good + b"x", protocol.control_frame("status", case="a/b", exitcode=0, signal=None), good + protocol.control_frame("ready"), b"\xff" * 100):
+    for bad in (
+        good[:-1],
+        good + b"x",
+        protocol.control_frame("status", case="a/b", exitcode=0, signal=None),
+        good + protocol.control_frame("ready"),
+        b"\xff" * 100,
+    ):
         relayed = submission.relayable(bad)
         body, rest = protocol.split_frame(relayed)
         assert rest == b"" and not protocol.is_control(body)
@@ -398,4 +425,3 @@ def test_zygote_environment_is_scrubbed(monkeypatch):
         assert b"GRAPHGRADE_ZYGOTE_CLEAN" in environ
         assert b"s3cret" not in environ
         assert os.environ["GRAPHGRADE_TEST_SECRET"] == "s3cret"  # the grader's own is untouched
-

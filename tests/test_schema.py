@@ -13,10 +13,10 @@ import jsonschema
 import pytest
 import yaml
 
+from grader.checks import CHECK_KINDS
 from grader.loader import load_spec_text, spec_files
 from grader.ops import OP_KINDS
 from grader.schema import build_schema
-from grader.checks import CHECK_KINDS
 from grader.spec_model import TAGS, VISIBILITIES
 from grader.steps import STEP_ACTIONS
 
@@ -113,7 +113,9 @@ BROKEN = {
     "op missing its argument": lambda d: d["specs"][0]["cases"][0]["steps"][0]["args"][0]["ops"].append("add"),
     "unknown tag": lambda d: d["specs"][0].update(tag="eagre"),
     "unknown visibility": lambda d: d["specs"][0].update(visibility="secret"),
-    "unknown check kind": lambda d: d["specs"][0]["cases"][0]["checks"].append({"launchez": {"step": "out", "equals": 1}}),
+    "unknown check kind": lambda d: d["specs"][0]["cases"][0]["checks"].append(
+        {"launchez": {"step": "out", "equals": 1}}
+    ),
     "points as text": lambda d: d["specs"][0].update(points="ten"),
     "format 2": lambda d: d.update(format=2),
     "missing hint": lambda d: d["specs"][0].pop("hint"),

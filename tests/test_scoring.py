@@ -57,7 +57,14 @@ def loaded(tmp_path_factory):
 
 
 def _observed(module, case) -> CaseRun:
-    return CaseRun(uid=case.uid, status="observed", observation=observe_in_process(module, case.uid, case.steps), message="", output_tail=f"tail of {case.id}", duration_s=0.5)
+    return CaseRun(
+        uid=case.uid,
+        status="observed",
+        observation=observe_in_process(module, case.uid, case.steps),
+        message="",
+        output_tail=f"tail of {case.id}",
+        duration_s=0.5,
+    )
 
 
 def _run(loaded, overrides: dict[str, CaseRun]) -> SubmissionRun:
@@ -97,7 +104,12 @@ def test_every_status_is_scored_from_the_judge_or_the_run(loaded):
     assert [(s.id, s.score, s.max_score) for s in report.specs] == [(visible.id, 1.33, 4.0), (hidden.id, 3.0, 4.0)]
     assert [c.redacted for c in report.cases] == [False] * 3 + [True] * 4
     assert all(c.visibility == "hidden" for c in report.cases if c.redacted)
-    assert (report.submission, report.grader_version, report.scope, report.ungraded_points) == ("alice", "9.9", "all", 0)
+    assert (report.submission, report.grader_version, report.scope, report.ungraded_points) == (
+        "alice",
+        "9.9",
+        "all",
+        0,
+    )
 
 
 def test_a_report_of_the_visible_specs_says_what_it_left_out(loaded):
@@ -106,14 +118,26 @@ def test_a_report_of_the_visible_specs_says_what_it_left_out(loaded):
     report = build_report("bob", visible_only, run, loaded, "9.9")
     assert {c.spec for c in report.cases} == {visible_only[0].id}
     assert (report.score, report.max_score, report.scope, report.ungraded_points) == (4.0, 4.0, "public", 4.0)
-    kit = build_report("bob", loaded.suite.specs, run, loaded, "9.9", withheld_points=2.5)  # a student kit: hidden specs not shipped
+    kit = build_report(
+        "bob", loaded.suite.specs, run, loaded, "9.9", withheld_points=2.5
+    )  # a student kit: hidden specs not shipped
     assert (kit.scope, kit.ungraded_points, kit.score) == ("public", 2.5, 8.0)
 
 
 def test_a_submission_problem_and_output_are_carried_to_the_report(loaded):
-    cases = tuple(CaseRun(c.uid, "error", None, "cudagraph.py:3: SyntaxError", "", 0.0) for s in loaded.suite.specs for c in s.cases)
-    run = SubmissionRun(problem="cudagraph.py:3: SyntaxError: invalid syntax", cases=cases, output_tail="boom\n", duration_s=0.3)
+    cases = tuple(
+        CaseRun(c.uid, "error", None, "cudagraph.py:3: SyntaxError", "", 0.0)
+        for s in loaded.suite.specs
+        for c in s.cases
+    )
+    run = SubmissionRun(
+        problem="cudagraph.py:3: SyntaxError: invalid syntax", cases=cases, output_tail="boom\n", duration_s=0.3
+    )
     report = build_report("carol", loaded.suite.specs, run, loaded, "9.9")
     assert report.score == 0 and report.max_score == 8.0
-    assert report.problem.startswith("cudagraph.py:3: SyntaxError") and report.output_tail == "boom\n" and report.duration_s == 0.3
+    assert (
+        report.problem.startswith("cudagraph.py:3: SyntaxError")
+        and report.output_tail == "boom\n"
+        and report.duration_s == 0.3
+    )
     assert all(c.status == "error" and c.message == "cudagraph.py:3: SyntaxError" for c in report.cases)

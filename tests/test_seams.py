@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def graphgrade(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
 
 
 def test_the_gradescope_setup_leaves_no_readable_reference():
@@ -30,7 +32,9 @@ def test_the_gradescope_setup_leaves_no_readable_reference():
     assert SETUP_SH.index("pip install") < SETUP_SH.index("rm -rf /autograder/source/kit")
     assert 'chmod -R go-rwx "$SRC"' in RUN_AUTOGRADER
     assert "for pkg in reference specs" in RUN_AUTOGRADER  # installed copies root-only too
-    assert RUN_AUTOGRADER.index("go-rwx") < RUN_AUTOGRADER.index("graphgrade grade /autograder/submission")  # before any student code
+    assert RUN_AUTOGRADER.index("go-rwx") < RUN_AUTOGRADER.index(
+        "graphgrade grade /autograder/submission"
+    )  # before any student code
 
 
 def test_the_cache_key_holds_the_limits_and_the_case_s_visibility():
@@ -39,7 +43,13 @@ def test_the_cache_key_holds_the_limits_and_the_case_s_visibility():
 
     base = RunSettings()
     keys = {runtime_key(base)}
-    for change in ({"case_timeout_s": 1.0}, {"import_timeout_s": 2.0}, {"submission_budget_s": 9.0}, {"landlock": False}, {"tail_bytes": 10}):
+    for change in (
+        {"case_timeout_s": 1.0},
+        {"import_timeout_s": 2.0},
+        {"submission_budget_s": 9.0},
+        {"landlock": False},
+        {"tail_bytes": 10},
+    ):
         keys.add(runtime_key(dataclasses.replace(base, **change)))
     assert len(keys) == 6  # each limit is part of what a worker observed
     assert case_key("r", "s", b"steps", hidden=True) != case_key("r", "s", b"steps", hidden=False)
@@ -50,7 +60,9 @@ def test_merge_refuses_names_that_would_leave_the_output_folder(tmp_path):
 
     shard = tmp_path / "s1"
     shard.mkdir()
-    (shard / "shard.json").write_text(json.dumps({"format": 1, "shard": 1, "of": 1, "submissions": ["../escape"], "graded": ["../escape"]}))
+    (shard / "shard.json").write_text(
+        json.dumps({"format": 1, "shard": 1, "of": 1, "submissions": ["../escape"], "graded": ["../escape"]})
+    )
     with pytest.raises(UsageError, match="not a submission name"):
         merge([shard], tmp_path / "out")
     assert not (tmp_path / "escape").exists()
@@ -90,16 +102,33 @@ def test_export_refuses_points_possible_that_would_ruin_every_grade(value):
     with pytest.raises(UsageError, match="--points-possible"):
         _points_possible(argparse.Namespace(points_possible=float(value)), no_row, "Lab (1)")
     with pytest.raises(UsageError, match="Points Possible"):  # the same number in the gradebook's row
-        _points_possible(argparse.Namespace(points_possible=None), SimpleNamespace(points_possible={"Lab (1)": value}), "Lab (1)")
-    assert _points_possible(argparse.Namespace(points_possible=None), SimpleNamespace(points_possible={"Lab (1)": "20"}), "Lab (1)") == 20
+        _points_possible(
+            argparse.Namespace(points_possible=None), SimpleNamespace(points_possible={"Lab (1)": value}), "Lab (1)"
+        )
+    assert (
+        _points_possible(
+            argparse.Namespace(points_possible=None), SimpleNamespace(points_possible={"Lab (1)": "20"}), "Lab (1)"
+        )
+        == 20
+    )
 
 
 def test_a_missing_similarity_template_is_an_argument_error(tmp_path):
-    done = graphgrade("similarity", str(ROOT / "reference"), str(ROOT / "tests" / "correct_variants" / "minimal"), "--out", str(tmp_path), "--template", str(tmp_path / "nope.py"))
+    done = graphgrade(
+        "similarity",
+        str(ROOT / "reference"),
+        str(ROOT / "tests" / "correct_variants" / "minimal"),
+        "--out",
+        str(tmp_path),
+        "--template",
+        str(tmp_path / "nope.py"),
+    )
     assert done.returncode == 2 and "nope.py: no such file or directory" in done.stderr
 
 
-@pytest.mark.parametrize("args", [("prairielearn", "--timeout", "0"), ("prairielearn", "--budget", "-1"), ("audit", "--only", "reference")])
+@pytest.mark.parametrize(
+    "args", [("prairielearn", "--timeout", "0"), ("prairielearn", "--budget", "-1"), ("audit", "--only", "reference")]
+)
 def test_bad_option_values_are_refused_before_anything_runs(args):
     done = graphgrade(*args)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr

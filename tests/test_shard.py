@@ -40,7 +40,10 @@ def test_a_bad_shard_is_a_usage_error_naming_the_flag(bad):
 
 
 def _class(tmp: Path) -> list[Path]:
-    subs = [ROOT / "reference", *sorted(p for p in (ROOT / "tests" / "correct_variants").iterdir() if (p / "cudagraph.py").is_file())]
+    subs = [
+        ROOT / "reference",
+        *sorted(p for p in (ROOT / "tests" / "correct_variants").iterdir() if (p / "cudagraph.py").is_file()),
+    ]
     source = (ROOT / "reference" / "cudagraph.py").read_text()
     for name, (old, new) in {"buggy": ("        cls.n = 0\n", "        pass\n"), "empty": (source, "")}.items():
         d = tmp / name
@@ -51,7 +54,19 @@ def _class(tmp: Path) -> list[Path]:
 
 
 def _grade(subs: list[Path], out: Path, *extra: str) -> None:
-    cmd = [sys.executable, "-m", "grader.cli", "grade", *map(str, subs), "--out", str(out), "--no-cache", "--visibility", "visible", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "grader.cli",
+        "grade",
+        *map(str, subs),
+        "--out",
+        str(out),
+        "--no-cache",
+        "--visibility",
+        "visible",
+        *extra,
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert result.returncode == 0, result.stderr
 
@@ -73,7 +88,21 @@ def test_two_shards_merged_equal_one_run(tmp_path):
     graded = [json.loads((tmp_path / s / "shard.json").read_text())["graded"] for s in ("s1", "s2")]
     assert graded[0] and graded[1]  # both shards did some of the work
     # the first shard given sets the order (s2 was given the list in the whole run's order)
-    result = subprocess.run([sys.executable, "-m", "grader.cli", "merge", str(tmp_path / "s2"), str(tmp_path / "s1"), "--out", str(tmp_path / "merged")], capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "merge",
+            str(tmp_path / "s2"),
+            str(tmp_path / "s1"),
+            "--out",
+            str(tmp_path / "merged"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stderr
     whole, merged = tmp_path / "whole", tmp_path / "merged"
     assert (merged / "summary.html").read_text() == (whole / "summary.html").read_text()
@@ -82,7 +111,9 @@ def test_two_shards_merged_equal_one_run(tmp_path):
     assert names == sorted(p.name for p in merged.iterdir() if p.is_dir()) and len(names) == len(subs)
     for name in names:
         for file in ("report.json", "results.json"):
-            assert _untimed(json.loads((merged / name / file).read_text())) == _untimed(json.loads((whole / name / file).read_text()))
+            assert _untimed(json.loads((merged / name / file).read_text())) == _untimed(
+                json.loads((whole / name / file).read_text())
+            )
 
 
 def _fake_shards(tmp: Path, n: int, names: list[str], only: list[int]) -> list[Path]:
@@ -91,7 +122,9 @@ def _fake_shards(tmp: Path, n: int, names: list[str], only: list[int]) -> list[P
         d = tmp / f"shard{k}"
         d.mkdir(parents=True, exist_ok=True)
         graded = [names[i] for i in select(names, k, n)]
-        (d / "shard.json").write_text(json.dumps({"format": 1, "shard": k, "of": n, "submissions": names, "graded": graded}))
+        (d / "shard.json").write_text(
+            json.dumps({"format": 1, "shard": k, "of": n, "submissions": names, "graded": graded})
+        )
         dirs.append(d)
     return dirs
 
@@ -150,7 +183,9 @@ def test_the_kubernetes_indexed_job_covers_every_shard(fake_bin, tmp_path):
     assert spec["completionMode"] == "Indexed"
     container = spec["template"]["spec"]["containers"][0]
     for index in range(spec["completions"]):
-        subprocess.run([*container["command"], *container["args"]], env=_env(bin_dir, JOB_COMPLETION_INDEX=str(index)), check=True)
+        subprocess.run(
+            [*container["command"], *container["args"]], env=_env(bin_dir, JOB_COMPLETION_INDEX=str(index)), check=True
+        )
     shards = _shards_of(calls())
     n = spec["completions"]
     assert sorted(shards) == [(k, n) for k in range(1, n + 1)]
@@ -173,7 +208,9 @@ def test_the_slurm_array_covers_every_shard_and_queues_the_merge(fake_bin, tmp_p
     assert len(sbatch) == 1 and "--dependency=afterok:42" in sbatch[0]
     wrap = next(a for a in sbatch[0] if a.startswith("--wrap="))[len("--wrap=") :].split()
     args = build_parser().parse_args(wrap[1:])
-    assert args.command == "merge" and [str(s) for s in args.shards] == [str(tmp_path / "results" / f"shard-{k}") for k in range(1, count + 1)]
+    assert args.command == "merge" and [str(s) for s in args.shards] == [
+        str(tmp_path / "results" / f"shard-{k}") for k in range(1, count + 1)
+    ]
 
 
 def test_the_github_actions_matrix_covers_every_shard(fake_bin, tmp_path):
@@ -181,10 +218,16 @@ def test_the_github_actions_matrix_covers_every_shard(fake_bin, tmp_path):
     workflow = yaml.safe_load((DEPLOY / "github-actions-grade.yml").read_text())
     grade_job = workflow["jobs"]["grade"]
     matrix = grade_job["strategy"]["matrix"]["shard"]
-    runs = [s["run"] for s in grade_job["steps"] if "graphgrade grade" in s.get("run", "") or "graphgrade)\" grade" in s.get("run", "")]
+    runs = [
+        s["run"]
+        for s in grade_job["steps"]
+        if "graphgrade grade" in s.get("run", "") or 'graphgrade)" grade' in s.get("run", "")
+    ]
     assert len(runs) == 1
     for k in matrix:
-        subprocess.run(["bash", "-c", runs[0].replace("${{ matrix.shard }}", str(k))], env=_env(bin_dir), cwd=tmp_path, check=True)
+        subprocess.run(
+            ["bash", "-c", runs[0].replace("${{ matrix.shard }}", str(k))], env=_env(bin_dir), cwd=tmp_path, check=True
+        )
     n = len(matrix)
     assert sorted(_shards_of(calls())) == [(k, n) for k in range(1, n + 1)]
     merge_run = next(s["run"] for s in workflow["jobs"]["merge"]["steps"] if "graphgrade merge" in s.get("run", ""))

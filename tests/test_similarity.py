@@ -22,8 +22,18 @@ TEMPLATE = (ROOT / "student_template" / "cudagraph.py").read_text(encoding="utf-
 HONEST = sorted(p.name for p in VARIANTS.iterdir() if (p / "cudagraph.py").is_file())
 
 # What a student who copies and "makes it their own" does: local names renamed, comments rewritten.
-RENAMES = {"entry": "item", "result": "res", "groups": "buckets", "segments": "pieces", "sizes": "allowed",
-           "fused": "merged", "members": "parts", "flags": "marks", "padded": "grown", "kind": "sort_of"}
+RENAMES = {
+    "entry": "item",
+    "result": "res",
+    "groups": "buckets",
+    "segments": "pieces",
+    "sizes": "allowed",
+    "fused": "merged",
+    "members": "parts",
+    "flags": "marks",
+    "padded": "grown",
+    "kind": "sort_of",
+}
 
 
 def disguised(source: str) -> str:
@@ -63,21 +73,30 @@ def test_a_disguised_copy_is_listed_and_honest_pairs_are_not(tmp_path):
 
 def test_the_template_is_boilerplate(tmp_path):
     # two students who handed in the template with a few lines each: the shared starter code is not copying
-    a = TEMPLATE + "\n\ndef helper_a(values):\n    total = 0\n    for v in values:\n        total += v * 2\n    return total\n"
+    a = (
+        TEMPLATE
+        + "\n\ndef helper_a(values):\n    total = 0\n    for v in values:\n        total += v * 2\n    return total\n"
+    )
     b = TEMPLATE + "\n\ndef helper_b(rows, k):\n    return [r[:k] for r in rows if len(r) > k]\n"
     assert compare({"a": a, "b": b}, TEMPLATE, DEFAULT_THRESHOLD).pairs == ()
     assert compare({"a": a, "b": b}, "", DEFAULT_THRESHOLD).pairs != ()  # without it they would be flagged
 
 
 def _cli(*args: str, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env
+    )
 
 
 @pytest.mark.slow
 def test_grading_a_batch_writes_staff_only_similarity(tmp_path):
     subs = class_of(tmp_path / "class")
     hostile = tmp_path / "class" / "copycat" / "cudagraph.py"
-    hostile.write_text(hostile.read_text(encoding="utf-8") + '\n# </pre><script>alert(1)</script>\nX = "<img src=x onerror=alert(2)>"\n', encoding="utf-8")
+    hostile.write_text(
+        hostile.read_text(encoding="utf-8")
+        + '\n# </pre><script>alert(1)</script>\nX = "<img src=x onerror=alert(2)>"\n',
+        encoding="utf-8",
+    )
     specs = tmp_path / "specs"
     specs.mkdir()
     shutil.copy(ROOT / "specs" / "02_eager.yaml", specs)  # one spec file: the similarity is what is tested
@@ -138,13 +157,19 @@ def test_one_line_when_copydetect_is_missing(tmp_path):
     subs = class_of(tmp_path / "class")[:2]
     proc = _cli("similarity", *map(str, subs), "--out", str(tmp_path / "o"), env=env)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "graphgrade: similarity check skipped: copydetect is not installed (pip install 'graphgrade[similarity]')"
+    assert (
+        proc.stderr.strip()
+        == "graphgrade: similarity check skipped: copydetect is not installed (pip install 'graphgrade[similarity]')"
+    )
 
 
 def test_bad_threshold(tmp_path):
     subs = class_of(tmp_path / "class")[:2]
     proc = _cli("similarity", *map(str, subs), "--out", str(tmp_path / "o"), "--similarity-threshold", "1.5")
-    assert proc.returncode == 2 and "--similarity-threshold: a share from 0 to 1 (0.5 = half the code), not '1.5'" in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "--similarity-threshold: a share from 0 to 1 (0.5 = half the code), not '1.5'" in proc.stderr
+    )
 
 
 def test_pair_scores_are_exactly_copydetects(tmp_path):
@@ -186,7 +211,13 @@ def test_scores_are_the_same_in_every_process(tmp_path):
     runs = []
     for seed in ("1", "2"):
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": seed, "MPLBACKEND": "Agg"}
-        done = subprocess.run([sys.executable, "-c", script, str(template), *map(str, subs)], capture_output=True, text=True, env=env, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(template), *map(str, subs)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         runs.append(json.loads(done.stdout))
     assert runs[0] and runs[0] == runs[1]

@@ -10,10 +10,10 @@ runners of ``reference.cuda`` behave on it, that the whole shipped suite
 passes ``validate --backend cupy`` through it with no eager fallback where
 the numpy reference captures, and that ``bench`` checks and times on it.
 """
+
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import os
 import subprocess
@@ -34,7 +34,7 @@ CUBLAS = "calling cuBLAS API during stream capture is currently unsupported"
 
 
 def shipped_case_count() -> str:
-    """"N cases", as validate's summary counts the shipped suite."""
+    """ "N cases", as validate's summary counts the shipped suite."""
     from support.shipped import shipped_suite
 
     return f"{sum(len(spec.cases) for spec in shipped_suite().suite.specs)} cases"
@@ -53,13 +53,20 @@ def standin_env() -> dict:
 
 
 def graphgrade(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", *args], cwd=ROOT, env=standin_env(),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args],
+        cwd=ROOT,
+        env=standin_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 # ==========================================================================
 # The stand-in is strict
 # ==========================================================================
+
 
 class TestStandIn:
     def test_arrays_take_the_cupy_path_of_the_grader_ops(self, strict_cupy):
@@ -172,6 +179,7 @@ class TestStandIn:
 # reference.cuda's runners on the stand-in
 # ==========================================================================
 
+
 def _elementwise(cp, n):
     makers = (lambda x: x + 1.0, lambda x: x * 0.5, cp.tanh)
     return [makers[i % 3] for i in range(n)]
@@ -246,7 +254,10 @@ class TestRunnersOnTheStandIn:
         with cuda.recording_captures() as records:
             assert launches(lambda: cuda.to_host(runner(x))) == len(ops)
         (reason,) = runner.uncapturable.values()
-        assert reason == "CUDARuntimeError: cudaErrorStreamCaptureUnsupported: operation not permitted when stream is capturing"
+        assert (
+            reason
+            == "CUDARuntimeError: cudaErrorStreamCaptureUnsupported: operation not permitted when stream is capturing"
+        )
         assert [(r.reason, r.on_purpose) for r in records] == [(reason, False)]
         assert runner.stream.is_capturing() is False
         assert all(ref() is None for ref in witness)  # no exception, traceback or frame was kept
@@ -289,7 +300,10 @@ class TestRunnersOnTheStandIn:
         with cuda.recording_captures() as records:
             assert [launches(lambda: runner(x)) for _ in range(2)] == [2, 2]
         assert runner.num_captured == 0
-        assert records[0].on_purpose and records[0].reason == "not captured on purpose: attention(5) marked capturable = False"
+        assert (
+            records[0].on_purpose
+            and records[0].reason == "not captured on purpose: attention(5) marked capturable = False"
+        )
 
     def test_piecewise_runs_the_host_sync_between_graphs(self, strict_cupy):
         cp = strict_cupy
@@ -306,7 +320,8 @@ class TestRunnersOnTheStandIn:
     def test_every_capturable_op_of_the_vocabulary_captures(self, strict_cupy):
         chain = tuple(
             grader_ops.OpSpec(k.name, 1.5 if k.takes == "number" else (3 if k.takes == "seed" else None))
-            for k in grader_ops.OP_KINDS.values() if k.capturable
+            for k in grader_ops.OP_KINDS.values()
+            if k.capturable
         )
         assert {op.name for op in chain} >= {"matmul", "softmax"}
         runner = cuda.GraphRunner(grader_ops.make_ops(chain, 0, grader_ops.Witness()))
@@ -335,6 +350,7 @@ class TestRunnersOnTheStandIn:
 # ==========================================================================
 # The whole shipped suite through the CUDA reference
 # ==========================================================================
+
 
 def _count_captures(monkeypatch, module, succeeded) -> dict:
     """uid -> graphs captured by ``module``'s runners while that case was validated."""
@@ -413,7 +429,6 @@ class TestSuiteOnTheCudaReference:
         assert len(refused) >= 10 and all(message in p for p in refused)
         assert refused[0].startswith(str(ROOT / "specs")) and ".yaml:" in refused[0]
 
-
     def test_a_key_declined_on_purpose_is_explained(self, strict_cupy, monkeypatch):
         """Were matmul marked uncapturable, runners holding one would run eagerly, and validate says why."""
         from grader.validate import validate_suite
@@ -423,13 +438,17 @@ class TestSuiteOnTheCudaReference:
         notes: list[str] = []
         problems, _ = validate_suite(ROOT / "specs", backend="cupy", notes=notes)
         assert notes and all("runs eagerly on cupy: not captured on purpose: matmul(" in n for n in notes)
-        assert "specs/03_shape_cache.yaml:72: shape-cache-basics/interleaved-shapes: matmul(3), tanh, softmax for key ((4, 8)" in notes[0]
+        assert (
+            "specs/03_shape_cache.yaml:72: shape-cache-basics/interleaved-shapes: matmul(3), tanh, softmax for key ((4, 8)"
+            in notes[0]
+        )
         assert not any("could not capture" in p for p in problems)  # declined, not failed
 
 
 # ==========================================================================
 # bench on the stand-in
 # ==========================================================================
+
 
 class TestBenchOnTheStandIn:
     def test_cuda_rows_are_checked_then_timed_with_events(self, strict_cupy):
@@ -467,11 +486,18 @@ class TestBenchOnTheStandIn:
 # scripts/gpu-check, on the CPU
 # ==========================================================================
 
+
 def gpu_check(tmp_path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess, dict]:
     out = tmp_path / "out"
     environment = {**os.environ, "OUT": str(out), "PYTHON": sys.executable, **env}
-    done = subprocess.run([str(ROOT / "scripts" / "gpu-check"), *args], cwd=tmp_path, env=environment,
-                          capture_output=True, text=True, timeout=1500)  # a dry run's budget is 4 x 300 s
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "gpu-check"), *args],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )  # a dry run's budget is 4 x 300 s
     return done, json.loads((out / "gpu-check.json").read_text())
 
 

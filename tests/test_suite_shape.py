@@ -11,12 +11,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.shipped import shipped_suite
 
 import reference.cudagraph as ref
 from grader.interpreter import observe_in_process
 from grader.judge import judge_case
 from grader.spec_model import CORE_TAGS, TAGS
-from support.shipped import shipped_suite
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -153,14 +153,25 @@ def test_the_contract_is_in_the_repository_and_names_everything_a_spec_uses():
     used = {s.target for c in CASES for s in c.steps if s.action in ("method", "read", "set")}
     for member in used:
         assert member in contract, f"the specs use {member!r}, which docs/contract.md never names"
-    for rule in ("below 1 is raised to 1", "Any value below 0 means the same as 0", "maximal run", "zero on every call", "the input's dtype"):
+    for rule in (
+        "below 1 is raised to 1",
+        "Any value below 0 means the same as 0",
+        "maximal run",
+        "zero on every call",
+        "the input's dtype",
+    ):
         assert rule.lower() in contract.lower(), rule
 
 
 def test_nothing_points_to_a_contract_outside_the_repository():
     offenders = []
     for path in ROOT.rglob("*"):
-        if path.is_file() and path.suffix in {".py", ".md", ".yaml", ".toml", ".j2"} and ".venv" not in path.parts and "egg-info" not in str(path):
+        if (
+            path.is_file()
+            and path.suffix in {".py", ".md", ".yaml", ".toml", ".j2"}
+            and ".venv" not in path.parts
+            and "egg-info" not in str(path)
+        ):
             if "DESIGN" + ".md" in path.read_text(encoding="utf-8", errors="replace"):
                 offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []

@@ -131,9 +131,7 @@ class TestTemplateSignatures:
         assert hasattr(tpl, name), f"student_template/cudagraph.py lacks {name}"
         assert inspect.isclass(getattr(tpl, name)) == inspect.isclass(getattr(ref, name))
 
-    @pytest.mark.parametrize(
-        "name", [n for n in reference.CONTRACT_NAMES if inspect.isfunction(getattr(ref, n))]
-    )
+    @pytest.mark.parametrize("name", [n for n in reference.CONTRACT_NAMES if inspect.isfunction(getattr(ref, n))])
     def test_function_signatures_match(self, name: str) -> None:
         assert parameters(getattr(tpl, name)) == parameters(getattr(ref, name))
 
@@ -152,9 +150,7 @@ class TestTemplateSignatures:
             if member_kind(ref_member) == "attribute":
                 assert tpl_member == ref_member, member_name
             else:
-                assert parameters(underlying(tpl_member)) == parameters(
-                    underlying(ref_member)
-                ), member_name
+                assert parameters(underlying(tpl_member)) == parameters(underlying(ref_member)), member_name
 
     @pytest.mark.parametrize(
         "cls_name, prop",

@@ -61,7 +61,9 @@ def test_a_mutant_whose_edit_is_gone_is_one_line_and_the_rest_still_count(tmp_pa
         encoding="utf-8",
     )
     real = audit.discover_mutants()
-    monkeypatch.setattr(audit, "discover_mutants", lambda: [audit.Subject("stale_edit", stale, "A made-up mistake."), *real])
+    monkeypatch.setattr(
+        audit, "discover_mutants", lambda: [audit.Subject("stale_edit", stale, "A made-up mistake."), *real]
+    )
     warnings = cases_no_mutant_kills(tmp_path)
     assert warnings[0].startswith(f"{stale}: this mutant could not be loaded (MutantEditError: ")
     assert "\n" not in warnings[0]

@@ -140,4 +140,3 @@ class InferenceGraphCapture:
 
     def disable(self):
         self._on = False
-

@@ -1,4 +1,5 @@
 """Padding helpers, kept apart from the runner."""
+
 import bisect
 
 

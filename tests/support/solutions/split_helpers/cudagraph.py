@@ -4,12 +4,12 @@ A correct solution written apart from the reference, with padding done by a help
 from the submission's own directory (_helpers.py). tests/test_grade_engine.py grades it as is,
 cut at the stretch-goals line (a core-only submission), and with faults injected.
 """
+
 import enum
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from _helpers import bucket_for, pad_rows
 
 

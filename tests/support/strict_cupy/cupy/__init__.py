@@ -22,6 +22,7 @@ As in CuPy, mixing a host ``numpy.ndarray`` into a device operation raises
 
 ``cupy.__standin__`` is True, so a script can tell it is not the real CuPy.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -29,9 +30,12 @@ import re
 
 import numpy as np
 
-from . import _device
-from . import cuda  # noqa: F401 - cupy.cuda, as in CuPy
-from . import random, linalg  # noqa: F401
+from . import (  # noqa: F401
+    _device,
+    cuda,  # noqa: F401 - cupy.cuda, as in CuPy
+    linalg,
+    random,
+)
 
 __version__ = "14.2.0+strict-standin"
 __standin__ = True
@@ -40,16 +44,27 @@ float16, float32, float64 = np.float16, np.float32, np.float64
 int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, bool_, dtype, newaxis, inf, nan = np.uint8, np.bool_, np.dtype, np.newaxis, np.inf, np.nan
 
-_META = {np.shape, np.ndim, np.size, np.shares_memory, np.may_share_memory, np.result_type, np.iscomplexobj, np.isrealobj}
+_META = {
+    np.shape,
+    np.ndim,
+    np.size,
+    np.shares_memory,
+    np.may_share_memory,
+    np.result_type,
+    np.iscomplexobj,
+    np.isrealobj,
+}
 _BLAS_FUNCS = {np.matmul, np.dot, np.vdot, np.inner, np.tensordot, np.einsum, np.kron}
 
 
 def _is_basic_key(key) -> bool:
     keys = key if isinstance(key, tuple) else (key,)
-    return builtins.all(k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in keys)
+    return builtins.all(
+        k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in keys
+    )
 
 
-def _raw(a: "ndarray") -> np.ndarray:
+def _raw(a: ndarray) -> np.ndarray:
     """A plain view of a device array's memory that does not keep its allocation
     alive: a recorded node holds raw addresses, as a CUDA graph does. If the
     array dies, its block goes back to the pool and may be handed out again."""
@@ -111,7 +126,7 @@ class ndarray(np.ndarray):
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         mem = memptr if memptr is not None else _device.alloc(nbytes)
-        buffer = mem.mem.buffer[mem.ptr - mem.mem.ptr:]
+        buffer = mem.mem.buffer[mem.ptr - mem.mem.ptr :]
         arr = np.ndarray.__new__(cls, shape, dtype, buffer=buffer, strides=strides, order=order)
         arr._mem = mem
         return arr
@@ -357,10 +372,49 @@ def _device_func(np_func, library=None):
 
 
 _names = (
-    "exp", "log", "tanh", "sin", "cos", "sqrt", "abs", "absolute", "negative", "maximum", "minimum", "add",
-    "subtract", "multiply", "divide", "true_divide", "power", "where", "clip", "sum", "max", "min", "amax",
-    "amin", "mean", "prod", "square", "isnan", "isfinite", "all", "any", "concatenate", "stack", "expand_dims",
-    "squeeze", "transpose", "broadcast_to", "sign", "argmax", "argmin", "reshape", "ravel", "cumsum",
+    "exp",
+    "log",
+    "tanh",
+    "sin",
+    "cos",
+    "sqrt",
+    "abs",
+    "absolute",
+    "negative",
+    "maximum",
+    "minimum",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "true_divide",
+    "power",
+    "where",
+    "clip",
+    "sum",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "mean",
+    "prod",
+    "square",
+    "isnan",
+    "isfinite",
+    "all",
+    "any",
+    "concatenate",
+    "stack",
+    "expand_dims",
+    "squeeze",
+    "transpose",
+    "broadcast_to",
+    "sign",
+    "argmax",
+    "argmin",
+    "reshape",
+    "ravel",
+    "cumsum",
 )
 for _name in _names:
     globals()[_name] = _device_func(getattr(np, _name))
@@ -373,9 +427,23 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 # ---------------------------------------------------------------- kernels
-_TOKEN = re.compile(r"\s*(?:(\d+\.\d*(?:[eE][-+]?\d+)?[fF]?|\d+(?:[eE][-+]?\d+)?[fF]?)|([A-Za-z_]\w*)|([-+*/(),<>=?:!]))")
-_C_FUNCS = {"tanh": np.tanh, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "fabs": np.abs, "abs": np.abs,
-            "max": np.maximum, "min": np.minimum, "fmax": np.fmax, "fmin": np.fmin, "sin": np.sin, "cos": np.cos}
+_TOKEN = re.compile(
+    r"\s*(?:(\d+\.\d*(?:[eE][-+]?\d+)?[fF]?|\d+(?:[eE][-+]?\d+)?[fF]?)|([A-Za-z_]\w*)|([-+*/(),<>=?:!]))"
+)
+_C_FUNCS = {
+    "tanh": np.tanh,
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "fabs": np.abs,
+    "abs": np.abs,
+    "max": np.maximum,
+    "min": np.minimum,
+    "fmax": np.fmax,
+    "fmin": np.fmin,
+    "sin": np.sin,
+    "cos": np.cos,
+}
 _CASTS = ("(T)", "(float)", "(double)")
 
 
@@ -430,10 +498,17 @@ class ElementwiseKernel:
 
         def compute(*values):
             env = dict(_C_FUNCS)
-            env.update({k: (np.asarray(v).astype(dtype) if not isinstance(v, np.ndarray) else v) for k, v in zip(inputs, values)})
+            env.update(
+                {
+                    k: (np.asarray(v).astype(dtype) if not isinstance(v, np.ndarray) else v)
+                    for k, v in zip(inputs, values)
+                }
+            )
             for target, code in program:
                 env[target] = np.asarray(eval(code, {"__builtins__": {}}, env)).astype(dtype, copy=False)
-            results = tuple(np.broadcast_to(env[o], np.broadcast_shapes(*(np.shape(v) for v in values))).copy() for o in outputs)
+            results = tuple(
+                np.broadcast_to(env[o], np.broadcast_shapes(*(np.shape(v) for v in values))).copy() for o in outputs
+            )
             return results[0] if len(results) == 1 else results
 
         return _launch(compute, _device_arg(tuple(ins)), out=tuple(outs) if outs else None)

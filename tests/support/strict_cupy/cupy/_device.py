@@ -26,6 +26,7 @@ Not modelled: asynchrony between streams (work runs in program order, so a
 missing cross-stream wait is not caught), cross-stream capture (fork/join),
 multiple devices.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -43,7 +44,10 @@ _ERRORS = {
     900: ("cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing"),
     901: ("cudaErrorStreamCaptureInvalidated", "operation failed due to a previous error during capture"),
     905: ("cudaErrorStreamCaptureIsolation", "dependency created on uncaptured work in another stream"),
-    906: ("cudaErrorStreamCaptureImplicit", "operation would make the legacy stream depend on a capturing blocking stream"),
+    906: (
+        "cudaErrorStreamCaptureImplicit",
+        "operation would make the legacy stream depend on a capturing blocking stream",
+    ),
     907: ("cudaErrorCapturedEvent", "operation not permitted on an event last recorded in a capturing stream"),
 }
 
@@ -69,7 +73,7 @@ def library_call(name: str) -> None:
 
 # ---------------------------------------------------------------- capture state
 class _Capture:
-    def __init__(self, stream: "Stream") -> None:
+    def __init__(self, stream: Stream) -> None:
         self.stream = stream
         self.nodes: list = []
         self.invalid = False
@@ -87,7 +91,7 @@ def _blocking_capture() -> _Capture | None:
     return None
 
 
-def _check_legacy(stream: "Stream") -> None:
+def _check_legacy(stream: Stream) -> None:
     """Any use of the legacy stream while a blocking stream captures is illegal."""
     if stream.ptr in (0, 1):
         capture = _blocking_capture()
@@ -109,7 +113,7 @@ def submit(node) -> None:
         capture.nodes.append(node)
 
 
-def forbid_sync(stream: "Stream") -> None:
+def forbid_sync(stream: Stream) -> None:
     """A host synchronisation with ``stream`` (``.get()``, ``float()``, ``synchronize``)."""
     _check_legacy(stream)
     if stream._capture is not None:
@@ -129,14 +133,14 @@ def _stack() -> list:
     return stack
 
 
-def get_current_stream(device_id: int = -1) -> "Stream":
+def get_current_stream(device_id: int = -1) -> Stream:
     return _stack()[-1]
 
 
 class Stream:
     """``cupy.cuda.Stream(null=False, non_blocking=False, ptds=False)``."""
 
-    null: "Stream"
+    null: Stream
 
     def __init__(self, null: bool = False, non_blocking: bool = False, ptds: bool = False, priority=None) -> None:
         if null:
@@ -181,12 +185,12 @@ class Stream:
     def synchronize(self) -> None:
         forbid_sync(self)
 
-    def record(self, event: "Event | None" = None) -> "Event":
+    def record(self, event: Event | None = None) -> Event:
         event = event if event is not None else Event()
         event.record(self)
         return event
 
-    def wait_event(self, event: "Event") -> None:
+    def wait_event(self, event: Event) -> None:
         _check_legacy(self)
         capture = self._capture
         if capture is not None:
@@ -205,7 +209,7 @@ class Stream:
         self._capture = _Capture(self)
         _captures.append(self._capture)
 
-    def end_capture(self) -> "Graph":
+    def end_capture(self) -> Graph:
         capture = self._capture
         if capture is None:
             raise CUDARuntimeError(401)
@@ -234,7 +238,7 @@ class Graph:
         )
 
     @classmethod
-    def _from_nodes(cls, nodes) -> "Graph":
+    def _from_nodes(cls, nodes) -> Graph:
         graph = object.__new__(cls)
         graph._nodes = tuple(nodes)
         graph.launches = 0
@@ -322,7 +326,7 @@ class Device:
 class _Memory:
     """One device allocation: a host buffer standing in for device memory."""
 
-    def __init__(self, size: int, pool: "MemoryPool | None", buffer: np.ndarray | None = None) -> None:
+    def __init__(self, size: int, pool: MemoryPool | None, buffer: np.ndarray | None = None) -> None:
         self.size = size
         if buffer is None:
             buffer = np.empty(max(size, 1), dtype=np.uint8)
@@ -411,7 +415,7 @@ class PinnedMemoryPool:
     def __init__(self) -> None:
         self._free: dict[int, list[np.ndarray]] = {}
 
-    def take(self, size: int) -> "_Pinned":
+    def take(self, size: int) -> _Pinned:
         size = ((int(size) + 511) // 512) * 512
         free = self._free.get(size)
         return _Pinned(self, size, free.pop() if free else np.empty(max(size, 1), np.uint8))

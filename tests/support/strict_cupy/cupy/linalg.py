@@ -1,4 +1,5 @@
 """``cupy.linalg`` of the strict stand-in: cuSOLVER / cuBLAS, refused during capture."""
+
 import numpy as np
 
 from cupy import _device

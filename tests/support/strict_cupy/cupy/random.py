@@ -1,4 +1,5 @@
 """``cupy.random`` of the strict stand-in: cuRAND, refused during capture."""
+
 import numpy as np
 
 from cupy import _device

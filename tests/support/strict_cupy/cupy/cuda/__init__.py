@@ -1,4 +1,5 @@
 """``cupy.cuda`` of the strict stand-in: streams, events, graphs, memory pools."""
+
 from cupy._device import (  # noqa: F401
     CUDARuntimeError,
     Device,

@@ -1,4 +1,5 @@
 """``cupy.cuda.runtime`` of the strict stand-in: one CPU "device"."""
+
 from cupy._device import CUDARuntimeError, Device, _captures, get_current_stream  # noqa: F401
 
 is_hip = False
