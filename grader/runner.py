@@ -60,9 +60,14 @@ class CaseRun:
     message: str
     output_tail: str
     duration_s: float
-    frame: bytes = field(
-        default=b"", repr=False, compare=False
-    )  # the observation as the worker sent it (for grader.cache)
+    # the observation as the worker sent it (for grader.cache)
+    frame: bytes = field(default=b"", repr=False, compare=False)
+
+
+def _budget_used_up(uid: str, settings: RunSettings) -> CaseRun:
+    """A case not run: the submission's time budget was used up before it."""
+    message = f"not run: the submission used up its {settings.submission_budget_s:g} s time budget"
+    return CaseRun(uid, "timeout", None, message, "", 0.0)
 
 
 @dataclass(frozen=True)
@@ -472,16 +477,7 @@ def run_submission(
                 results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
                 continue
             if now >= budget_end:
-                results.append(
-                    CaseRun(
-                        case.uid,
-                        "timeout",
-                        None,
-                        f"not run: the submission used up its {settings.submission_budget_s:g} s time budget",
-                        "",
-                        0.0,
-                    )
-                )
+                results.append(_budget_used_up(case.uid, settings))
                 continue
             if worker is None:
                 if workers_started:  # a replacement starts from the submission as handed in
@@ -512,16 +508,7 @@ def run_submission(
                     worker.stop()
                     worker = None
                     if ctl is not None and ctl["kind"] == "budget":
-                        results.append(
-                            CaseRun(
-                                case.uid,
-                                "timeout",
-                                None,
-                                f"not run: the submission used up its {settings.submission_budget_s:g} s time budget",
-                                "",
-                                0.0,
-                            )
-                        )
+                        results.append(_budget_used_up(case.uid, settings))
                         continue
                     if secret_sent:
                         problem = "cudagraph.py could not be imported again after an earlier case ended its process, so the remaining cases could not run"
