@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import os
 import stat
+import threading
 import unicodedata
 from pathlib import Path
 
@@ -293,10 +294,24 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+# Batches grade submissions on threads. CPython 3.11's AST constructor keeps one recursion-depth
+# count for all threads, and can raise a spurious "SystemError: AST constructor recursion depth
+# mismatch" (cpython gh-106905): parses are taken one at a time, and that error is retried once.
+_PARSE_LOCK = threading.Lock()
+
+
+def _parse(source: bytes, file: str) -> ast.Module:
+    with _PARSE_LOCK:
+        try:
+            return ast.parse(source, filename=file)
+        except SystemError:
+            return ast.parse(source, filename=file)
+
+
 def scan_source(source: bytes, file: str) -> list[Flag]:
     """Flags for one file's bytes (decoded as Python would, coding cookie and all)."""
     try:
-        tree = ast.parse(source, filename=file)
+        tree = _parse(source, file)
     except (SyntaxError, ValueError) as exc:  # Python cannot import it either: nothing to run
         line = getattr(exc, "lineno", None) or 0
         return [

@@ -265,3 +265,22 @@ def test_a_scan_that_fails_costs_neither_the_grade_nor_the_batch(tmp_path, monke
     monkeypatch.setattr(integrity, "scan_submission", broken)
     (flag,) = integrity_flags(tmp_path)
     assert flag.rule == "unscanned" and "scan failed" in flag.message
+
+
+def test_a_spurious_parser_system_error_is_retried_not_flagged(monkeypatch):
+    """CPython 3.11 can raise "AST constructor recursion depth mismatch" when threads parse at once
+    (gh-106905); the scan retries, so a batch's reports do not depend on which threads overlapped."""
+    import ast
+
+    real, calls = ast.parse, []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=3, after=5)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(integrity.ast, "parse", flaky)
+    flags = integrity.scan_source(b"import threading\nthreading.Thread(target=print).start()\n", "cudagraph.py")
+    assert len(calls) == 2
+    assert [f.rule for f in flags] == ["threads"]
