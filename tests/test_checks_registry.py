@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.spec_text import HEADER, RUNNER_STEPS
 
 from grader.checks import CHECK_CLASSES, CHECK_KINDS, Check, check_class
 from grader.checks.base import REGISTRY
@@ -45,32 +46,12 @@ def test_the_spec_format_reference_documents_every_kind():
 
 
 def test_an_unknown_kind_is_refused_naming_every_known_one():
-    text = """\
-format: 1
-specs:
-  - id: s
-    title: T
-    tag: eager
-    points: 1
-    visibility: visible
-    explanation: E.
-    hint: H.
-    cases:
-      - id: c
-        description: D.
-        steps:
-          - call: run_eager
-            as: out
-            args: [{ops: [relu]}, {array: {shape: [2], seed: 1}}]
-        checks:
-          - launchez: {step: out, equals: 1}
-"""
+    text = HEADER + RUNNER_STEPS + "        checks:\n          - launchez: {step: first, equals: 3}\n"
+    line = text.splitlines().index("          - launchez: {step: first, equals: 3}") + 1
     with pytest.raises(SpecError) as error:
         load_spec_text(text, "s.yaml")
-    assert (
-        str(error.value)
-        == f"s.yaml:18: specs[0].cases[0].checks[0]: unknown check kind 'launchez' (expected one of: {', '.join(CHECK_KINDS)})"
-    )
+    expected = f"unknown check kind 'launchez' (expected one of: {', '.join(CHECK_KINDS)})"
+    assert str(error.value) == f"s.yaml:{line}: specs[0].cases[0].checks[0]: {expected}"
 
 
 def _define(body: dict, name: str = "Probe"):
@@ -129,20 +110,9 @@ def test_steps_are_registered_the_same_way_and_the_schema_follows():
     assert [alt["required"][0] for alt in alternatives] == list(STEP_ACTIONS)
 
 
-EVERY_STEP_KIND = """\
-format: 1
-specs:
-  - id: s
-    title: T
-    tag: static-buffer
-    points: 1
-    visibility: visible
-    explanation: E.
-    hint: H.
-    cases:
-      - id: c
-        description: D.
-        steps:
+EVERY_STEP_KIND = (
+    HEADER
+    + """\
           - build: GraphRunner
             as: runner
             args: [{ops: [relu]}]
@@ -162,6 +132,7 @@ specs:
         checks:
           - launches: {step: out, equals: 1}
 """
+)
 
 
 def test_the_interpreter_performs_every_step_kind():
