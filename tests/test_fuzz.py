@@ -22,7 +22,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader import protocol
+from grader import loader, protocol
 from grader.loader import SpecError, load_spec_text
 from grader.results import Report, ReportError, read_report, report_from_json, report_to_json
 
@@ -30,7 +30,8 @@ SPECS = sorted((Path(__file__).resolve().parents[1] / "specs").glob("*.yaml"))
 FUZZ = settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
-# A real spec costs 20-60 ms to load (pure-Python YAML): fewer examples where each is a real spec.
+# A real spec costs 20-60 ms to load with the pure-Python parser (the libyaml/pure-Python
+# comparison below parses each twice): fewer examples where each is a real spec.
 FUZZ_REAL = settings(FUZZ, max_examples=80)
 
 
@@ -181,6 +182,25 @@ def test_spec_chunks_load():
 @given(mutated_text(SPEC_TEXTS))
 def test_spec_loader_mutated_specs(text):
     _load(text)
+
+
+def _outcome(text: str, libyaml: bool, monkeypatch) -> object:
+    """What loading ``text`` gives (the spec file, or the error's words) with or without libyaml."""
+    monkeypatch.setattr(loader, "_LIBYAML_LOADER", yaml.CSafeLoader if libyaml else None)
+    try:
+        return load_spec_text(text, "fuzz.yaml")
+    except SpecError as exc:
+        return str(exc)
+
+
+@pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML without libyaml: one parser only")
+@FUZZ_REAL
+@given(text=st.one_of(mutated_text(SPEC_TEXTS), st.text(max_size=200)))
+def test_libyaml_and_the_pure_python_parser_load_the_same(text):
+    """The loader parses with libyaml and falls back to the pure-Python parser on any error: a
+    text libyaml accepts must load to what the pure-Python parser makes of it, or fail the same."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert _outcome(text, True, monkeypatch) == _outcome(text, False, monkeypatch)
 
 
 SPEC_WORDS = st.sampled_from(

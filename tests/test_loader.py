@@ -16,9 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
+from grader import loader
 from grader.loader import SpecError, SpecErrors, load_spec_text, load_suite
 from grader.validate import validate_suite
+
+SHIPPED = Path(__file__).resolve().parents[1] / "specs"
 
 BASE = """\
 # yaml-language-server: $schema=./schema.json
@@ -551,3 +555,26 @@ def test_yaml_anchors_and_aliases_are_refused_on_their_line(tmp_path):
     assert str(error).startswith(f"{tmp_path / 'a.yaml'}:{line_of(text, '&ops')}: ") and "anchors and aliases" in str(
         error
     )
+
+
+@pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML without libyaml: one parser only")
+@pytest.mark.parametrize(
+    "name",
+    [b.name for b in BROKEN if isinstance(b.content, str)] + [p.name for p in sorted(SHIPPED.glob("*.yaml"))],
+)
+def test_libyaml_and_the_pure_python_parser_give_the_same_file_or_error(name, monkeypatch):
+    """The loader parses with libyaml where PyYAML has it and falls back to the pure-Python
+    parser on any error: every broken file reads the same, every shipped file loads the same."""
+    broken = {b.name: b for b in BROKEN}
+    text = broken[name].content if name in broken else (SHIPPED / name).read_text(encoding="utf-8")
+
+    def outcome(libyaml_loader):
+        monkeypatch.setattr(loader, "_LIBYAML_LOADER", libyaml_loader)
+        try:
+            return load_spec_text(text, "same.yaml")
+        except SpecError as exc:
+            return str(exc)
+
+    with_libyaml = outcome(yaml.CSafeLoader)
+    assert with_libyaml == outcome(None)
+    assert isinstance(with_libyaml, str) == (name in broken)
