@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
+
 from grader.results import (
     STATUSES,
     CaseResult,
@@ -287,6 +289,15 @@ def problem_report(name: str = "erin") -> Report:
 
 def all_reports() -> list[Report]:
     return [passing_report(), failing_report(), crashing_report(), hidden_report(), problem_report()]
+
+
+REPORT_IDS = ["passing", "failing", "crashing", "hidden", "problem"]
+
+
+@pytest.fixture(params=list(range(len(REPORT_IDS))), ids=REPORT_IDS)
+def any_report(request) -> Report:
+    """Each sample in turn (import it into a test module to use it)."""
+    return all_reports()[request.param]
 
 
 # ------------------------------------------------------------------ the samples are fit for the tests that use them
