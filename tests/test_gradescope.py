@@ -19,7 +19,7 @@ from test_reports_samples import (
     problem_report,
 )
 
-from reports.gradescope import GRADESCOPE_VISIBILITIES, to_gradescope
+from reports.gradescope import to_gradescope
 from reports.view import HIDDEN_NOT_PASSED
 
 
@@ -114,7 +114,3 @@ def test_the_overview_says_why_a_submission_could_not_be_graded():
     gs = to_gradescope(problem_report())
     assert "could not be graded completely" in gs["output"] and "def __call__(self x):" in gs["output"]
     assert "could not be graded" not in to_gradescope(failing_report())["output"]
-
-
-def test_visibilities_are_gradescopes_own():
-    assert set(GRADESCOPE_VISIBILITIES) == {"hidden", "after_due_date", "after_published", "visible"}

@@ -1,4 +1,6 @@
-"""Tests of ``reports/``: HTML, Gradescope, JUnit and CSV renderings of typed reports."""
+"""Tests of ``reports/`` as a whole: the HTML pages, the files written together, and what every
+format agrees on (numbers, hidden cases). Each format's own unit tests are in test_gradescope,
+test_junit and test_csv_export; the view helpers' in test_view_*; report.json's in test_results."""
 
 from __future__ import annotations
 
