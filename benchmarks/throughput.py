@@ -253,7 +253,7 @@ def floor(paths: list[Path]) -> float:
     freshly executed copy of the submission, with no isolation, pipes or reports. ms CPU per case."""
     import types
 
-    from grader import protocol
+    from grader import codec, protocol
     from grader.interpreter import run_case
     from grader.judge import judge_case
     from grader.loader import load_suite
@@ -268,7 +268,7 @@ def floor(paths: list[Path]) -> float:
             sys.modules["cudagraph"] = module
             exec(code, module.__dict__)
             frame = run_case(module, case.uid, case.steps)
-            body, _ = protocol.split_frame(frame)
+            body, _ = codec.split_frame(frame)
             judge_case(case, loaded.oracles[case.uid], protocol.decode_observations(body, case.uid, len(case.steps)))
     sys.modules.pop("cudagraph", None)
     return (time.process_time() - t0) * 1000.0 / (len(paths) * len(cases))

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy
 
 import grader
-from grader import protocol
+from grader import codec, protocol
 from grader.copying import SubmissionProblem, walk_submission
 from grader.errors import UsageError
 from grader.runner import MODULE_FILE, CaseRun, RunSettings, SubmissionRun, run_submission
@@ -46,7 +46,7 @@ from grader.spec_model import Case
 
 FORMAT = 1
 BACKEND = "numpy-cpu"  # the workers run the submission on numpy, on the CPU
-MAX_ENTRY_BYTES = 2 * protocol.MAX_FRAME_BYTES
+MAX_ENTRY_BYTES = 2 * codec.MAX_FRAME_BYTES
 
 
 def default_cache_dir() -> Path:
@@ -138,7 +138,15 @@ class ObservationCache:
             with self._lock:
                 self.stats.ignored += 1
             return None
-        return CaseRun(case.uid, "observed", observation, "", tail, float(duration), frame)
+        return CaseRun(
+            uid=case.uid,
+            status="observed",
+            observation=observation,
+            message="",
+            output_tail=tail,
+            duration_s=float(duration),
+            frame=frame,
+        )
 
     def get_text(self, key: str) -> str | None:
         try:

@@ -22,7 +22,6 @@ from grader.integrity import integrity_flags
 from grader.loader import LoadedSuite
 from grader.results import Report, write_report
 from grader.runner import (
-    CaseRun,
     RunSettings,
     SandboxFailure,
     ScratchArea,
@@ -139,7 +138,7 @@ def grade_submissions(
     stopping = threading.Event()
 
     def problem_report(index: int, message: str) -> Report:
-        run = SubmissionRun(message, tuple(CaseRun(c.uid, "error", None, message, "", 0.0) for c in cases), "", 0.0)
+        run = SubmissionRun.problem_only(message, cases)
         return replace(
             build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
             path=str(submissions[index]),

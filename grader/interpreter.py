@@ -4,7 +4,8 @@ This is the *observing* half of grading and it runs inside the untrusted
 worker, next to the submission. It knows the steps of a case and nothing of
 its checks: it never decides whether anything was right. What it records is
 plain data (numbers, text, arrays copied at the moment of the step,
-exceptions as type and message), encoded by :mod:`grader.protocol`.
+exceptions as type and message), as :mod:`grader.codec`'s records, values encoded by
+:mod:`grader.protocol`.
 
 Per step it records: the outcome (returned, raised, missing contract name,
 not reached), the returned value, the launch-counter delta, the grader ops'
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from grader import protocol
+from grader import codec, protocol
 from grader.ops import Witness, build_array, data_address, is_case_op, make_ops
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
@@ -51,7 +52,7 @@ def _describe_error(exc: BaseException) -> dict:
         message = str(exc)
     except BaseException:  # noqa: BLE001
         message = "<the exception's message could not be shown>"
-    return {"type": protocol.shorten(type(exc).__name__), "message": protocol.shorten(message)}
+    return codec.ErrorRecord(type=protocol.shorten(type(exc).__name__), message=protocol.shorten(message)).wire()
 
 
 class CaseInterpreter:
@@ -125,17 +126,17 @@ class CaseInterpreter:
             host_static = self.to_host(static) if static is not None else None
             host_output = self.to_host(output) if output is not None else None
             snapshot.append(
-                {
-                    "key": protocol.shorten(repr(key)),
-                    "shape": [int(d) for d in shape]
+                codec.GraphRecord(
+                    key=protocol.shorten(repr(key)),
+                    shape=[int(d) for d in shape]
                     if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape)
                     else None,
-                    "static_input_id": id(static),
-                    "static_input_address": data_address(static),
-                    "static_input": self.encoder.value(host_static) if host_static is not None else None,
-                    "num_ops": num_ops if isinstance(num_ops, int) and not isinstance(num_ops, bool) else None,
-                    "output": self.encoder.value(host_output) if isinstance(host_output, np.ndarray) else None,
-                }
+                    static_input_id=id(static),
+                    static_input_address=data_address(static),
+                    static_input=self.encoder.value(host_static) if host_static is not None else None,
+                    num_ops=num_ops if isinstance(num_ops, int) and not isinstance(num_ops, bool) else None,
+                    output=self.encoder.value(host_output) if isinstance(host_output, np.ndarray) else None,
+                ).wire()
             )
         return snapshot
 
@@ -172,61 +173,51 @@ class CaseInterpreter:
         except BaseException:  # noqa: BLE001
             return None
 
-    def run_step(self, step: Step) -> dict:
-        record: dict = {
-            "index": step.index,
-            "outcome": "returned",
-            "value": None,
-            "error": None,
-            "launches": None,
-            "witness": [],
-            "input_address": None,
-            "graphs": None,
-            "note": "",
-        }
+    def run_step(self, step: Step) -> codec.StepRecord:
+        record = codec.StepRecord(step.index)
         try:
             args = [self.resolve(a) for a in step.args]
             kwargs = {k: self.resolve(v) for k, v in step.kwargs}
             if step.action == "call" and args and hasattr(args[-1], "shape"):
-                record["input_address"] = data_address(args[-1])
+                record.input_address = data_address(args[-1])
             callee = step.on if step.action in ("method", "read", "set") else step.target
             if step.action in ("build", "call") or callee in CONTRACT_NAMES:
                 self.target_object(callee)  # a missing contract name is reported before anything runs
         except _Missing as missing:
-            record.update(outcome="missing", note=str(missing))
+            record.outcome, record.note = "missing", str(missing)
             return record
         except _NotReached as why:
-            record.update(outcome="not_reached", note=str(why))
+            record.outcome, record.note = "not_reached", str(why)
             return record
         before = _launch_count(self.module)
         mark = self.witness.mark()
         try:
             result = self.perform(step, args, kwargs)
         except _Missing as missing:
-            record.update(outcome="missing", note=str(missing))
+            record.outcome, record.note = "missing", str(missing)
             return record
         except _NotReached as why:  # a read/set/method on a name an earlier step did not produce
-            record.update(outcome="not_reached", note=str(why))
+            record.outcome, record.note = "not_reached", str(why)
             return record
         except BaseException as exc:  # noqa: BLE001 - sys.exit() in a step is that step's failure, not ours
-            record.update(outcome="raised", error=_describe_error(exc))
+            record.outcome, record.error = "raised", _describe_error(exc)
         else:
             if step.name:
                 self.env[step.name] = result
-            record["value"] = self.encode_result(result)
+            record.value = self.encode_result(result)
             if step.action == "call" and step.target == "fuse_elementwise":
-                record["ops"] = self.listed_ops(result)
+                record.ops = self.listed_ops(result)
         after = _launch_count(self.module)
-        record["launches"] = after - before if before is not None and after is not None else None
-        record["witness"] = [
+        record.launches = after - before if before is not None and after is not None else None
+        record.witness = [
             [lid, pos, addr, list(shape), dtype, zeros]
             for lid, pos, addr, shape, dtype, zeros in self.witness.since(mark)[: protocol.MAX_WITNESS]
         ]
         if step.observe_graphs:
             try:
-                record["graphs"] = self.graphs_snapshot(self.target_object(step.target))
+                record.graphs = self.graphs_snapshot(self.target_object(step.target))
             except BaseException as exc:  # noqa: BLE001
-                record["note"] = protocol.shorten(f"could not read graphs: {type(exc).__name__}")
+                record.note = protocol.shorten(f"could not read graphs: {type(exc).__name__}")
         return record
 
 
@@ -243,7 +234,7 @@ def run_case(
 ) -> bytes:
     """Run every step in order and return the encoded observation frame."""
     interpreter = CaseInterpreter(module, prepare_input, to_host)
-    records = [interpreter.run_step(step) for step in steps]
+    records = [interpreter.run_step(step).wire() for step in steps]
     return protocol.encode_observations(uid, records, interpreter.encoder.blobs)
 
 
@@ -252,6 +243,6 @@ def observe_in_process(
 ) -> protocol.CaseObservation:
     """Run a case here and decode it as the grader would (for the trusted reference only)."""
     frame = run_case(module, uid, steps, **hooks)
-    body, rest = protocol.split_frame(frame)
+    body, rest = codec.split_frame(frame)
     assert body is not None and not rest
     return protocol.decode_observations(body, uid, len(steps))

@@ -1,11 +1,9 @@
-"""What crosses the process boundary between grader and worker, and how.
+"""A case's observations: encoded by the worker, validated and decoded by the grader.
 
-Two messages, both versioned:
-
-* grader -> worker: a case's *steps* (never its checks), as JSON;
-* worker -> grader: a case's *observations*, as one frame: a JSON header plus
-  raw array bytes. Arrays travel as (dtype, shape, bytes) and are rebuilt as
-  plain ``numpy.ndarray`` of exactly that dtype and shape on the grader side.
+The worker sends them as one observation frame (:mod:`grader.codec` owns its bytes and its
+record's field names): a JSON header plus raw array bytes. Values travel as tagged JSON;
+arrays as (dtype, shape, bytes), rebuilt as plain ``numpy.ndarray`` of exactly that dtype and
+shape on the grader side.
 
 Nothing is pickled or evaluated. Every size is bounded and every field is
 validated by :func:`decode_observations`; anything malformed raises
@@ -18,31 +16,33 @@ from __future__ import annotations
 import enum
 import json
 import math
-import struct
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from grader.ops import OP_KINDS, OpSpec
+from grader import validation
+from grader.codec import (
+    ERROR_FIELDS,
+    GRAPH_FIELDS,
+    MAX_BLOB_BYTES,
+    MAX_BLOBS,
+    MAX_TEXT,
+    OBSERVATION_FIELDS,
+    PROTOCOL_VERSION,
+    STEP_FIELDS,
+    ProtocolError,
+    observation_frame,
+    observation_parts,
+)
 from grader.safetext import safe_text
-from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
-PROTOCOL_VERSION = 1
-MAGIC = b"GGv1"
-MAX_HEADER_BYTES = 1 << 20
-MAX_BLOB_BYTES = 8 << 20
-MAX_BLOBS = 1024
-MAX_TEXT = 2000
 MAX_LIST = 64
 MAX_DEPTH = 4
 MAX_STEPS = 256
 MAX_WITNESS = 256
 MAX_GRAPHS = 64
 MAX_ELEMENTS = MAX_BLOB_BYTES  # elements of one array (a bool array of the largest blob)
-# The largest length prefix a valid frame can carry (the header, every blob and its
-# 8-byte length, plus slack for magic and counts): a reader refuses anything longer.
-MAX_FRAME_BYTES = MAX_HEADER_BYTES + MAX_BLOB_BYTES + 16 * MAX_BLOBS + 64
 ARRAY_DTYPES = (
     "bool",
     "int8",
@@ -58,90 +58,10 @@ ARRAY_DTYPES = (
     "float64",
 )
 OUTCOMES = ("returned", "raised", "missing", "not_reached")
-
-
-class ProtocolError(ValueError):
-    """A message that is not a valid message of this protocol."""
-
-
-# ================================================================ grader -> worker
-def _value_to_json(value: Value) -> dict:
-    if isinstance(value, ArrayValue):
-        return {"array": {"dtype": value.dtype, "shape": list(value.shape), "seed": value.seed, "values": value.values}}
-    if isinstance(value, OpsValue):
-        return {"ops": [[op.name, op.param] for op in value.chain]}
-    if isinstance(value, MaskValue):
-        return {"mask": list(value.mask)}
-    if isinstance(value, RefValue):
-        return {"ref": value.name}
-    return {"plain": value.value}
-
-
-def _value_from_json(data: dict) -> Value:
-    ((kind, body),) = data.items()
-    if kind == "array":
-        values = body["values"]
-        return ArrayValue(
-            body["dtype"], tuple(body["shape"]), body["seed"], _tuplify(values) if values is not None else None
-        )
-    if kind == "ops":
-        for name, _ in body:
-            if name not in OP_KINDS:
-                raise ProtocolError(f"unknown op {name!r}")
-        return OpsValue(tuple(OpSpec(name, param) for name, param in body))
-    if kind == "mask":
-        return MaskValue(tuple(bool(m) for m in body))
-    if kind == "ref":
-        return RefValue(str(body))
-    if kind == "plain":
-        return PlainValue(_tuplify(body))
-    raise ProtocolError(f"unknown value kind {kind!r}")
-
-
-def _tuplify(value: Any) -> Any:
-    return tuple(_tuplify(v) for v in value) if isinstance(value, list) else value
-
-
-def case_message(uid: str, steps: tuple[Step, ...]) -> bytes:
-    """The only thing a worker learns about a case: its id and its steps."""
-    return json.dumps(
-        {
-            "protocol": PROTOCOL_VERSION,
-            "case": uid,
-            "steps": [
-                {
-                    "action": s.action,
-                    "target": s.target,
-                    "on": s.on,
-                    "name": s.name,
-                    "args": [_value_to_json(a) for a in s.args],
-                    "kwargs": [[k, _value_to_json(v)] for k, v in s.kwargs],
-                    "observe_graphs": s.observe_graphs,
-                }
-                for s in steps
-            ],
-        }
-    ).encode()
-
-
-def read_case_message(data: bytes) -> tuple[str, tuple[Step, ...]]:
-    msg = json.loads(data)
-    if msg.get("protocol") != PROTOCOL_VERSION:
-        raise ProtocolError(f"case message of protocol {msg.get('protocol')!r}, expected {PROTOCOL_VERSION}")
-    steps = tuple(
-        Step(
-            index=i,
-            action=s["action"],
-            target=s["target"],
-            on=s["on"],
-            name=s["name"],
-            args=tuple(_value_from_json(a) for a in s["args"]),
-            kwargs=tuple((k, _value_from_json(v)) for k, v in s["kwargs"]),
-            observe_graphs=bool(s["observe_graphs"]),
-        )
-        for i, s in enumerate(msg["steps"])
-    )
-    return msg["case"], steps
+_STEP_KEYS = frozenset(STEP_FIELDS)
+_GRAPH_KEYS = frozenset(GRAPH_FIELDS)
+_ERROR_KEYS = frozenset(ERROR_FIELDS)
+_ARRAY_KEYS = frozenset({"dtype", "shape", "blob"})
 
 
 # ================================================================ observations (decoded form)
@@ -266,13 +186,8 @@ def shorten(text: str) -> str:
 
 
 def encode_observations(uid: str, steps: list[dict], encoder_blobs: list[bytes]) -> bytes:
-    header = json.dumps({"protocol": PROTOCOL_VERSION, "case": uid, "steps": steps}, allow_nan=False).encode()
-    parts = [MAGIC, struct.pack("<II", len(header), len(encoder_blobs)), header]
-    for blob in encoder_blobs:
-        parts.append(struct.pack("<Q", len(blob)))
-        parts.append(blob)
-    body = b"".join(parts)
-    return struct.pack("<Q", len(body)) + body
+    """The observation frame of a case's step records (:meth:`grader.codec.StepRecord.wire`)."""
+    return observation_frame(uid, steps, encoder_blobs)
 
 
 new_encoder = _Encoder
@@ -280,38 +195,22 @@ new_encoder = _Encoder
 
 # ================================================================ grader side: decode and validate
 def _fail(where: str, message: str) -> ProtocolError:
-    return ProtocolError(f"{where}: {message}")
+    return ProtocolError(message, where)
 
 
-def _int(obj: Any, where: str, lo: int = -(2**63), hi: int = 2**64) -> int:
-    if not isinstance(obj, int) or isinstance(obj, bool) or not lo <= obj < hi:
-        raise _fail(where, "expected an integer")
-    return obj
+_int = validation.integer
 
 
 def _text(obj: Any, where: str) -> str:
     """Every string a worker sends enters the grader here, and leaves it safe (grader.safetext)."""
-    if not isinstance(obj, str) or len(obj) > MAX_TEXT:
-        raise _fail(where, "expected text of bounded length")
-    return safe_text(obj)
+    return safe_text(validation.text(obj, where, MAX_TEXT))
 
 
 def _shape(obj: Any, where: str) -> tuple[int, ...]:
-    """A shape of at most 8 dimensions and MAX_ELEMENTS elements, counting a zero-length
-    dimension as one: (0, 2**31-1, 2**31-1) holds no element, yet numpy refuses to build it, and
-    whatever judges it would work with the other dimensions."""
-    if not isinstance(obj, list) or len(obj) > 8:
-        raise _fail(where, "expected a shape")
-    shape = tuple(_int(d, f"{where}[{i}]", 0, 1 << 31) for i, d in enumerate(obj))
-    if math.prod(max(d, 1) for d in shape) > MAX_ELEMENTS:
-        raise _fail(where, f"a shape of more than {MAX_ELEMENTS} elements")
-    return shape
+    return validation.array_shape(obj, where, MAX_ELEMENTS)
 
 
-def _keys(obj: Any, allowed: set[str], where: str) -> dict:
-    if not isinstance(obj, dict) or not set(obj) <= allowed:
-        raise _fail(where, f"expected an object with keys from {sorted(allowed)}")
-    return obj
+_keys = validation.keys_within
 
 
 def _witness_fast(w: Any) -> WitnessCall | None:
@@ -362,7 +261,7 @@ class _Decoder:
         self.used: set[int] = set()
 
     def array(self, obj: Any, where: str) -> np.ndarray:
-        obj = _keys(obj, {"dtype", "shape", "blob"}, where)
+        obj = _keys(obj, _ARRAY_KEYS, where)
         dtype = obj.get("dtype")
         if dtype not in ARRAY_DTYPES:
             raise _fail(where, f"unsupported dtype {dtype!r}")
@@ -387,8 +286,7 @@ class _Decoder:
     def listed_ops(self, raw: Any, where: str) -> tuple[ListedOp, ...] | None:
         if raw is None:
             return None
-        if not isinstance(raw, list) or len(raw) > MAX_WITNESS:
-            raise _fail(where, "expected a bounded list")
+        validation.bounded_list(raw, where, MAX_WITNESS)
         found = []
         for i, entry in enumerate(raw):
             if (
@@ -436,24 +334,18 @@ class _Decoder:
         raise _fail(where, f"unknown value tag {tag!r}")
 
     def step(self, obj: Any, where: str) -> StepObservation:
-        obj = _keys(
-            obj,
-            {"index", "outcome", "value", "error", "launches", "witness", "input_address", "graphs", "note", "ops"},
-            where,
-        )
+        obj = _keys(obj, _STEP_KEYS, where)
         outcome = obj.get("outcome")
         if outcome not in OUTCOMES:
             raise _fail(f"{where}.outcome", f"expected one of {OUTCOMES}")
         error = None
         if obj.get("error") is not None:
-            e = _keys(obj["error"], {"type", "message"}, f"{where}.error")
+            e = _keys(obj["error"], _ERROR_KEYS, f"{where}.error")
             error = Raised(
                 _text(e.get("type"), f"{where}.error.type"), _text(e.get("message"), f"{where}.error.message")
             )
         launches = obj.get("launches")
-        witness_raw = obj.get("witness", [])
-        if not isinstance(witness_raw, list) or len(witness_raw) > MAX_WITNESS:
-            raise _fail(f"{where}.witness", "expected a bounded list")
+        witness_raw = validation.bounded_list(obj.get("witness", []), f"{where}.witness", MAX_WITNESS)
         witness = []
         for i, w in enumerate(witness_raw):
             fast = _witness_fast(w)  # the usual, valid entry, checked in one go
@@ -475,16 +367,10 @@ class _Decoder:
             )
         graphs = None
         if obj.get("graphs") is not None:
-            if not isinstance(obj["graphs"], list) or len(obj["graphs"]) > MAX_GRAPHS:
-                raise _fail(f"{where}.graphs", "expected a bounded list")
             graphs = []
-            for i, g in enumerate(obj["graphs"]):
+            for i, g in enumerate(validation.bounded_list(obj["graphs"], f"{where}.graphs", MAX_GRAPHS)):
                 at = f"{where}.graphs[{i}]"
-                g = _keys(
-                    g,
-                    {"key", "shape", "static_input_id", "static_input_address", "static_input", "num_ops", "output"},
-                    at,
-                )
+                g = _keys(g, _GRAPH_KEYS, at)
                 static = g.get("static_input")
                 output = g.get("output")
                 graphs.append(
@@ -519,76 +405,6 @@ class _Decoder:
         )
 
 
-# ================================================================ control frames
-CONTROL_MAGIC = b"GGc1"
-CONTROL_KINDS = {
-    "ready": set(),
-    "import_error": {"type", "message", "where"},
-    "status": {
-        "case",
-        "exitcode",
-        "signal",
-        "output_end",
-    },  # output_end: the log's size once the case's processes are gone
-    "sandbox_error": {"message"},  # the worker could not confine itself: the machine's problem, not the submission's
-}
-
-
-def control_frame(kind: str, **fields: object) -> bytes:
-    body = CONTROL_MAGIC + json.dumps({"protocol": PROTOCOL_VERSION, "kind": kind, **fields}).encode()
-    return struct.pack("<Q", len(body)) + body
-
-
-def is_control(body: bytes) -> bool:
-    return body[:4] == CONTROL_MAGIC
-
-
-def decode_control(body: bytes) -> dict:
-    """A worker's control frame (ready, import_error, status), validated. Any failure to decode
-    it, whatever raised it, is a :class:`ProtocolError`."""
-    try:
-        return _decode_control(body)
-    except ProtocolError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a decoder bug must cost the case, never the batch
-        raise ProtocolError(f"control frame could not be decoded ({type(exc).__name__})") from None
-
-
-def _decode_control(body: bytes) -> dict:
-    if len(body) > 64 * 1024:
-        raise ProtocolError("control frame too large")
-    try:
-        msg = json.loads(body[4:])
-    except (ValueError, RecursionError):  # bad JSON or UTF-8, or an integer over Python's digit limit
-        raise ProtocolError("control frame is not valid JSON") from None
-    if not isinstance(msg, dict) or msg.get("protocol") != PROTOCOL_VERSION or msg.get("kind") not in CONTROL_KINDS:
-        raise ProtocolError("not a control frame of this protocol")
-    fields = CONTROL_KINDS[msg["kind"]]
-    if set(msg) - {"protocol", "kind"} != fields:
-        raise ProtocolError(f"a {msg['kind']} frame has fields {sorted(fields)}")
-    for key in ("type", "message", "where", "case"):
-        if key in msg:
-            msg[key] = _text(msg[key], key)
-    for key in ("exitcode", "signal"):
-        if key in msg and msg[key] is not None:
-            _int(msg[key], key, -1024, 1024)
-    if "output_end" in msg:
-        _int(msg["output_end"], "output_end", 0, 1 << 62)
-    return msg
-
-
-def split_frame(buffer: bytes) -> tuple[bytes | None, bytes]:
-    """Take one length-prefixed frame off the front of ``buffer`` (None if incomplete)."""
-    if len(buffer) < 8:
-        return None, buffer
-    (length,) = struct.unpack_from("<Q", buffer)
-    if length > MAX_FRAME_BYTES:
-        raise ProtocolError(f"frame of {length} bytes is larger than any valid frame")
-    if len(buffer) < 8 + length:
-        return None, buffer
-    return buffer[8 : 8 + length], buffer[8 + length :]
-
-
 def decode_observations(body: bytes, expected_case: str, step_count: int) -> CaseObservation:
     """Validate one observation frame; raises :class:`ProtocolError` when anything is off,
     whatever raised it (a decoder bug must cost that case, never the batch)."""
@@ -596,36 +412,19 @@ def decode_observations(body: bytes, expected_case: str, step_count: int) -> Cas
         return _decode_observations(body, expected_case, step_count)
     except ProtocolError:
         raise
+    except validation.Invalid as exc:  # what the toolkit's readers found
+        raise ProtocolError(exc.problem, exc.where) from None
     except Exception as exc:  # noqa: BLE001
         raise ProtocolError(f"observation frame could not be decoded ({type(exc).__name__})") from None
 
 
 def _decode_observations(body: bytes, expected_case: str, step_count: int) -> CaseObservation:
-    if body[:4] != MAGIC or len(body) < 12:
-        raise ProtocolError("not an observation frame (bad magic)")
-    header_len, blob_count = struct.unpack_from("<II", body, 4)
-    if header_len > MAX_HEADER_BYTES or blob_count > MAX_BLOBS:
-        raise ProtocolError("frame header or blob count over its bound")
-    pos = 12
-    header = body[pos : pos + header_len]
-    pos += header_len
-    blobs = []
-    for _ in range(blob_count):
-        if pos + 8 > len(body):
-            raise ProtocolError("frame ends inside a blob length")
-        (n,) = struct.unpack_from("<Q", body, pos)
-        pos += 8
-        if n > MAX_BLOB_BYTES or pos + n > len(body):
-            raise ProtocolError("blob larger than the frame")
-        blobs.append(body[pos : pos + n])
-        pos += n
-    if pos != len(body):
-        raise ProtocolError("trailing bytes after the last blob")
+    header, blobs = observation_parts(body)
     try:
         msg = json.loads(header)
     except (ValueError, RecursionError):  # bad JSON or UTF-8, or an integer over Python's digit limit
         raise ProtocolError("header is not valid JSON") from None
-    msg = _keys(msg, {"protocol", "case", "steps"}, "observations")
+    msg = _keys(msg, OBSERVATION_FIELDS, "observations")
     if msg.get("protocol") != PROTOCOL_VERSION:
         raise ProtocolError(f"observations of protocol {repr(msg.get('protocol'))[:80]}, expected {PROTOCOL_VERSION}")
     if msg.get("case") != expected_case:

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from grader import validation
 from grader.spec_model import VISIBILITIES
 
 REPORT_FORMAT = 2  # 2 added ``flags``, ``scope``, ``ungraded_points`` and hidden cases in full (staff record); format 1 is still read
@@ -262,63 +263,29 @@ def write_report(report: Report, path) -> None:
     Path(path).write_text(report_json_text(report), encoding="utf-8")
 
 
-class ReportError(ValueError):
+class ReportError(validation.Invalid):
     """A report.json that is not a valid report of this format."""
 
 
 def _need(obj: dict, key: str, kind, where: str):
-    if key not in obj:
-        raise ReportError(f"{where}: missing key {key!r}")
-    value = obj[key]
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-        try:
-            value = float(value)
-        except OverflowError:
-            raise ReportError(f"{where}.{key}: not a finite number") from None
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise ReportError(
-            f"{where}.{key}: expected {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__}"
-        )
-    if isinstance(value, int) and not isinstance(value, bool) and not -MAX_INT <= value < MAX_INT:
-        raise ReportError(f"{where}.{key}: integer out of range")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ReportError(f"{where}.{key}: not a finite number")
-    if isinstance(value, str) and len(value) > MAX_TEXT:
-        raise ReportError(f"{where}.{key}: text longer than {MAX_TEXT} characters")
-    return value
+    return validation.required(obj, key, kind, where, MAX_TEXT, MAX_INT)
 
 
 def _opt(obj: dict, key: str, kind, where: str, default):
-    return _need(obj, key, kind, where) if key in obj else default
+    return validation.optional(obj, key, kind, where, default, MAX_TEXT, MAX_INT)
 
 
 def _opt_int(obj: dict, key: str, where: str) -> int | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or not -MAX_INT <= value < MAX_INT:
-        raise ReportError(f"{where}.{key}: expected an integer or null")
-    return value
+    return validation.optional_integer(obj.get(key), f"{where}.{key}", -MAX_INT, MAX_INT)
 
 
-def _check_keys(obj: Any, allowed: set[str], where: str) -> dict:
-    if not isinstance(obj, dict):
-        raise ReportError(f"{where}: expected an object, got {type(obj).__name__}")
-    extra = set(obj) - allowed
-    if extra:
-        raise ReportError(f"{where}: unknown key {sorted(extra)[0]!r}")
-    return obj
+_check_keys = validation.known_keys
 
 
 def _case_from_json(obj: Any, where: str) -> CaseResult:
     obj = _check_keys(obj, {f.name for f in CaseResult.__dataclass_fields__.values()}, where)
-    status = _need(obj, "status", str, where)
-    if status not in STATUSES:
-        raise ReportError(f"{where}.status: {status!r} is not one of {', '.join(STATUSES)}")
-    visibility = obj.get("visibility", "visible")
-    if visibility not in VISIBILITIES:
-        raise ReportError(f"{where}.visibility: {visibility!r} is not one of {', '.join(VISIBILITIES)}")
+    status = validation.one_of(_need(obj, "status", str, where), STATUSES, f"{where}.status")
+    visibility = validation.one_of(obj.get("visibility", "visible"), VISIBILITIES, f"{where}.visibility")
     steps = tuple(
         StepLine(
             index=_need(
@@ -381,9 +348,7 @@ def _case_from_json(obj: Any, where: str) -> CaseResult:
 
 def _spec_from_json(obj: Any, where: str) -> SpecSummary:
     obj = _check_keys(obj, {f.name for f in SpecSummary.__dataclass_fields__.values()}, where)
-    visibility = _need(obj, "visibility", str, where)
-    if visibility not in VISIBILITIES:
-        raise ReportError(f"{where}.visibility: {visibility!r} is not one of {', '.join(VISIBILITIES)}")
+    visibility = validation.one_of(_need(obj, "visibility", str, where), VISIBILITIES, f"{where}.visibility")
     return SpecSummary(
         id=_need(obj, "id", str, where),
         title=_need(obj, "title", str, where),
@@ -399,6 +364,15 @@ def _spec_from_json(obj: Any, where: str) -> SpecSummary:
 
 def report_from_json(data: Any, where: str = "report") -> Report:
     """Validate and rebuild a :class:`Report`; raises :class:`ReportError` naming the bad field."""
+    try:
+        return _report_from_json(data, where)
+    except ReportError:
+        raise
+    except validation.Invalid as exc:  # what the toolkit's readers found
+        raise ReportError(exc.problem, exc.where) from None
+
+
+def _report_from_json(data: Any, where: str) -> Report:
     obj = _check_keys(data, {f.name for f in Report.__dataclass_fields__.values()}, where)
     fmt = _need(obj, "format", int, where)
     if fmt not in READABLE_FORMATS:

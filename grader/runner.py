@@ -22,12 +22,12 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 import grader
-from grader import protocol
+from grader import codec, protocol
 from grader.copying import MODULE_FILE, SubmissionProblem, copy_submission, remove_tree  # noqa: F401 - MODULE_FILE, copy_submission: re-exported
 from grader.safetext import safe_text
 from grader.spec_model import Case
@@ -63,11 +63,18 @@ class CaseRun:
     # the observation as the worker sent it (for grader.cache)
     frame: bytes = field(default=b"", repr=False, compare=False)
 
+    @classmethod
+    def not_run(
+        cls, uid: str, status: Literal["timeout", "crashed", "error"], message: str, output_tail: str = ""
+    ) -> CaseRun:
+        """A case that did not run (or never reported): no observation, no time."""
+        return cls(uid=uid, status=status, observation=None, message=message, output_tail=output_tail, duration_s=0.0)
+
 
 def _budget_used_up(uid: str, settings: RunSettings) -> CaseRun:
     """A case not run: the submission's time budget was used up before it."""
     message = f"not run: the submission used up its {settings.submission_budget_s:g} s time budget"
-    return CaseRun(uid, "timeout", None, message, "", 0.0)
+    return CaseRun.not_run(uid, "timeout", message)
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,11 @@ class SubmissionRun:
     cases: tuple[CaseRun, ...]
     output_tail: str
     duration_s: float
+
+    @classmethod
+    def problem_only(cls, problem: str, cases: tuple[Case, ...]) -> SubmissionRun:
+        """A submission none of whose cases could run: each is an error in ``problem``'s words."""
+        return cls(problem, tuple(CaseRun.not_run(c.uid, "error", problem) for c in cases), "", 0.0)
 
 
 class SandboxFailure(RuntimeError):
@@ -254,7 +266,7 @@ class _Reader:
     def next(self, deadline: float) -> bytes | None:
         """The next frame; None at end of stream; TimeoutError past the deadline."""
         while True:
-            frame, self.buf = protocol.split_frame(self.buf)
+            frame, self.buf = codec.split_frame(self.buf)
             if frame is not None:
                 return frame
             try:
@@ -393,7 +405,7 @@ class _Worker:
 
     def _late_status(self, case_uid: str) -> int | None:
         data = self.reader.buf
-        while len(data) <= 2 * protocol.MAX_FRAME_BYTES:
+        while len(data) <= 2 * codec.MAX_FRAME_BYTES:
             try:
                 chunk = os.read(self.res_r, 1 << 20)
             except OSError:
@@ -403,30 +415,26 @@ class _Worker:
             data += chunk
         try:
             while True:
-                frame, data = protocol.split_frame(data)
+                frame, data = codec.split_frame(data)
                 if frame is None:
                     return None
-                if protocol.is_control(frame):
-                    ctl = protocol.decode_control(frame)
-                    if ctl["kind"] == "status" and ctl["case"] == case_uid:
-                        return ctl["output_end"]
-        except protocol.ProtocolError:
+                if codec.is_control(frame):
+                    ctl = codec.decode_control(frame)
+                    if isinstance(ctl, codec.CaseStatus) and ctl.case == case_uid:
+                        return ctl.output_end
+        except codec.ProtocolError:
             return None
 
 
 def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
     """Each case's framed message for the worker (its id and steps, never its checks). Built once
     per grading run and shared by every submission."""
-    framed = []
-    for case in cases:
-        message = protocol.case_message(case.uid, case.steps)
-        framed.append(len(message).to_bytes(8, "little") + message)
-    return tuple(framed)
+    return tuple(codec.frame(codec.case_message(case.uid, case.steps)) for case in cases)
 
 
-def _import_problem(ctl: dict) -> str:
-    message = f": {ctl['message']}" if ctl["message"] else ""
-    return f"{ctl['where']}: {ctl['type']}{message} (your cudagraph.py could not be imported, so no case could run)"
+def _import_problem(ctl: codec.ImportFailed) -> str:
+    message = f": {ctl.message}" if ctl.message else ""
+    return f"{ctl.where}: {ctl.type}{message} (your cudagraph.py could not be imported, so no case could run)"
 
 
 def run_submission(
@@ -457,105 +465,146 @@ def run_submission(
     try:
         scratch, code, log = scratch_area.prepare(slot, submission, budget_end)
     except SubmissionProblem as problem:
-        return SubmissionRun(
-            str(problem), tuple(CaseRun(c.uid, "error", None, str(problem), "", 0.0) for c in cases), "", 0.0
-        )
+        return SubmissionRun.problem_only(str(problem), cases)
     if messages is None:
         messages = case_messages(cases)
-    uid = scratch_area.uid_for(slot)
+    state = _SubmissionInProgress(zygote, scratch_area, slot, submission, settings, scratch, code, log, budget_end)
     results: list[CaseRun] = []
-    tail = _Tail(log, settings.tail_bytes)
-    import_tail = ""
-    worker: _Worker | None = None
-    workers_started = 0
-    secret_sent = False  # a redacted case's steps have reached a worker of this submission
-    problem = ""
     try:
-        for index, case in enumerate(cases):
-            now = time.monotonic()
-            if problem:
-                results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
-                continue
-            if now >= budget_end:
-                results.append(_budget_used_up(case.uid, settings))
-                continue
-            if worker is None:
-                if workers_started:  # a replacement starts from the submission as handed in
-                    try:
-                        scratch, code = scratch_area.fresh_copy(slot, submission, budget_end)
-                    except SubmissionProblem as exc:
-                        problem = str(exc)
-                        results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
-                        continue
-                worker = _Worker(zygote, scratch, code, log, uid, settings)
-                workers_started += 1
-                worker.sent = index
-                import_deadline = min(budget_end, time.monotonic() + settings.import_timeout_s)
-                try:
-                    frame = worker.reader.next(import_deadline)
-                    ctl = protocol.decode_control(frame) if frame is not None and protocol.is_control(frame) else None
-                except TimeoutError:
-                    ctl = {"kind": "budget" if import_deadline >= budget_end else "timeout"}
-                except protocol.ProtocolError:
-                    ctl = None
-                text = tail.take()
-                if workers_started == 1:
-                    import_tail = text
-                if ctl is not None and ctl["kind"] == "sandbox_error":
-                    worker.stop()
-                    raise SandboxFailure(f"the worker sandbox could not be set up: {ctl['message']}")
-                if ctl is None or ctl["kind"] != "ready":
-                    worker.stop()
-                    worker = None
-                    if ctl is not None and ctl["kind"] == "budget":
-                        results.append(_budget_used_up(case.uid, settings))
-                        continue
-                    if secret_sent:
-                        problem = "cudagraph.py could not be imported again after an earlier case ended its process, so the remaining cases could not run"
-                    elif ctl is not None and ctl["kind"] == "import_error":
-                        problem = _import_problem(ctl)
-                    elif ctl is not None and ctl["kind"] == "timeout":
-                        problem = f"importing cudagraph.py took longer than {settings.import_timeout_s:g} s (code at module level that never finishes?)"
-                    else:
-                        problem = "importing cudagraph.py ended the worker process before it reported (sys.exit or os._exit at import time?)"
-                    results.append(CaseRun(case.uid, "error", None, problem, "", 0.0))
-                    continue
-            deadline = min(budget_end, time.monotonic() + settings.case_timeout_s)
-            if worker.sent == index:
-                if not worker.send(messages[index], deadline):
-                    worker.stop()
-                    worker = None
-                    results.append(
-                        CaseRun(
-                            case.uid,
-                            "crashed",
-                            None,
-                            "the worker process was gone before the case could start",
-                            tail.take(),
-                            0.0,
-                        )
-                    )
-                    continue
-                worker.sent = index + 1
-            ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases)
-            if ahead and worker.send_ahead(messages[index + 1]):
-                worker.sent = index + 2
-            secret_sent = secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
-            run, healthy, output_end = _run_case(worker, case, deadline, settings, budget_end)
-            if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
-                late_end = worker.stop(case.uid)
-                output_end = output_end if output_end is not None else late_end
-                worker = None
-            results.append(
-                CaseRun(
-                    run.uid, run.status, run.observation, run.message, tail.take(output_end), run.duration_s, run.frame
-                )
-            )
+        for index in range(len(cases)):
+            results.append(state.run(cases, index, messages, look_ahead, redacted))
     finally:
-        if worker is not None:
-            worker.stop()
-        tail.close()
-    return SubmissionRun(problem, tuple(results), import_tail, time.monotonic() - started)
+        state.close()
+    return SubmissionRun(state.problem, tuple(results), state.import_tail, time.monotonic() - started)
+
+
+class _SubmissionInProgress:
+    """One submission's run between its cases: its current worker (None until one is needed:
+    after a case that left it unusable, the next case gets a fresh one), its output log, and
+    what lasts from case to case (a submission-wide problem, whether a hidden case has been sent)."""
+
+    def __init__(
+        self,
+        zygote: Zygote,
+        scratch_area: ScratchArea,
+        slot: int,
+        submission: Path,
+        settings: RunSettings,
+        scratch: Path,
+        code: Path,
+        log: Path,
+        budget_end: float,
+    ) -> None:
+        self.zygote, self.scratch_area, self.slot, self.submission = zygote, scratch_area, slot, submission
+        self.settings, self.budget_end = settings, budget_end
+        self.scratch, self.code, self.log = scratch, code, log
+        self.uid = scratch_area.uid_for(slot)
+        self.worker: _Worker | None = None
+        self.workers_started = 0
+        self.secret_sent = False  # a redacted case's steps have reached a worker of this submission
+        self.problem = ""  # once set, every remaining case is an error with these words
+        self.import_tail = ""  # what the first worker printed while importing the submission
+        self.tail = _Tail(log, settings.tail_bytes)
+
+    def run(
+        self,
+        cases: tuple[Case, ...],
+        index: int,
+        messages: tuple[bytes, ...],
+        look_ahead: tuple[bool, ...] | None,
+        redacted: tuple[bool, ...] | None,
+    ) -> CaseRun:
+        """Case ``index``: run it in the current worker (started first if there is none), or say why not."""
+        case = cases[index]
+        if self.problem:
+            return CaseRun.not_run(case.uid, "error", self.problem)
+        if time.monotonic() >= self.budget_end:
+            return _budget_used_up(case.uid, self.settings)
+        if self.worker is None:
+            unrun = self.start_worker(case, index)
+            if unrun is not None:
+                return unrun
+        worker = self.worker
+        deadline = min(self.budget_end, time.monotonic() + self.settings.case_timeout_s)
+        if worker.sent == index:
+            if not worker.send(messages[index], deadline):
+                self.stop_worker()
+                return CaseRun.not_run(
+                    case.uid, "crashed", "the worker process was gone before the case could start", self.tail.take()
+                )
+            worker.sent = index + 1
+        ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases)
+        if ahead and worker.send_ahead(messages[index + 1]):
+            worker.sent = index + 2
+        self.secret_sent = self.secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
+        run, healthy, output_end = _run_case(worker, case, deadline, self.settings, self.budget_end)
+        if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
+            late_end = worker.stop(case.uid)
+            output_end = output_end if output_end is not None else late_end
+            self.worker = None
+        return replace(run, output_tail=self.tail.take(output_end))
+
+    def start_worker(self, case: Case, index: int) -> CaseRun | None:
+        """A worker that has imported the submission, ready for case ``index``; or, when none
+        could be had, ``case``'s record (and, for good, :attr:`problem`)."""
+        if self.workers_started:  # a replacement starts from the submission as handed in
+            try:
+                self.scratch, self.code = self.scratch_area.fresh_copy(self.slot, self.submission, self.budget_end)
+            except SubmissionProblem as exc:
+                self.problem = str(exc)
+                return CaseRun.not_run(case.uid, "error", self.problem)
+        self.worker = worker = _Worker(self.zygote, self.scratch, self.code, self.log, self.uid, self.settings)
+        self.workers_started += 1
+        worker.sent = index
+        import_deadline = min(self.budget_end, time.monotonic() + self.settings.import_timeout_s)
+        ctl, timed_out = _first_control(worker, import_deadline)
+        text = self.tail.take()
+        if self.workers_started == 1:
+            self.import_tail = text
+        if isinstance(ctl, codec.SandboxFailed):
+            self.stop_worker()
+            raise SandboxFailure(f"the worker sandbox could not be set up: {ctl.message}")
+        if isinstance(ctl, codec.Ready):
+            return None
+        self.stop_worker()
+        if timed_out and import_deadline >= self.budget_end:
+            return _budget_used_up(case.uid, self.settings)
+        if self.secret_sent:
+            self.problem = "cudagraph.py could not be imported again after an earlier case ended its process, so the remaining cases could not run"
+        elif isinstance(ctl, codec.ImportFailed):
+            self.problem = _import_problem(ctl)
+        elif timed_out:
+            self.problem = f"importing cudagraph.py took longer than {self.settings.import_timeout_s:g} s (code at module level that never finishes?)"
+        else:
+            self.problem = "importing cudagraph.py ended the worker process before it reported (sys.exit or os._exit at import time?)"
+        return CaseRun.not_run(case.uid, "error", self.problem)
+
+    def stop_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+
+    def close(self) -> None:
+        try:
+            self.stop_worker()
+        finally:
+            self.tail.close()
+
+
+def _first_control(worker: _Worker, deadline: float) -> tuple[codec.Control | None, bool]:
+    """What a fresh worker says first, once it has imported the submission (or failed to): its
+    control message, or None when it sent something else, nothing (its stream ended) or nothing
+    in time; and whether the deadline passed."""
+    try:
+        frame = worker.reader.next(deadline)
+    except TimeoutError:
+        return None, True
+    except codec.ProtocolError:
+        return None, False
+    try:
+        return (codec.decode_control(frame) if frame is not None and codec.is_control(frame) else None), False
+    except codec.ProtocolError:
+        return None, False
 
 
 def _worker_ended(exitcode: int | None, done):
@@ -582,7 +631,15 @@ def _run_case(
     def done(status, message, observation=None, healthy=True):
         frame = observation_frames[0] if observation is not None else b""
         return (
-            CaseRun(case.uid, status, observation, message, "", time.monotonic() - started, frame),
+            CaseRun(
+                uid=case.uid,
+                status=status,
+                observation=observation,
+                message=message,
+                output_tail="",
+                duration_s=time.monotonic() - started,
+                frame=frame,
+            ),
             healthy,
             output_end,
         )
@@ -598,11 +655,11 @@ def _run_case(
                     worker.stop()  # it is gone: all the log holds after the last case is this case's
                     return _worker_ended(worker.exitcode, done)
                 return done("crashed", "the case ended the worker process (did it kill its parent?)", healthy=False)
-            if protocol.is_control(frame):
-                ctl = protocol.decode_control(frame)
-                if ctl["kind"] != "status" or ctl["case"] != case.uid:
-                    raise protocol.ProtocolError("unexpected control frame")
-                output_end = ctl["output_end"]
+            if codec.is_control(frame):
+                ctl = codec.decode_control(frame)
+                if not isinstance(ctl, codec.CaseStatus) or ctl.case != case.uid:
+                    raise codec.ProtocolError("unexpected control frame")
+                output_end = ctl.output_end
                 break
             observation_frames.append(frame)
             if len(observation_frames) > 1:
@@ -615,11 +672,11 @@ def _run_case(
             f"the case did not finish within {settings.case_timeout_s:g} s (an endless loop, or a wait that never ends?)",
             healthy=False,
         )
-    except protocol.ProtocolError as exc:
+    except codec.ProtocolError as exc:
         return done(
             "error", f"the case's process sent a malformed result ({exc}); the case counts as failed", healthy=False
         )
-    if ctl["exitcode"] == RETIRE_EXITCODE and observation_frames:  # it ran, but its worker is spent
+    if ctl.exitcode == RETIRE_EXITCODE and observation_frames:  # it ran, but its worker is spent
         try:
             observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))
         except protocol.ProtocolError as exc:
@@ -627,13 +684,13 @@ def _run_case(
                 "error", f"the case's result could not be read ({exc}); the case counts as failed", healthy=False
             )
         return done("observed", "", observation, healthy=False)
-    if ctl["signal"] is not None:
-        name = _signal_name(ctl["signal"])
+    if ctl.signal is not None:
+        name = _signal_name(ctl.signal)
         return done("crashed", f"the case's process died: {SIGNAL_HINTS.get(name, name)} ({name})")
     if not observation_frames:
         return done(
             "crashed",
-            f"the case's process ended (exit code {ctl['exitcode']}) before reporting a result (os._exit() or exit at interpreter level?)",
+            f"the case's process ended (exit code {ctl.exitcode}) before reporting a result (os._exit() or exit at interpreter level?)",
         )
     try:
         observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))

@@ -4,9 +4,10 @@ Everything a worker sends back is a claim written by the submission: exception
 messages, strings it returned, the file and line of an import error, what it
 printed. Before any of it is stored, judged, printed on the grader's terminal or
 rendered (HTML, CSV, JUnit, JSON, Gradescope), it goes through :func:`safe_text`,
-called from the two places submission text enters the grader: the protocol
-decoder (:mod:`grader.protocol`, which also carries the import-error message) and
-the output log reader (:mod:`grader.runner`). Nothing downstream needs to know.
+called from the two places submission text enters the grader: the frame
+decoders (:mod:`grader.protocol`, and :mod:`grader.codec` for control frames, which
+carry the import-error message) and the output log reader (:mod:`grader.runner`).
+Nothing downstream needs to know.
 
 What it does, and why:
 

@@ -18,13 +18,15 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from grader.ops import FLOAT_DTYPES, OP_KINDS, OpSpec
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value
+from grader.validation import Invalid
 
 MAX_ARRAY_ELEMENTS = 1 << 16
 MAX_INT_DIGITS = 300  # a longer integer is no spec's number (and would not fit a float)
 
 
-class SpecError(ValueError):
-    """One problem in one spec file, already phrased as ``file:line: path: message``."""
+class SpecError(Invalid):
+    """One problem in one spec file, already phrased as ``file:line: path: message`` (its
+    ``where`` is ``file:line: path`` when the loader knows them)."""
 
 
 # ------------------------------------------------------------ node helpers
@@ -36,7 +38,7 @@ class NodeReader:
     def fail(self, node: Node | None, where: str, message: str) -> SpecError:
         line = node.start_mark.line + 1 if node is not None else 1
         where, message = printable(where), printable(message)  # a key such as "\n" keeps the error one line
-        return SpecError(f"{self.path}:{line}: {where}: {message}" if where else f"{self.path}:{line}: {message}")
+        return SpecError(message, f"{self.path}:{line}: {where}" if where else f"{self.path}:{line}")
 
     def scalar(self, node: Node) -> Any:
         try:

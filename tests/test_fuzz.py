@@ -22,7 +22,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader import loader, protocol
+from grader import codec, loader, protocol
 from grader.loader import SpecError, load_spec_text
 from grader.results import Report, ReportError, read_report, report_from_json, report_to_json
 
@@ -438,11 +438,11 @@ VALID = _valid_frame()
 
 def _decode(frame: bytes) -> None:
     try:
-        body, rest = protocol.split_frame(frame)
+        body, rest = codec.split_frame(frame)
         if body is None:
             return
-        if protocol.is_control(body):
-            protocol.decode_control(body)
+        if codec.is_control(body):
+            codec.decode_control(body)
         else:
             protocol.decode_observations(body, "spec/case", 2)
     except protocol.ProtocolError as exc:
@@ -450,7 +450,7 @@ def _decode(frame: bytes) -> None:
 
 
 def test_valid_frame_decodes():
-    body, rest = protocol.split_frame(VALID)
+    body, rest = codec.split_frame(VALID)
     assert rest == b"" and protocol.decode_observations(body, "spec/case", 2).steps[1].error.type == "ValueError"
 
 
@@ -483,7 +483,7 @@ def test_protocol_mutated_frames(data):
 @given(st.data())
 def test_protocol_mutated_headers(data):
     """The JSON header of a valid frame, mutated as JSON, re-framed around the same blobs."""
-    body, _ = protocol.split_frame(VALID)
+    body, _ = codec.split_frame(VALID)
     header_len, blob_count = struct.unpack_from("<II", body, 4)
     header = json.loads(body[12 : 12 + header_len])
     blobs = body[12 + header_len :]
@@ -515,7 +515,7 @@ def test_protocol_integer_over_the_digit_limit_is_a_protocol_error():
         + f'{{"protocol": 1, "kind": "status", "case": "spec/case", "exitcode": {HUGE_INT}, "signal": null}}'.encode()
     )
     with pytest.raises(protocol.ProtocolError):
-        protocol.decode_control(control)
+        codec.decode_control(control)
     header = f'{{"protocol": 1, "case": "spec/case", "steps": [{{"index": 0, "outcome": "returned", "value": {HUGE_INT}}}, {{"index": 1, "outcome": "returned"}}]}}'.encode()
     body = b"GGv1" + struct.pack("<II", len(header), 0) + header
     with pytest.raises(protocol.ProtocolError):

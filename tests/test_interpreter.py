@@ -47,7 +47,7 @@ def test_a_returned_value_that_cannot_be_encoded_is_reported_by_its_type():
     # An array copied out before the failing item is not left behind in the frame.
     interpreter = CaseInterpreter(_fake_module([np.arange(3), _Unreadable()]))
     record = interpreter.run_step(steps[0])
-    assert record["outcome"] == "returned" and record["value"] == {"object": {"type": "list"}}
+    assert record.outcome == "returned" and record.value == {"object": {"type": "list"}}
     assert interpreter.encoder.blobs == [] and interpreter.encoder.size == 0
 
 

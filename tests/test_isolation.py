@@ -25,7 +25,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_sandbox import IS_ROOT, confined, layout, lease, needs_root  # noqa: E402,F401 - fixtures
 
-from grader import protocol  # noqa: E402
+from grader import codec, protocol  # noqa: E402
 from grader.worker import cgroups, sandbox, uids  # noqa: E402
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -310,19 +310,19 @@ def test_uid_purge_removes_its_ipc_objects_and_keys(lease):
 
 # ------------------------------------------------------------------ text from a worker made safe
 def test_text_from_a_worker_is_made_safe_when_decoded():
-    ctl = protocol.control_frame(
-        "import_error", type="RuntimeError", message="a\x1b[31m\u202eb\ud800", where="cudagraph.py:1"
+    ctl = codec.control_frame(
+        codec.ImportFailed(type="RuntimeError", message="a\x1b[31m\u202eb\ud800", where="cudagraph.py:1")
     )
-    body, _ = protocol.split_frame(ctl)
-    decoded = protocol.decode_control(body)
-    assert decoded["message"] == "a\ufffdb\ufffd"
+    body, _ = codec.split_frame(ctl)
+    decoded = codec.decode_control(body)
+    assert decoded.message == "a\ufffdb\ufffd"
 
 
 # ------------------------------------------------------------------ every decoding failure is a ProtocolError
 def _frame(value, blobs=(b"",), steps=1, case="s/c"):
     records = [{"index": i, "outcome": "returned", "value": value if i == 0 else 0} for i in range(steps)]
     header = json.dumps({"protocol": 1, "case": case, "steps": records}).encode()
-    body = protocol.MAGIC + struct.pack("<II", len(header), len(blobs)) + header
+    body = codec.MAGIC + struct.pack("<II", len(header), len(blobs)) + header
     for blob in blobs:
         body += struct.pack("<Q", len(blob)) + blob
     return body

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import protocol
+from grader import codec, protocol
 from grader.worker import sandbox, submission
 from grader.worker.uids import UidLease
 
@@ -387,13 +387,13 @@ def test_only_whole_observation_frames_are_relayed():
     for bad in (
         good[:-1],
         good + b"x",
-        protocol.control_frame("status", case="a/b", exitcode=0, signal=None),
-        good + protocol.control_frame("ready"),
+        codec.control_frame(codec.CaseStatus(case="a/b", exitcode=0, signal=None, output_end=0)),
+        good + codec.control_frame(codec.Ready()),
         b"\xff" * 100,
     ):
         relayed = submission.relayable(bad)
-        body, rest = protocol.split_frame(relayed)
-        assert rest == b"" and not protocol.is_control(body)
+        body, rest = codec.split_frame(relayed)
+        assert rest == b"" and not codec.is_control(body)
         with pytest.raises(protocol.ProtocolError):
             protocol.decode_observations(body, "a/b", 0)
 

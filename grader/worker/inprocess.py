@@ -54,7 +54,7 @@ from types import ModuleType
 
 import numpy as np
 
-from grader import protocol
+from grader import codec
 from grader.interpreter import run_case
 
 MODULE_NAME = "cudagraph"
@@ -405,7 +405,7 @@ def run_case_here(
     """Run one case in this process; writes its frames; returns whether this worker may run
     another case (False: it retires, the grader starts a fresh one). ``output_end()`` gives the
     output log's size once the case's processes are gone: the grader cuts its tail there."""
-    uid, steps = protocol.read_case_message(message)
+    uid, steps = codec.read_case_message(message)
     if fresh.used:
         try:
             module = fresh.fresh_module()
@@ -434,6 +434,7 @@ def run_case_here(
         exitcode = RETIRE_EXITCODE
     write_all(
         res_fd,
-        frame + protocol.control_frame("status", case=uid, exitcode=exitcode, signal=None, output_end=output_end()),
+        frame
+        + codec.control_frame(codec.CaseStatus(case=uid, exitcode=exitcode, signal=None, output_end=output_end())),
     )
     return exitcode == 0

@@ -23,20 +23,19 @@ import importlib
 import os
 import select
 import signal
-import struct
 import sys
 import sysconfig
 import time
 import traceback
 from pathlib import Path
 
-from grader import protocol
+from grader import codec, protocol
 from grader.interpreter import run_case
 from grader.worker import sandbox
 
 MODULE_NAME = "cudagraph"
 # The most a case's process may write into its result pipe: one frame of the largest valid size.
-MAX_CASE_OUTPUT = 8 + protocol.MAX_FRAME_BYTES
+MAX_CASE_OUTPUT = codec.MAX_FRAMED_BYTES
 # Relayed in place of anything else a case wrote: the grader reads it as a malformed result.
 NOT_A_RESULT = b"XXXX: the case's process wrote something other than one result frame"
 ORPHAN_KILL_SECONDS = 2.0
@@ -47,25 +46,6 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
-
-
-def _read_exact(fd: int, n: int) -> bytes | None:
-    chunks = []
-    while n:
-        chunk = os.read(fd, n)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
-
-
-def read_message(fd: int) -> bytes | None:
-    header = _read_exact(fd, 8)
-    if header is None:
-        return None
-    (length,) = struct.unpack("<Q", header)
-    return _read_exact(fd, length)
 
 
 def _import_error_where(exc: BaseException, root: Path) -> str:
@@ -232,18 +212,18 @@ def relayable(data: bytes) -> bytes:
         rest = data
         try:
             while rest:
-                frame, rest = protocol.split_frame(rest)
-                if frame is None or protocol.is_control(frame):
+                frame, rest = codec.split_frame(rest)
+                if frame is None or codec.is_control(frame):
                     break
             else:
                 return data
-        except protocol.ProtocolError:
+        except codec.ProtocolError:
             pass
-    return struct.pack("<Q", len(NOT_A_RESULT)) + NOT_A_RESULT
+    return codec.frame(NOT_A_RESULT)
 
 
 def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: bool, tree_only: bool = False) -> None:
-    uid, steps = protocol.read_case_message(message)
+    uid, steps = codec.read_case_message(message)
     sys.stdout.flush()
     sys.stderr.flush()
     result_r, result_w = os.pipe()
@@ -272,12 +252,13 @@ def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: 
     _write_all(
         res_fd,
         relayable(data)
-        + protocol.control_frame(
-            "status",
-            case=uid,
-            exitcode=exitcode if exitcode >= 0 else None,
-            signal=-exitcode if exitcode < 0 else None,
-            output_end=_output_end(),
+        + codec.control_frame(
+            codec.CaseStatus(
+                case=uid,
+                exitcode=exitcode if exitcode >= 0 else None,
+                signal=-exitcode if exitcode < 0 else None,
+                output_end=_output_end(),
+            )
         ),
     )
 
@@ -309,7 +290,7 @@ def serve(
         except BaseException as exc:  # noqa: BLE001 - the machine's problem: tell the grader, run nothing
             _write_all(
                 res_fd,
-                protocol.control_frame("sandbox_error", message=protocol.shorten(f"{type(exc).__name__}: {exc}")),
+                codec.control_frame(codec.SandboxFailed(message=protocol.shorten(f"{type(exc).__name__}: {exc}"))),
             )
             os._exit(0)
         sandbox.set_child_subreaper()
@@ -332,15 +313,14 @@ def serve(
             message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
             _write_all(
                 res_fd,
-                protocol.control_frame(
-                    "import_error",
-                    type=type(exc).__name__,
-                    message=protocol.shorten(message),
-                    where=_import_error_where(exc, root),
+                codec.control_frame(
+                    codec.ImportFailed(
+                        type=type(exc).__name__, message=protocol.shorten(message), where=_import_error_where(exc, root)
+                    )
                 ),
             )
             os._exit(0)
-        _write_all(res_fd, protocol.control_frame("ready"))
+        _write_all(res_fd, codec.control_frame(codec.Ready()))
         # kill(-1) may be used only where it reaches this sandbox's processes alone
         signal_all = "uid" in applied or bool(applied.get("signal_scope"))
         tree_only = bool(applied.get("socket_filter"))  # CLONE_PARENT refused: see kill_orphans
@@ -350,7 +330,7 @@ def serve(
             fresh.fds = inprocess.open_fds()
             fresh.spec = getattr(module, "__spec__", None)
         while True:
-            message = read_message(cmd_fd)
+            message = codec.read_frame(cmd_fd)
             if message is None:
                 break
             if fresh is None:

@@ -246,7 +246,7 @@ def warm_up() -> None:
     import gc
     import types
 
-    from grader import protocol
+    from grader import codec, protocol
     from grader.interpreter import run_case
     from grader.ops import OP_KINDS, OpSpec
     from grader.spec_model import ArrayValue, OpsValue, Step
@@ -260,9 +260,9 @@ def warm_up() -> None:
                 Step(0, "call", "run_eager", name="out", args=(OpsValue(chain), ArrayValue(dtype, shape, seed=0))),
             )
             frame = run_case(dummy, "warm/up", steps)
-            body, _ = protocol.split_frame(frame)
+            body, _ = codec.split_frame(frame)
             protocol.decode_observations(body, "warm/up", 1)
-    protocol.read_case_message(protocol.case_message("warm/up", steps))
+    codec.read_case_message(codec.case_message("warm/up", steps))
     gc.collect()
     gc.freeze()  # what exists now is shared by every fork; the collector leaves it alone
 

@@ -1,0 +1,369 @@
+"""Everything that crosses the process boundary between grader and worker, as bytes, defined once.
+
+* **Framing**: every message on a pipe is one frame, an 8-byte little-endian length then the
+  body; :func:`frame` writes one, :func:`split_frame` and :func:`read_frame` take one off,
+  refusing any length no valid frame has (:data:`MAX_FRAME_BYTES`).
+* **Case messages** (grader -> worker): a case's id and steps, never its checks, as versioned JSON.
+* **Control frames** (worker -> grader): typed, frozen, one class per kind (:class:`Ready`,
+  :class:`ImportFailed`, :class:`CaseStatus`, :class:`SandboxFailed`); versioned JSON, every
+  field validated on the way in.
+* **Observation frames** (worker -> grader): the byte layout (magic, a JSON header, raw array
+  blobs) and the field names of a step's record (:class:`StepRecord`, :class:`GraphRecord`),
+  which the worker's interpreter writes and :mod:`grader.protocol` validates and decodes.
+
+Anything malformed raises :class:`ProtocolError`, never another exception. No other module
+writes a length prefix (tests/test_codec.py checks the source).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from grader import validation
+from grader.ops import OP_KINDS, OpSpec
+from grader.safetext import safe_text
+from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
+
+PROTOCOL_VERSION = 1
+MAX_TEXT = 2000  # characters of any one string a worker sends
+
+
+class ProtocolError(validation.Invalid):
+    """A message that is not a valid message of this protocol."""
+
+
+# ================================================================ framing
+_PREFIX = struct.Struct("<Q")  # a frame's length
+_COUNTS = struct.Struct("<II")  # an observation frame's header length and blob count
+PREFIX_BYTES = _PREFIX.size
+MAGIC = b"GGv1"  # an observation frame
+CONTROL_MAGIC = b"GGc1"  # a control frame
+MAX_HEADER_BYTES = 1 << 20
+MAX_BLOB_BYTES = 8 << 20
+MAX_BLOBS = 1024
+MAX_CONTROL_BYTES = 64 * 1024
+# The largest length prefix a valid frame can carry (the header, every blob and its
+# 8-byte length, plus slack for magic and counts): a reader refuses anything longer.
+MAX_FRAME_BYTES = MAX_HEADER_BYTES + MAX_BLOB_BYTES + 16 * MAX_BLOBS + 64
+MAX_FRAMED_BYTES = PREFIX_BYTES + MAX_FRAME_BYTES  # one valid frame with its prefix
+
+
+def frame(body: bytes) -> bytes:
+    """``body`` with its length prefix."""
+    return _PREFIX.pack(len(body)) + body
+
+
+def split_frame(buffer: bytes, limit: int = MAX_FRAME_BYTES) -> tuple[bytes | None, bytes]:
+    """Take one frame off the front of ``buffer``: (its body, the rest), or (None, ``buffer``)
+    while it is incomplete. A length over ``limit`` is a :class:`ProtocolError`."""
+    if len(buffer) < PREFIX_BYTES:
+        return None, buffer
+    (length,) = _PREFIX.unpack_from(buffer)
+    if length > limit:
+        raise ProtocolError(f"frame of {length} bytes is larger than any valid frame")
+    end = PREFIX_BYTES + length
+    if len(buffer) < end:
+        return None, buffer
+    return buffer[PREFIX_BYTES:end], buffer[end:]
+
+
+def read_frame(fd: int) -> bytes | None:
+    """The next frame's body from a blocking descriptor; None at end of stream (also inside a
+    frame). No bound: only the grader writes where a worker reads this way (its case messages)."""
+    header = _read_exact(fd, PREFIX_BYTES)
+    if header is None:
+        return None
+    (length,) = _PREFIX.unpack(header)
+    return _read_exact(fd, length)
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        chunk = os.read(fd, n)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+# ================================================================ case messages (grader -> worker)
+def _value_to_json(value: Value) -> dict:
+    if isinstance(value, ArrayValue):
+        return {"array": {"dtype": value.dtype, "shape": list(value.shape), "seed": value.seed, "values": value.values}}
+    if isinstance(value, OpsValue):
+        return {"ops": [[op.name, op.param] for op in value.chain]}
+    if isinstance(value, MaskValue):
+        return {"mask": list(value.mask)}
+    if isinstance(value, RefValue):
+        return {"ref": value.name}
+    return {"plain": value.value}
+
+
+def _value_from_json(data: dict) -> Value:
+    ((kind, body),) = data.items()
+    if kind == "array":
+        values = body["values"]
+        return ArrayValue(
+            body["dtype"], tuple(body["shape"]), body["seed"], _tuplify(values) if values is not None else None
+        )
+    if kind == "ops":
+        for name, _ in body:
+            if name not in OP_KINDS:
+                raise ProtocolError(f"unknown op {name!r}")
+        return OpsValue(tuple(OpSpec(name, param) for name, param in body))
+    if kind == "mask":
+        return MaskValue(tuple(bool(m) for m in body))
+    if kind == "ref":
+        return RefValue(str(body))
+    if kind == "plain":
+        return PlainValue(_tuplify(body))
+    raise ProtocolError(f"unknown value kind {kind!r}")
+
+
+def _tuplify(value: Any) -> Any:
+    return tuple(_tuplify(v) for v in value) if isinstance(value, list) else value
+
+
+def case_message(uid: str, steps: tuple[Step, ...]) -> bytes:
+    """The only thing a worker learns about a case: its id and its steps (a frame's body)."""
+    return json.dumps(
+        {
+            "protocol": PROTOCOL_VERSION,
+            "case": uid,
+            "steps": [
+                {
+                    "action": s.action,
+                    "target": s.target,
+                    "on": s.on,
+                    "name": s.name,
+                    "args": [_value_to_json(a) for a in s.args],
+                    "kwargs": [[k, _value_to_json(v)] for k, v in s.kwargs],
+                    "observe_graphs": s.observe_graphs,
+                }
+                for s in steps
+            ],
+        }
+    ).encode()
+
+
+def read_case_message(data: bytes) -> tuple[str, tuple[Step, ...]]:
+    """A case message's id and steps (the worker trusts the grader: only the version is checked)."""
+    msg = json.loads(data)
+    if msg.get("protocol") != PROTOCOL_VERSION:
+        raise ProtocolError(f"case message of protocol {msg.get('protocol')!r}, expected {PROTOCOL_VERSION}")
+    steps = tuple(
+        Step(
+            index=i,
+            action=s["action"],
+            target=s["target"],
+            on=s["on"],
+            name=s["name"],
+            args=tuple(_value_from_json(a) for a in s["args"]),
+            kwargs=tuple((k, _value_from_json(v)) for k, v in s["kwargs"]),
+            observe_graphs=bool(s["observe_graphs"]),
+        )
+        for i, s in enumerate(msg["steps"])
+    )
+    return msg["case"], steps
+
+
+# ================================================================ control frames (worker -> grader)
+@dataclass(frozen=True)
+class Ready:
+    """The submission imported: the worker waits for case messages."""
+
+    KIND: ClassVar[str] = "ready"
+
+
+@dataclass(frozen=True)
+class ImportFailed:
+    """Importing the submission raised: no case can run."""
+
+    KIND: ClassVar[str] = "import_error"
+    type: str
+    message: str
+    where: str  # file:line in the submission
+
+
+@dataclass(frozen=True)
+class CaseStatus:
+    """A case has ended: how its process did, and where its output ends in the worker's log."""
+
+    KIND: ClassVar[str] = "status"
+    case: str
+    exitcode: int | None
+    signal: int | None
+    output_end: int  # the log's size once the case's processes are gone
+
+
+@dataclass(frozen=True)
+class SandboxFailed:
+    """The worker could not confine itself: the machine's problem, not the submission's."""
+
+    KIND: ClassVar[str] = "sandbox_error"
+    message: str
+
+
+Control = Ready | ImportFailed | CaseStatus | SandboxFailed
+CONTROL_KINDS: dict[str, type] = {cls.KIND: cls for cls in (Ready, ImportFailed, CaseStatus, SandboxFailed)}
+_CONTROL_FIELDS = {kind: tuple(f.name for f in fields(cls)) for kind, cls in CONTROL_KINDS.items()}
+
+
+def _control_text(value: Any, where: str) -> str:
+    return safe_text(validation.text(value, where, MAX_TEXT))
+
+
+def _small_int(value: Any, where: str) -> int | None:
+    return None if value is None else validation.integer(value, where, -1024, 1024)
+
+
+# How each field a control frame may have is read (the same field means the same in every kind).
+_CONTROL_READERS = {
+    "type": _control_text,
+    "message": _control_text,
+    "where": _control_text,
+    "case": _control_text,
+    "exitcode": _small_int,
+    "signal": _small_int,
+    "output_end": lambda value, where: validation.integer(value, where, 0, 1 << 62),
+}
+
+
+def control_frame(message: Control) -> bytes:
+    """A control message as one frame."""
+    fields_ = {name: getattr(message, name) for name in _CONTROL_FIELDS[message.KIND]}
+    return frame(CONTROL_MAGIC + json.dumps({"protocol": PROTOCOL_VERSION, "kind": message.KIND, **fields_}).encode())
+
+
+def is_control(body: bytes) -> bool:
+    return body[:4] == CONTROL_MAGIC
+
+
+def decode_control(body: bytes) -> Control:
+    """A worker's control frame, validated. Any failure to decode it, whatever raised it, is a
+    :class:`ProtocolError`."""
+    try:
+        return _decode_control(body)
+    except ProtocolError:
+        raise
+    except validation.Invalid as exc:
+        raise ProtocolError(exc.problem, exc.where) from None
+    except Exception as exc:  # noqa: BLE001 - a decoder bug must cost the case, never the batch
+        raise ProtocolError(f"control frame could not be decoded ({type(exc).__name__})") from None
+
+
+def _decode_control(body: bytes) -> Control:
+    if len(body) > MAX_CONTROL_BYTES:
+        raise ProtocolError("control frame too large")
+    try:
+        msg = json.loads(body[4:])
+    except (ValueError, RecursionError):  # bad JSON or UTF-8, or an integer over Python's digit limit
+        raise ProtocolError("control frame is not valid JSON") from None
+    if not isinstance(msg, dict) or msg.get("protocol") != PROTOCOL_VERSION or msg.get("kind") not in CONTROL_KINDS:
+        raise ProtocolError("not a control frame of this protocol")
+    kind = msg["kind"]
+    names = _CONTROL_FIELDS[kind]
+    if msg.keys() - {"protocol", "kind"} != set(names):
+        raise ProtocolError(f"a {kind} frame has fields {sorted(names)}")
+    return CONTROL_KINDS[kind](**{name: _CONTROL_READERS[name](msg[name], name) for name in names})
+
+
+# ================================================================ observation frames (worker -> grader)
+@dataclass(slots=True)
+class StepRecord:
+    """One step's observation as the worker writes it (filled in while the step runs); the
+    grader reads it back as a ``grader.protocol.StepObservation``. Its fields are the record's
+    keys on the wire, for the writer and the decoder alike."""
+
+    index: int
+    outcome: str = "returned"  # returned | raised | missing | not_reached
+    value: Any = None  # an encoded value (grader.protocol's encoder)
+    error: dict | None = None  # an ErrorRecord's wire form
+    launches: int | None = None
+    witness: list = field(default_factory=list)  # [list, position, address, shape, dtype, zero rows]
+    input_address: int | None = None
+    graphs: list | None = None  # GraphRecords' wire forms
+    note: str = ""
+    ops: list | None = None  # [given, list, position, elementwise]; sent only when there are some
+
+    def wire(self) -> dict:
+        record = {name: getattr(self, name) for name in STEP_FIELDS}
+        if record["ops"] is None:
+            del record["ops"]
+        return record
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRecord:
+    """One GraphEntry of a runner, as the worker writes it."""
+
+    key: str
+    shape: list | None
+    static_input_id: int
+    static_input_address: int
+    static_input: Any  # an encoded value, or None
+    num_ops: int | None
+    output: Any  # an encoded array, or None
+
+    def wire(self) -> dict:
+        return {name: getattr(self, name) for name in GRAPH_FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRecord:
+    """What a step raised: its type's name and its message."""
+
+    type: str
+    message: str
+
+    def wire(self) -> dict:
+        return {name: getattr(self, name) for name in ERROR_FIELDS}
+
+
+OBSERVATION_FIELDS = frozenset({"protocol", "case", "steps"})
+STEP_FIELDS = tuple(f.name for f in fields(StepRecord))
+GRAPH_FIELDS = tuple(f.name for f in fields(GraphRecord))
+ERROR_FIELDS = tuple(f.name for f in fields(ErrorRecord))
+
+
+def observation_frame(uid: str, steps: list[dict], blobs: list[bytes]) -> bytes:
+    """One case's observations as one frame: magic, header length and blob count, the JSON
+    header (``steps`` are :meth:`StepRecord.wire` forms), then each blob with its length."""
+    header = json.dumps({"protocol": PROTOCOL_VERSION, "case": uid, "steps": steps}, allow_nan=False).encode()
+    parts = [MAGIC, _COUNTS.pack(len(header), len(blobs)), header]
+    for blob in blobs:
+        parts.append(_PREFIX.pack(len(blob)))
+        parts.append(blob)
+    return frame(b"".join(parts))
+
+
+def observation_parts(body: bytes) -> tuple[bytes, list[bytes]]:
+    """An observation frame's body split into its JSON header and its blobs, every length
+    checked against its bound and the body's size."""
+    if body[:4] != MAGIC or len(body) < 12:
+        raise ProtocolError("not an observation frame (bad magic)")
+    header_len, blob_count = _COUNTS.unpack_from(body, 4)
+    if header_len > MAX_HEADER_BYTES or blob_count > MAX_BLOBS:
+        raise ProtocolError("frame header or blob count over its bound")
+    pos = 12
+    header = body[pos : pos + header_len]
+    pos += header_len
+    blobs = []
+    for _ in range(blob_count):
+        if pos + PREFIX_BYTES > len(body):
+            raise ProtocolError("frame ends inside a blob length")
+        (n,) = _PREFIX.unpack_from(body, pos)
+        pos += PREFIX_BYTES
+        if n > MAX_BLOB_BYTES or pos + n > len(body):
+            raise ProtocolError("blob larger than the frame")
+        blobs.append(body[pos : pos + n])
+        pos += n
+    if pos != len(body):
+        raise ProtocolError("trailing bytes after the last blob")
+    return header, blobs

@@ -1,0 +1,359 @@
+"""The wire codec (grader.codec): framing, case messages, control frames, the observation frame's
+layout, and that no other module of the grader writes or reads a length prefix by hand.
+
+Frames are checked against bytes built here with :mod:`struct` (not by the codec under test);
+every malformed input must give a ProtocolError, never another exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import os
+import struct
+import textwrap
+from pathlib import Path
+
+import pytest
+from support.spec_text import RUNNER_STEPS, load_case
+
+from grader import codec, protocol
+from grader.codec import CaseStatus, ImportFailed, ProtocolError, Ready, SandboxFailed
+from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step
+from grader.validation import Invalid
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------ framing
+def test_a_frame_is_its_length_little_endian_then_its_body():
+    assert codec.frame(b"abc") == struct.pack("<Q", 3) + b"abc"
+    assert codec.frame(b"") == b"\x00" * 8
+
+
+def test_split_frame_takes_frames_off_the_front_one_at_a_time():
+    stream = codec.frame(b"one") + codec.frame(b"") + codec.frame(b"three") + b"\x05\x00"
+    first, rest = codec.split_frame(stream)
+    second, rest = codec.split_frame(rest)
+    third, rest = codec.split_frame(rest)
+    assert (first, second, third) == (b"one", b"", b"three")
+    assert codec.split_frame(rest) == (None, b"\x05\x00")  # an incomplete prefix waits for more
+
+
+@pytest.mark.parametrize("cut", range(0, 8 + 5))
+def test_an_incomplete_frame_is_left_whole_in_the_buffer(cut):
+    partial = codec.frame(b"hello")[:cut]
+    assert codec.split_frame(partial) == (None, partial)
+
+
+def test_the_frame_size_limit():
+    at_limit = struct.pack("<Q", codec.MAX_FRAME_BYTES)
+    assert codec.split_frame(at_limit) == (None, at_limit)  # allowed: waits for the body
+    with pytest.raises(ProtocolError, match="larger than any valid frame"):
+        codec.split_frame(struct.pack("<Q", codec.MAX_FRAME_BYTES + 1))
+    with pytest.raises(ProtocolError):
+        codec.split_frame(b"\xff" * 8)
+    assert codec.split_frame(codec.frame(b"12345"), limit=5) == (b"12345", b"")
+    with pytest.raises(ProtocolError):
+        codec.split_frame(codec.frame(b"123456"), limit=5)
+    assert codec.MAX_FRAMED_BYTES == 8 + codec.MAX_FRAME_BYTES
+
+
+def test_read_frame_reads_whole_frames_from_a_descriptor():
+    r, w = os.pipe()
+    try:
+        os.write(w, codec.frame(b"first") + codec.frame(b"") + codec.frame(b"sec"))
+        os.write(w, b"ond"[:0])
+        assert codec.read_frame(r) == b"first"
+        assert codec.read_frame(r) == b""
+        assert codec.read_frame(r) == b"sec"
+        os.write(w, struct.pack("<Q", 10) + b"cut")  # the writer ends inside a frame
+        os.close(w)
+        w = -1
+        assert codec.read_frame(r) is None
+        assert codec.read_frame(r) is None  # and at the end of the stream
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+
+
+# ------------------------------------------------------------------ observation frames
+def test_an_observation_frame_round_trips_its_header_and_blobs():
+    blobs = [b"\x00" * 24, b"", b"xyz"]
+    framed = codec.observation_frame("s/c", [{"index": 0}], blobs)
+    body, rest = codec.split_frame(framed)
+    assert rest == b""
+    header, got = codec.observation_parts(body)
+    assert json.loads(header) == {"protocol": codec.PROTOCOL_VERSION, "case": "s/c", "steps": [{"index": 0}]}
+    assert got == blobs
+    # the same bytes built by hand
+    raw = json.dumps({"protocol": 1, "case": "s/c", "steps": [{"index": 0}]}).encode()
+    by_hand = codec.MAGIC + struct.pack("<II", len(raw), 3) + raw
+    for blob in blobs:
+        by_hand += struct.pack("<Q", len(blob)) + blob
+    assert body == by_hand
+
+
+def _body(header: bytes = b"{}", blobs: list[bytes] = (), counts: tuple[int, int] | None = None) -> bytes:
+    header_len, blob_count = counts or (len(header), len(blobs))
+    out = codec.MAGIC + struct.pack("<II", header_len, blob_count) + header
+    for blob in blobs:
+        out += struct.pack("<Q", len(blob)) + blob
+    return out
+
+
+@pytest.mark.parametrize(
+    "name, body",
+    [
+        ("bad magic", b"GGv2" + _body()[4:]),
+        ("a control frame", codec.CONTROL_MAGIC + _body()[4:]),
+        ("shorter than magic and counts", codec.MAGIC + b"\x00" * 7),
+        ("header over its bound", _body(counts=(codec.MAX_HEADER_BYTES + 1, 0))),
+        ("blob count over its bound", _body(counts=(2, codec.MAX_BLOBS + 1))),
+        ("blob count over the frame", _body(counts=(2, 3))),
+        ("ends inside a blob length", _body(blobs=[b"ab"])[:-6]),
+        ("blob longer than the frame", _body(blobs=[b"abcd"])[:-1]),
+        ("blob over its bound", _body(counts=(2, 1)) + struct.pack("<Q", codec.MAX_BLOB_BYTES + 1)),
+        ("trailing bytes", _body(blobs=[b"ab"]) + b"\x00"),
+        ("header longer than the frame", _body(b"{}", counts=(50, 0))),
+    ],
+)
+def test_malformed_observation_layouts_are_protocol_errors(name, body):
+    with pytest.raises(ProtocolError):
+        codec.observation_parts(body)
+    with pytest.raises(ProtocolError):  # and so through the decoder, whatever the header says
+        protocol.decode_observations(body, "s/c", 0)
+
+
+def test_the_largest_blob_is_within_the_bounds():
+    blob = b"\x01" * codec.MAX_BLOB_BYTES
+    body, _ = codec.split_frame(codec.observation_frame("s/c", [], [blob]))
+    assert codec.observation_parts(body)[1] == [blob]
+
+
+# ------------------------------------------------------------------ the observation record
+def test_a_step_record_on_the_wire_has_exactly_the_fields_the_decoder_reads():
+    record = codec.StepRecord(3)
+    assert list(record.wire()) == [f for f in codec.STEP_FIELDS if f != "ops"]  # ops only when there are some
+    record.ops = [[True, 0, 1, False]]
+    assert list(record.wire()) == list(codec.STEP_FIELDS)
+    with pytest.raises(AttributeError):
+        record.launch_count = 1  # a misspelt field is an error in the writer, not a key on the wire
+    graph = codec.GraphRecord("k", [2], 1, 2, None, 3, None)
+    assert list(graph.wire()) == list(codec.GRAPH_FIELDS)
+    assert codec.ErrorRecord("ValueError", "no").wire() == {"type": "ValueError", "message": "no"}
+
+
+def test_every_field_of_the_record_decodes_and_no_other_does():
+    record = codec.StepRecord(0, outcome="raised", launches=1, note="n")
+    record.error = codec.ErrorRecord("ValueError", "no").wire()
+    record.graphs = [codec.GraphRecord("k", [2], 1, 2, None, 3, None).wire()]
+    record.ops = [[False, -1, -1, True]]
+    body, _ = codec.split_frame(codec.observation_frame("s/c", [record.wire()], []))
+    (step,) = protocol.decode_observations(body, "s/c", 1).steps
+    assert (step.outcome, step.launches, step.note, step.error.message) == ("raised", 1, "n", "no")
+    assert step.graphs[0].num_ops == 3 and step.ops[0].elementwise
+    for extra in ({"verdict": "passed"}, {"graphs": [{**record.graphs[0], "pickle": 1}]}, {"error": {"type": "X"}}):
+        wire = {**record.wire(), **extra}
+        body, _ = codec.split_frame(codec.observation_frame("s/c", [wire], []))
+        if extra.get("error") == {"type": "X"}:  # a missing field is read as null, then refused as text
+            with pytest.raises(ProtocolError, match="error.message"):
+                protocol.decode_observations(body, "s/c", 1)
+            continue
+        with pytest.raises(ProtocolError, match="expected an object with keys from"):
+            protocol.decode_observations(body, "s/c", 1)
+
+
+# ------------------------------------------------------------------ control frames
+CONTROLS = [
+    Ready(),
+    ImportFailed(type="SyntaxError", message="invalid syntax", where="cudagraph.py:3"),
+    CaseStatus(case="spec/case", exitcode=0, signal=None, output_end=120),
+    CaseStatus(case="spec/case", exitcode=None, signal=9, output_end=0),
+    SandboxFailed(message="landlock: not supported"),
+]
+
+
+@pytest.mark.parametrize("message", CONTROLS, ids=lambda m: type(m).__name__)
+def test_every_control_kind_round_trips(message):
+    body, rest = codec.split_frame(codec.control_frame(message))
+    assert rest == b"" and codec.is_control(body)
+    assert codec.decode_control(body) == message
+    # versioned JSON behind its magic, with exactly the kind's fields
+    data = json.loads(body[4:])
+    assert data.pop("protocol") == codec.PROTOCOL_VERSION and data.pop("kind") == message.KIND
+    assert list(data) == [f.name for f in dataclasses.fields(codec.CONTROL_KINDS[message.KIND])]
+
+
+def test_control_kinds_are_one_class_each():
+    assert set(codec.CONTROL_KINDS) == {"ready", "import_error", "status", "sandbox_error"}
+    for kind, cls in codec.CONTROL_KINDS.items():
+        assert cls.KIND == kind and cls.__dataclass_params__.frozen
+
+
+def _control(**msg) -> bytes:
+    return codec.CONTROL_MAGIC + json.dumps(msg).encode()
+
+
+STATUS = {"protocol": 1, "kind": "status", "case": "s/c", "exitcode": 0, "signal": None, "output_end": 5}
+
+
+@pytest.mark.parametrize(
+    "name, body, match",
+    [
+        ("unknown kind", _control(protocol=1, kind="budget"), "not a control frame of this protocol"),
+        ("made-up timeout", _control(protocol=1, kind="timeout"), "not a control frame of this protocol"),
+        ("no kind", _control(protocol=1), "not a control frame"),
+        ("other version", _control(**{**STATUS, "protocol": 2}), "not a control frame"),
+        ("not an object", codec.CONTROL_MAGIC + b"[1, 2]", "not a control frame"),
+        ("not JSON", codec.CONTROL_MAGIC + b"{nope", "not valid JSON"),
+        ("not UTF-8", codec.CONTROL_MAGIC + b'{"a": "\xff"}', "not valid JSON"),
+        ("missing field", _control(**{k: v for k, v in STATUS.items() if k != "output_end"}), "has fields"),
+        ("extra field", _control(**STATUS, passed=True), "has fields"),
+        ("ready with a field", _control(protocol=1, kind="ready", case="s/c"), "has fields"),
+        ("exit code a bool", _control(**{**STATUS, "exitcode": True}), "exitcode: expected an integer"),
+        ("exit code out of range", _control(**{**STATUS, "exitcode": 1024}), "exitcode"),
+        ("signal out of range", _control(**{**STATUS, "signal": -1025}), "signal"),
+        ("output end negative", _control(**{**STATUS, "output_end": -1}), "output_end"),
+        ("output end too large", _control(**{**STATUS, "output_end": 1 << 62}), "output_end"),
+        ("case not text", _control(**{**STATUS, "case": 7}), "case: expected text"),
+        ("text too long", _control(protocol=1, kind="sandbox_error", message="x" * (codec.MAX_TEXT + 1)), "message"),
+        ("too large", _control(protocol=1, kind="sandbox_error", message="x" * codec.MAX_CONTROL_BYTES), "too large"),
+        ("deep nesting", codec.CONTROL_MAGIC + b"[" * 30000 + b"]" * 30000, "not valid JSON|not a control"),
+        ("huge integer", codec.CONTROL_MAGIC + b'{"protocol": ' + b"9" * 5000 + b"}", "not valid JSON"),
+    ],
+)
+def test_malformed_control_frames_are_protocol_errors(name, body, match):
+    with pytest.raises(ProtocolError, match=match):
+        codec.decode_control(body)
+
+
+def test_a_control_frames_text_is_made_safe():
+    body, _ = codec.split_frame(codec.control_frame(ImportFailed(type="E\x1b[2J", message="a\u202eb", where="x:1")))
+    decoded = codec.decode_control(body)
+    assert decoded == ImportFailed(type="E", message="a\ufffdb", where="x:1")
+
+
+@pytest.mark.parametrize("message", CONTROLS[1:3], ids=lambda m: type(m).__name__)
+def test_every_truncation_of_a_frame_is_incomplete_or_a_protocol_error(message):
+    framed = codec.control_frame(message)
+    observation = codec.observation_frame("s/c", [codec.StepRecord(0).wire()], [b"abc"])
+    for whole in (framed, observation):
+        for cut in range(len(whole)):
+            part = whole[:cut]
+            body, _ = codec.split_frame(part)
+            assert body is None
+            # the same bytes taken as a whole body (as a worker's relay would pass them on)
+            try:
+                if codec.is_control(part[8:]):
+                    codec.decode_control(part[8:])
+                else:
+                    protocol.decode_observations(part[8:], "s/c", 1)
+            except ProtocolError as exc:
+                assert str(exc)
+
+
+def test_protocol_errors_carry_where_they_were_found():
+    body = _control(**{**STATUS, "exitcode": "0"})
+    with pytest.raises(ProtocolError) as info:
+        codec.decode_control(body)
+    assert isinstance(info.value, Invalid) and info.value.where == "exitcode"
+    assert info.value.problem == "expected an integer"
+
+
+# ------------------------------------------------------------------ case messages
+def test_a_case_message_round_trips_every_kind_of_value():
+    steps = (
+        Step(0, "build", "GraphRunner", name="runner", args=(OpsValue(()),)),
+        Step(
+            1,
+            "call",
+            "runner",
+            args=(ArrayValue("float32", (2, 3), seed=4), ArrayValue("int64", (2,), 0, ((1, 2),))),
+            kwargs=(("mask", MaskValue((True, False))), ("n", PlainValue((1, (2, 3))))),
+            observe_graphs=True,
+        ),
+        Step(2, "method", "reset", on="runner", args=(RefValue("runner"),)),
+    )
+    uid, got = codec.read_case_message(codec.case_message("s/c", steps))
+    assert uid == "s/c" and got == steps
+
+
+def test_the_case_message_carries_steps_but_no_checks():
+    case, _ = load_case(
+        RUNNER_STEPS, "output: {step: second, equals: {values: [[123.5]]}}\nlaunches: {step: second, equals: 17}"
+    )
+    message = codec.case_message(case.uid, case.steps)
+    data = json.loads(message)
+    assert set(data) == {"protocol", "case", "steps"}
+    assert b"123.5" not in message and b"17" not in message and b"equals" not in message
+    uid, steps = codec.read_case_message(message)
+    assert uid == case.uid and [s.label for s in steps] == [s.label for s in case.steps]
+
+
+def test_a_case_message_of_another_version_or_with_an_unknown_op_is_refused():
+    message = json.loads(codec.case_message("s/c", (Step(0, "build", "GraphRunner", args=(OpsValue(()),)),)))
+    with pytest.raises(ProtocolError, match="protocol 2"):
+        codec.read_case_message(json.dumps({**message, "protocol": 2}).encode())
+    message["steps"][0]["args"] = [{"ops": [["rm -rf", None]]}]
+    with pytest.raises(ProtocolError, match="unknown op"):
+        codec.read_case_message(json.dumps(message).encode())
+
+
+# ------------------------------------------------------------------ nobody else frames by hand
+# (file, what) of the grader's own byte-level length handling that is not a wire frame. Each
+# entry must still occur (a stale entry fails too).
+NOT_FRAMES = {("grader/cache.py", "to_bytes(8, 'little')")}  # a length inside a hash's input
+
+
+def hand_framing(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where a module handles fixed-width binary lengths itself: it imports :mod:`struct`, or
+    calls ``to_bytes``/``from_bytes`` with a little-endian byte order (the wire's)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "struct" for a in node.names):
+            found.append((node.lineno, "import struct"))
+        elif isinstance(node, ast.ImportFrom) and node.module == "struct":
+            found.append((node.lineno, "from struct import"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("to_bytes", "from_bytes"):
+                args = [*node.args, *(k.value for k in node.keywords)]
+                if any(isinstance(a, ast.Constant) and a.value == "little" for a in args):
+                    shown = ", ".join(ast.unparse(a) for a in node.args[:2])
+                    found.append((node.lineno, f"{node.func.attr}({shown})"))
+    return sorted(found)
+
+
+def test_no_module_but_the_codec_writes_or_reads_a_length_prefix():
+    uses = set()
+    for path in sorted((ROOT / "grader").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "grader/codec.py":
+            continue
+        for line, what in hand_framing(ast.parse(path.read_text(encoding="utf-8"))):
+            uses.add((rel, what, line))
+    new = sorted(u for u in uses if u[:2] not in NOT_FRAMES)
+    assert not new, "length prefixes by hand (use grader.codec):\n" + "\n".join(f"{f}:{n}: {w}" for f, w, n in new)
+    stale = NOT_FRAMES - {u[:2] for u in uses}
+    assert not stale, f"remove from NOT_FRAMES: {sorted(stale)}"
+
+
+def test_the_hand_framing_scanner_finds_each_form():
+    source = textwrap.dedent(
+        """
+        import struct
+        from struct import pack
+        import json
+        a = len(b).to_bytes(8, "little") + b
+        n = int.from_bytes(h, byteorder="little")
+        k = int.from_bytes(digest[:8], "big")  # a hash, not a length on the wire
+        """
+    )
+    assert [w for _, w in hand_framing(ast.parse(source))] == [
+        "import struct",
+        "from struct import",
+        "to_bytes(8, 'little')",
+        "from_bytes(h)",
+    ]

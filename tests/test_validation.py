@@ -1,0 +1,155 @@
+"""The validation toolkit (grader.validation): each typed reader accepts what it should, refuses
+the rest with one Invalid that names where and what; and each boundary (worker frames,
+report.json, spec files) raises its own kind of Invalid, location included."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader import codec, protocol, validation
+from grader.codec import ProtocolError
+from grader.results import ReportError, report_from_json
+from grader.spec_reading import SpecError
+from grader.validation import Invalid
+
+
+def refused(call, *args, **kwargs) -> Invalid:
+    with pytest.raises(Invalid) as info:
+        call(*args, **kwargs)
+    assert "\n" not in str(info.value)
+    return info.value
+
+
+def test_an_invalid_value_says_where_and_what():
+    err = Invalid("expected an integer", "steps[0].index")
+    assert (str(err), err.where, err.problem) == (
+        "steps[0].index: expected an integer",
+        "steps[0].index",
+        "expected an integer",
+    )
+    assert str(Invalid("not JSON")) == "not JSON" and Invalid("not JSON").where == ""
+    assert isinstance(err, ValueError)
+    for kind in (ProtocolError, ReportError, SpecError):
+        assert issubclass(kind, Invalid)
+
+
+# ------------------------------------------------------------------ single values
+def test_integer():
+    assert validation.integer(0, "x") == 0 and validation.integer(-(2**63), "x") == -(2**63)
+    assert validation.integer(2**64 - 1, "x") == 2**64 - 1  # an address, signed or not
+    assert validation.integer(4, "x", 4, 5) == 4  # lo is inclusive
+    for bad in (True, False, 1.0, "1", None, [1], 2**64, -(2**63) - 1):
+        err = refused(validation.integer, bad, "a.b")
+        assert (err.where, err.problem) == ("a.b", "expected an integer")
+    refused(validation.integer, 5, "x", 4, 5)  # hi is exclusive
+    refused(validation.integer, 3, "x", 4, 5)
+
+
+def test_optional_integer():
+    assert validation.optional_integer(None, "x") is None and validation.optional_integer(7, "x") == 7
+    assert str(refused(validation.optional_integer, "7", "c.step")) == "c.step: expected an integer or null"
+    refused(validation.optional_integer, True, "x")
+    refused(validation.optional_integer, 10, "x", 0, 10)
+
+
+def test_text():
+    assert validation.text("", "x", 3) == "" and validation.text("abc", "x", 3) == "abc"
+    for bad in ("abcd", 1, None, b"ab", ["a"]):
+        assert str(refused(validation.text, bad, "note", 3)) == "note: expected text of bounded length"
+
+
+def test_array_shape():
+    assert validation.array_shape([], "s", 10) == ()
+    assert validation.array_shape([2, 5], "s", 10) == (2, 5)
+    assert validation.array_shape([0, 10], "s", 10) == (0, 10)  # a zero dimension counts as one
+    assert str(refused(validation.array_shape, [0, 11], "s", 10)) == "s: a shape of more than 10 elements"
+    assert str(refused(validation.array_shape, [1, -1], "s", 10)) == "s[1]: expected an integer"
+    assert str(refused(validation.array_shape, [1, True], "s", 10)) == "s[1]: expected an integer"
+    assert str(refused(validation.array_shape, [2**31], "s", 2**40)) == "s[0]: expected an integer"
+    assert str(refused(validation.array_shape, (2, 3), "s", 10)) == "s: expected a shape"
+    assert validation.array_shape([1] * 8, "s", 10) == (1,) * 8
+    refused(validation.array_shape, [1] * 9, "s", 10)
+    refused(validation.array_shape, [1, 1, 1], "s", 10, max_dims=2)
+
+
+def test_bounded_list_and_one_of():
+    assert validation.bounded_list([1, 2], "w", 2) == [1, 2]
+    assert str(refused(validation.bounded_list, [1, 2, 3], "w", 2)) == "w: expected a bounded list"
+    refused(validation.bounded_list, (1,), "w", 2)
+    assert validation.one_of("a", ("a", "b"), "k") == "a"
+    assert str(refused(validation.one_of, "c", ("a", "b"), "r.k")) == "r.k: 'c' is not one of a, b"
+    refused(validation.one_of, ["a"], ("a", "b"), "k")
+
+
+# ------------------------------------------------------------------ objects
+def test_keys_within():
+    allowed = frozenset({"a", "b"})
+    assert validation.keys_within({}, allowed, "o") == {} and validation.keys_within({"a": 1}, allowed, "o") == {"a": 1}
+    for bad in ({"c": 1}, {"a": 1, "z": 2}, [("a", 1)], None):
+        assert (
+            str(refused(validation.keys_within, bad, allowed, "o")) == "o: expected an object with keys from ['a', 'b']"
+        )
+
+
+def test_known_keys():
+    assert validation.known_keys({"a": 1}, {"a", "b"}, "o") == {"a": 1}
+    assert str(refused(validation.known_keys, {"z": 1, "c": 2}, {"a"}, "o")) == "o: unknown key 'c'"
+    assert str(refused(validation.known_keys, [1], {"a"}, "o")) == "o: expected an object, got list"
+
+
+def test_required_and_optional():
+    obj = {"n": 3, "f": 2, "s": "x", "b": True, "big": 2**63, "nan": float("nan"), "huge": 10**400, "long": "xyz"}
+    assert validation.required(obj, "n", int, "r", 10) == 3
+    got = validation.required(obj, "f", float, "r", 10)
+    assert got == 2.0 and type(got) is float  # an int where a float is expected reads as a float
+    assert validation.required(obj, "b", bool, "r", 10) is True
+    assert validation.required(obj, "s", (str, int), "r", 10) == "x"
+    cases = [
+        ("missing", int, "r: missing key 'missing'"),
+        ("b", int, "r.b: expected int, got bool"),  # a bool is never an int
+        ("s", (int, float), "r.s: expected int or float, got str"),
+        ("big", int, "r.big: integer out of range"),
+        ("nan", float, "r.nan: not a finite number"),
+        ("huge", float, "r.huge: not a finite number"),
+        ("long", str, "r.long: text longer than 2 characters"),
+    ]
+    for key, kinds, message in cases:
+        assert str(refused(validation.required, obj, key, kinds, "r", 2)) == message
+    assert validation.required(obj, "big", int, "r", 2, int_end=2**64) == 2**63
+    assert validation.optional(obj, "absent", int, "r", "default", 2) == "default"
+    assert validation.optional(obj, "n", int, "r", 0, 2) == 3
+    refused(validation.optional, obj, "s", int, "r", 0, 2)
+
+
+# ------------------------------------------------------------------ the boundaries
+def test_a_worker_frame_error_is_a_protocol_error_naming_the_field():
+    record = {**codec.StepRecord(0).wire(), "launches": "3"}
+    body, _ = codec.split_frame(codec.observation_frame("s/c", [record], []))
+    with pytest.raises(ProtocolError) as info:
+        protocol.decode_observations(body, "s/c", 1)
+    assert (info.value.where, info.value.problem) == ("steps[0].launches", "expected an integer")
+
+
+def test_a_report_error_is_a_report_error_naming_the_field():
+    report = {"format": 2, "submission": "s", "score": 1, "max_score": "2", "cases": [], "specs": []}
+    with pytest.raises(ReportError) as info:
+        report_from_json(json.loads(json.dumps(report)))
+    assert str(info.value) == "report.max_score: expected float, got str"
+    assert info.value.where == "report.max_score"
+    with pytest.raises(ReportError, match=r"^report\.cases\[0\]\.status: 'won' is not one of passed, "):
+        report_from_json({**report, "max_score": 2, "cases": [{"status": "won"}]})
+
+
+def test_a_spec_error_carries_its_file_and_line():
+    import yaml
+
+    from grader.spec_reading import NodeReader
+
+    node = yaml.compose("a: 1\nb: [1]\n")
+    with pytest.raises(SpecError) as info:
+        NodeReader("specs/x.yaml").mapping(node, "case", ("a",))
+    err = info.value
+    assert str(err) == "specs/x.yaml:2: case.b: unknown key (expected one of: a)"
+    assert (err.where, err.problem) == ("specs/x.yaml:2: case.b", "unknown key (expected one of: a)")
