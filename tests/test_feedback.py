@@ -25,7 +25,7 @@ from grader.protocol import Raised, StepObservation
 from grader.results import read_report
 from grader.scoring import add_points, split_points
 from reports.html import render_summary
-from reports.view import failure_cause, launch_chart, notation_notes
+from reports.view import failure_cause, launch_chart
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPHGRADE = Path(sys.executable).with_name("graphgrade")
@@ -141,14 +141,6 @@ def test_a_correct_return_value_is_not_shown_as_a_failure():
     here = here[: here.index("</li>")]
     assert returned in here and 'class="outcome"' in here and "outcome bad" not in here
     assert "li.here .outcome" not in page  # no rule paints the step's outcome red for being the first bad step
-
-
-def test_every_notation_is_explained_where_it_appears():
-    notes = notation_notes(
-        ["pw = PiecewiseGraphRunner([matmul(3), attention(5)], is_capturable=CE)", "x: float32[4, 8] seed 1"]
-    )
-    text = " ".join(notes)
-    assert "is_capturable=CEC: one letter per op" in text and "seed 1" in text and "matmul(3)" in text
 
 
 @pytest.mark.slow

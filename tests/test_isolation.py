@@ -1,9 +1,10 @@
 """Integrity round 2 (issue 11), tested directly: workers that cannot reach each other (IPC and
 network namespaces, seccomp on keyrings and namespaces, cgroup limits, a uid's IPC objects and
 keys removed), submission text made safe where it enters, every decoding failure a
-ProtocolError, a bounded copy and clean-up, and a batch that no submission can stop.
+ProtocolError, and a batch that no submission can stop.
 
-The hostile suite (``tests/test_hostile.py``) attacks the same layers end to end.
+The text cleaning itself is tested in ``tests/test_safetext.py``, the bounded copy and clean-up in
+``tests/test_copying.py``; the hostile suite (``tests/test_hostile.py``) attacks the same layers end to end.
 """
 
 from __future__ import annotations
@@ -25,14 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_sandbox import IS_ROOT, confined, layout, lease, needs_root  # noqa: E402,F401 - fixtures
 
 from grader import codec, protocol  # noqa: E402
-from grader.copying import (  # noqa: E402
-    MAX_SUBMISSION_DEPTH,
-    MAX_SUBMISSION_ENTRIES,
-    SubmissionProblem,
-    copy_submission,
-    remove_tree,
-)
-from grader.safetext import one_line, safe_text  # noqa: E402
 from grader.worker import cgroups, sandbox, uids  # noqa: E402
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -315,36 +308,7 @@ def test_uid_purge_removes_its_ipc_objects_and_keys(lease):
         assert found < 0, "the key outlived the purge"
 
 
-# ------------------------------------------------------------------ text made safe where it enters
-@pytest.mark.parametrize(
-    "raw, clean",
-    [
-        ("plain text, 1 + 1 = 2\n\tindented", "plain text, 1 + 1 = 2\n\tindented"),
-        ("caf\u00e9 \u4e2d\u6587 \u2192 ok", "caf\u00e9 \u4e2d\u6587 \u2192 ok"),
-        ("cannot import \ud800 here", "cannot import \ufffd here"),
-        ("\x1b[2K\r\x1b[1Aforged", "\nforged"),
-        ("a\x1b]52;c;aGVsbG8=\x07b", "ab"),
-        ("a\x1b]0;title\x1b\\b", "ab"),
-        ("a\x9b31mb\x85c\x00d\x7fe", "abcde"),
-        ("line\r\nnext\rthird", "line\nnext\nthird"),
-        (
-            "\u202eevil\u2066 \u2067\u2068\u2069\u202a\u202b\u202c\u202d\u200e\u200f\u061c",
-            "\ufffdevil\ufffd " + "\ufffd" * 10,
-        ),
-        ("zero\u200bwidth\u200c\u200d\u2060\ufeff", "zero\ufffdwidth" + "\ufffd" * 4),
-        ("sep\u2028arators\u2029", "sep\ufffdarators\ufffd"),
-    ],
-)
-def test_safe_text(raw, clean):
-    assert safe_text(raw) == clean
-    assert safe_text(clean) == clean  # idempotent
-    safe_text(raw).encode("utf-8")  # always encodable
-
-
-def test_one_line_never_starts_a_line_of_its_own():
-    assert one_line("x\nsomeone-else: 100/100\r\n\x1b[2K") == "x someone-else: 100/100"
-
-
+# ------------------------------------------------------------------ text from a worker made safe
 def test_text_from_a_worker_is_made_safe_when_decoded():
     ctl = codec.control_frame(
         codec.ImportFailed(type="RuntimeError", message="a\x1b[31m\u202eb\ud800", where="cudagraph.py:1")
@@ -386,91 +350,6 @@ def test_any_failure_inside_the_decoder_is_a_protocol_error(monkeypatch):
     monkeypatch.setattr(protocol._Decoder, "step", broken)
     with pytest.raises(protocol.ProtocolError, match="KeyError"):
         protocol.decode_observations(_frame(1, blobs=()), "s/c", 1)
-
-
-# ------------------------------------------------------------------ a bounded copy, an iterative clean-up
-def _submission(tmp_path: Path) -> Path:
-    sub = tmp_path / "alice"
-    sub.mkdir()
-    (sub / "cudagraph.py").write_text("x = 1\n")
-    return sub
-
-
-def test_copy_refuses_too_many_entries_fast(tmp_path):
-    sub = _submission(tmp_path)
-    for i in range(MAX_SUBMISSION_ENTRIES + 5):
-        (sub / f"d{i}").mkdir()
-    dest = tmp_path / "dest"
-    dest.mkdir()
-    with pytest.raises(SubmissionProblem, match=f"more than {MAX_SUBMISSION_ENTRIES} entries"):
-        copy_submission(sub, dest)
-
-
-def test_copy_refuses_deep_folders_without_recursion(tmp_path):
-    sub = _submission(tmp_path)
-    fd = os.open(sub, os.O_RDONLY)
-    for _ in range(1500):
-        os.mkdir("d", dir_fd=fd)
-        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    os.close(fd)
-    dest = tmp_path / "dest"
-    dest.mkdir()
-    with pytest.raises(SubmissionProblem, match=f"nested more than {MAX_SUBMISSION_DEPTH} deep"):
-        copy_submission(sub, dest)
-    remove_tree(sub)
-    assert not sub.exists()
-
-
-def test_copy_takes_regular_files_only_and_skips_hidden_folders(tmp_path):
-    sub = _submission(tmp_path)
-    (sub / "pkg").mkdir()
-    (sub / "pkg" / "helpers.py").write_text("y = 2\n")
-    (sub / ".git").mkdir()
-    for i in range(MAX_SUBMISSION_ENTRIES * 2):  # not even looked into
-        (sub / ".git" / f"o{i}").write_text("")
-    os.symlink("/etc/passwd", sub / "link.py")
-    os.mkfifo(sub / "fifo")
-    dest = tmp_path / "dest"
-    dest.mkdir()
-    made = copy_submission(sub, dest)
-    assert sorted(str(p.relative_to(dest)) for p in made) == ["cudagraph.py", "pkg", "pkg/helpers.py"]
-    assert not (dest / "link.py").exists() and not (dest / "fifo").exists() and not (dest / ".git").exists()
-
-
-def test_copy_counts_against_its_deadline(tmp_path):
-    sub = _submission(tmp_path)
-    dest = tmp_path / "dest"
-    dest.mkdir()
-    with pytest.raises(SubmissionProblem, match="time budget"):
-        copy_submission(sub, dest, deadline=time.monotonic() - 1)
-
-
-@pytest.mark.slow
-def test_remove_tree_handles_deep_wide_and_unreadable_trees(tmp_path):
-    root = tmp_path / "scratch"
-    root.mkdir()
-    deep = root
-    fd = os.open(root, os.O_RDONLY)
-    for _ in range(3000):  # paths longer than PATH_MAX, deeper than the recursion limit
-        os.mkdir("dd", dir_fd=fd)
-        inner = os.open("dd", os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    with open(os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd), "w") as f:
-        f.write("x")
-    os.close(fd)
-    wide = root / "wide"
-    wide.mkdir()
-    for i in range(2000):
-        (wide / f"f{i}").write_text("")
-    locked = root / "locked"
-    locked.mkdir()
-    (locked / "inside").write_text("x")
-    locked.chmod(0)
-    remove_tree(root)
-    assert not root.exists(), deep
 
 
 # ------------------------------------------------------------------ one submission never stops a batch

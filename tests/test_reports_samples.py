@@ -5,16 +5,19 @@ full detail (steps, checks, launches), one that crashes (its output carries a
 ``<script>`` tag to prove escaping), and one with a hidden, redacted case whose
 secret inputs sit exactly where a careless grader might leave them.
 
-The renderers' tests (test_reports, test_reports_browser, test_feedback, test_integrity)
-import these samples; the tests at the end of this file check that the samples are real
-reports (they survive report.json's reader unchanged) and hold what those tests look for,
-so a test that finds no secret or no status in a page does so because the page left it out.
+The renderers' tests (test_reports, test_gradescope, test_junit, test_csv_export, test_view_*,
+test_results, test_progress, test_review, test_reports_browser, test_feedback, test_integrity)
+import these samples (and the ``any_report`` fixture, each sample in turn); the tests at the
+end of this file check that the samples are real reports (they survive report.json's reader
+unchanged) and hold what those tests look for, so a test that finds no secret or no status in a page does so because the page left it out.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import replace
+
+import pytest
 
 from grader.results import (
     STATUSES,
@@ -287,6 +290,15 @@ def problem_report(name: str = "erin") -> Report:
 
 def all_reports() -> list[Report]:
     return [passing_report(), failing_report(), crashing_report(), hidden_report(), problem_report()]
+
+
+REPORT_IDS = ["passing", "failing", "crashing", "hidden", "problem"]
+
+
+@pytest.fixture(params=list(range(len(REPORT_IDS))), ids=REPORT_IDS)
+def any_report(request) -> Report:
+    """Each sample in turn (import it into a test module to use it)."""
+    return all_reports()[request.param]
 
 
 # ------------------------------------------------------------------ the samples are fit for the tests that use them

@@ -1,6 +1,6 @@
 """Where the workstreams meet: defects a review of the merged tree found, each pinned here.
 
-The bundle's scripts, the cache key, the shard merge, the submission walk, the LMS export,
+The bundle's scripts, the cache key, the shard merge, the LMS export,
 the similarity and PrairieLearn options, and the reserved output names.
 """
 
@@ -66,20 +66,6 @@ def test_merge_refuses_names_that_would_leave_the_output_folder(tmp_path):
     with pytest.raises(UsageError, match="not a submission name"):
         merge([shard], tmp_path / "out")
     assert not (tmp_path / "escape").exists()
-
-
-def test_the_walk_skips_reports_written_inside_the_submission(tmp_path):
-    from grader.copying import walk_submission
-
-    (tmp_path / "cudagraph.py").write_text("x = 1\n")
-    report = tmp_path / "report"
-    (report / "me").mkdir(parents=True)
-    for name in ("summary.html", "grades.csv", "me/report.json"):
-        (report / name).write_text("{}")
-    (tmp_path / "helpers").mkdir()
-    (tmp_path / "helpers" / "util.py").write_text("y = 2\n")
-    folders, files = walk_submission(tmp_path)
-    assert sorted(files) == ["cudagraph.py", "helpers/util.py"] and folders == ["helpers"]
 
 
 def test_export_says_what_is_wrong_with_a_roster_in_one_line(tmp_path):

@@ -1,0 +1,28 @@
+"""Unit tests of ``reports.view.labels``: every word of the fixed vocabularies is there, so no
+report shows a raw tag id or status id where a reader expects words."""
+
+from __future__ import annotations
+
+from grader.results import STATUSES
+from grader.spec_model import TAGS
+from reports.view.labels import GROUP_TITLES, STATUS_ICONS, STATUS_LABELS, TAG_LABELS, tag_label
+from reports.view.tags import tag_group
+
+
+def test_every_tag_of_the_spec_vocabulary_has_a_label_and_no_other():
+    assert set(TAG_LABELS) == set(TAGS)
+    assert len(set(TAG_LABELS.values())) == len(TAG_LABELS)  # two tags never read alike
+
+
+def test_every_status_has_a_word_and_a_distinct_icon():
+    assert set(STATUS_LABELS) == set(STATUSES) == set(STATUS_ICONS)
+    assert len(set(STATUS_ICONS.values())) == len(STATUS_ICONS)
+
+
+def test_every_group_a_tag_can_fall_in_has_a_title():
+    assert {tag_group(t) for t in TAGS} | {tag_group("not-a-tag")} == set(GROUP_TITLES)
+
+
+def test_an_unknown_tag_is_shown_as_it_is():
+    assert tag_label("my-own-tag") == "my-own-tag"
+    assert tag_label("padding") == "Batch padding"
