@@ -23,7 +23,7 @@ helper.COUNT += 1
 print("imported")  # shown once, at the first import
 SEEN = (
     np.geterr()["divide"], float(np.random.random()), float(np.random.standard_normal()), random.random(),
-    builtins.len is helper.REAL_LEN,
+    builtins.len is helper.REAL_LEN, np.geterrcall(),
     np.get_printoptions()["precision"], os.getcwd(), os.environ.get("GG_TEST"), helper.COUNT,
     LaunchCounter.n, getattr(np, "allclose").__name__, sys.getrecursionlimit(), len(sys.path),
 )
@@ -32,6 +32,7 @@ def mutate():
     LaunchCounter.n = 99
     helper.COUNT = 42
     np.seterr(divide="raise")
+    np.seterrcall(print)
     np.random.seed(7); random.seed(7); np.random.random(); random.random()
     np.random.randn()  # one of a pair drawn: the other waits in the legacy Gaussian cache
     name, key, pos, _, _ = np.random.get_state()

@@ -399,8 +399,10 @@ class FreshSubmission:
                 live[:] = saved
         if sys.getrecursionlimit() != self.recursion:
             sys.setrecursionlimit(self.recursion)
-        np.seterr(**self.np_err)
-        np.seterrcall(self.np_errcall)
+        if np.geterr() != self.np_err:  # reading is half the cost of setting, and nearly always enough
+            np.seterr(**self.np_err)
+        if np.geterrcall() is not self.np_errcall:
+            np.seterrcall(self.np_errcall)
         if np.get_printoptions() != self.np_print:
             np.set_printoptions(**self.np_print)
         self.np_random.restore()
