@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 SUBMISSION = """
-import builtins, os, random, sys
+import builtins, os, random, signal, sys
 import numpy as np
 import helper
 
@@ -23,7 +23,7 @@ helper.COUNT += 1
 print("imported")  # shown once, at the first import
 SEEN = (
     np.geterr()["divide"], float(np.random.random()), float(np.random.standard_normal()), random.random(),
-    builtins.len is helper.REAL_LEN, np.geterrcall(),
+    builtins.len is helper.REAL_LEN, np.geterrcall(), signal.getsignal(signal.SIGUSR1),
     np.get_printoptions()["precision"], os.getcwd(), os.environ.get("GG_TEST"), helper.COUNT,
     LaunchCounter.n, getattr(np, "allclose").__name__, sys.getrecursionlimit(), len(sys.path),
 )
@@ -33,6 +33,7 @@ def mutate():
     helper.COUNT = 42
     np.seterr(divide="raise")
     np.seterrcall(print)
+    signal.signal(signal.SIGUSR1, lambda *a: None)
     np.random.seed(7); random.seed(7); np.random.random(); random.random()
     np.random.randn()  # one of a pair drawn: the other waits in the legacy Gaussian cache
     name, key, pos, _, _ = np.random.get_state()
