@@ -148,6 +148,7 @@ class _Meter:
         self.seconds: dict[str, float] = {}  # in the order the wrappers were made
         self.depth = threading.local()
         self.lock = threading.Lock()
+        self.wrapped: list = []  # (owner, attribute, the function it held)
 
     def wrap(self, owner, attr: str, label: str) -> None:
         inner = getattr(owner, attr)
@@ -167,6 +168,12 @@ class _Meter:
                         self.seconds[label] += spent
 
         setattr(owner, attr, timed)
+        self.wrapped.append((owner, attr, inner))
+
+    def unwrap(self) -> None:
+        for owner, attr, inner in reversed(self.wrapped):
+            setattr(owner, attr, inner)
+        self.wrapped.clear()
 
 
 def profile(paths: list[Path], jobs: int) -> float:
@@ -181,11 +188,6 @@ def profile(paths: list[Path], jobs: int) -> float:
     from grader.runner import RunSettings, Zygote
 
     meter = _Meter()
-    meter.wrap(grader.grade, "run_submission", "run cases (pipes, frames, decoding)")
-    meter.wrap(grader.protocol, "decode_observations", "  of which decoding observations")
-    meter.wrap(grader.grade, "build_report", "judge and score")
-    meter.wrap(grader.scoring, "judge_case", "  of which judge_case")
-    meter.wrap(grader.grade, "_write_outputs", "write report.json, report.html, results.json, junit.xml")
     with tempfile.TemporaryDirectory(prefix="graphgrade-profile-") as tmp:
         kids0 = children_cpu()
         with Zygote():  # a zygote alone: what starting one costs (once per grading run)
@@ -196,6 +198,13 @@ def profile(paths: list[Path], jobs: int) -> float:
         cpu0 = time.process_time()
         _warm_reports(Path(tmp) / "warm-up")
         reports_start = time.process_time() - cpu0
+        # wrapped after the renderers' start (which would count in "write" otherwise), and
+        # unwrapped at the end (the floor runs unmetered)
+        meter.wrap(grader.grade, "run_submission", "run cases (pipes, frames, decoding)")
+        meter.wrap(grader.protocol, "decode_observations", "  of which decoding observations")
+        meter.wrap(grader.grade, "build_report", "judge and score")
+        meter.wrap(grader.scoring, "judge_case", "  of which judge_case")
+        meter.wrap(grader.grade, "_write_outputs", "write report.json, report.html, results.json, junit.xml")
         kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         with Zygote() as zygote:  # closing it waits for it, so its workers' and cases' CPU is counted
             loaded = load_suite(ROOT / "specs")
@@ -206,6 +215,7 @@ def profile(paths: list[Path], jobs: int) -> float:
             )
             wall = time.monotonic() - t0
             cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+            meter.unwrap()
         kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cases = sum(len(g.report.cases) for g in graded)
     per = 1000.0 / cases
