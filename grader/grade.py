@@ -135,6 +135,10 @@ def grade_submissions(
     results: list[GradedSubmission | None] = [None] * len(submissions)
     done = 0
     lock = threading.Lock()
+    # Judging and writing reports is pure Python (it holds the GIL): two threads doing it at once
+    # take turns every switch interval, each turn costing CPU (the GIL hand-over, cold caches) and
+    # gaining nothing. One at a time; the other threads meanwhile wait on their workers' pipes.
+    reporting = threading.Lock()
     stopping = threading.Event()
 
     def problem_report(index: int, message: str) -> Report:
@@ -152,39 +156,42 @@ def grade_submissions(
             return
         target = out_dir / names[index]
         failed = False
-        slot = slots.get()
         try:
-            if cache is None:
-                run = run_submission(
-                    zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
-                )
-            else:
-                from grader.cache import run_with_cache
+            slot = slots.get()
+            try:
+                if cache is None:
+                    run = run_submission(
+                        zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
+                    )
+                else:
+                    from grader.cache import run_with_cache
 
-                run = run_with_cache(
-                    cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
+                    run = run_with_cache(
+                        cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
+                    )
+            finally:
+                slots.put(slot)  # its cases have run: the next submission's start while this one is judged
+            with reporting:
+                report = replace(
+                    build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
+                    flags=integrity_flags(submissions[index]),
+                    path=str(submissions[index]),
                 )
-            report = replace(
-                build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
-                flags=integrity_flags(submissions[index]),
-                path=str(submissions[index]),
-            )
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
             failed = True
             report = problem_report(index, grader_problem("grading", exc))
-        finally:
-            slots.put(slot)
-        try:
-            _write_outputs(report, target, hidden_visibility)
-        except Exception as exc:  # noqa: BLE001
-            failed = True
-            report = problem_report(index, grader_problem("writing its reports", exc))
+        with reporting:
             try:
                 _write_outputs(report, target, hidden_visibility)
-            except Exception:  # noqa: BLE001 - nothing more to do here; the exit status says it
-                pass
+            except Exception as exc:  # noqa: BLE001
+                failed = True
+                report = problem_report(index, grader_problem("writing its reports", exc))
+                try:
+                    _write_outputs(report, target, hidden_visibility)
+                except Exception:  # noqa: BLE001 - nothing more to do here; the exit status says it
+                    pass
         graded = GradedSubmission(
             submissions[index],
             names[index],

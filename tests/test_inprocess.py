@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 SUBMISSION = """
-import builtins, os, random, sys
+import builtins, os, random, signal, sys
 import numpy as np
 import helper
 
@@ -22,7 +22,8 @@ class LaunchCounter:
 helper.COUNT += 1
 print("imported")  # shown once, at the first import
 SEEN = (
-    np.geterr()["divide"], float(np.random.random()), random.random(), builtins.len is helper.REAL_LEN,
+    np.geterr()["divide"], float(np.random.random()), float(np.random.standard_normal()), random.random(),
+    builtins.len is helper.REAL_LEN, np.geterrcall(), signal.getsignal(signal.SIGUSR1),
     np.get_printoptions()["precision"], os.getcwd(), os.environ.get("GG_TEST"), helper.COUNT,
     LaunchCounter.n, getattr(np, "allclose").__name__, sys.getrecursionlimit(), len(sys.path),
 )
@@ -31,7 +32,12 @@ def mutate():
     LaunchCounter.n = 99
     helper.COUNT = 42
     np.seterr(divide="raise")
+    np.seterrcall(print)
+    signal.signal(signal.SIGUSR1, lambda *a: None)
     np.random.seed(7); random.seed(7); np.random.random(); random.random()
+    np.random.randn()  # one of a pair drawn: the other waits in the legacy Gaussian cache
+    name, key, pos, _, _ = np.random.get_state()
+    np.random.set_state((name, key, pos, 1, 42.0))  # a cached Gaussian beside an unchanged generator
     builtins.len = lambda x: 0
     np.set_printoptions(precision=2)
     os.chdir("/")
@@ -67,6 +73,7 @@ assert not hasattr(np, "brand_new") and np.allclose.__name__ == "allclose"
 # where the interpreter tags its dicts (CPython up to 3.13), untouched namespaces are recognised by
 # their tag: a second round of changes, after the first was undone, is still found and undone
 assert fresh.versions is not None or sys.version_info >= (3, 14)
+assert fresh.np_random.fast is not None  # numpy's random state put back without set_state (numpy 2)
 again.mutate()
 third = fresh.fresh_module()
 assert third.SEEN == first, (third.SEEN, first)

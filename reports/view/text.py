@@ -8,6 +8,12 @@ import unicodedata
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
+# Any character one of the steps of clean_text would change: \r (newlines), ESC (ANSI sequences),
+# the _BAD characters and everything beyond the BMP. Text without one (nearly all of a report)
+# is returned as it is after a single search instead of five passes.
+_ANY_CHANGE = re.compile(
+    "[\r\x1b\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff\U00010000-\U0010ffff]"
+)
 
 
 def _replace_bad(match: re.Match) -> str:
@@ -28,6 +34,8 @@ def clean_text(text: str) -> str:
     """
     if not isinstance(text, str):
         text = str(text)
+    if _ANY_CHANGE.search(text) is None:
+        return text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _ANSI.sub("", text)
     text = _BAD.sub(_replace_bad, text)
