@@ -1,4 +1,4 @@
-"""Similarity of a class: how long `graphgrade similarity` (grader.similarity.compare) takes for N
+"""Similarity of a class: how long `graphgrade similarity` (grader.commands.similarity.compare) takes for N
 submissions, against copydetect's own CopyDetector on the same files, measured in the same run.
 
     python benchmarks/similarity.py            # 500 submissions (the target: within 60 s on 2 cores)
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.similarity import DEFAULT_THRESHOLD, compare, default_template, submission_source  # noqa: E402
+from grader.commands.similarity import DEFAULT_THRESHOLD, compare, default_template, submission_source  # noqa: E402
 
 NAMES = [
     "entry",

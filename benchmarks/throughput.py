@@ -106,7 +106,7 @@ def grade_class(
     cmd = [
         sys.executable,
         "-m",
-        "grader.cli",
+        "grader.commands.cli",
         "grade",
         *map(str, paths),
         "--out",
@@ -180,12 +180,12 @@ def profile(paths: list[Path], jobs: int) -> float:
     """Grade a slice of the class in this process and split the CPU: grader process vs workers.
     Returns the total CPU per case (ms)."""
     import grader
-    import grader.grade
+    import grader.commands.grade
+    import grader.judging.scoring
     import grader.protocol
-    import grader.scoring
-    from grader.grade import grade_submissions
-    from grader.loader import load_suite
-    from grader.runner import RunSettings, Zygote
+    from grader.commands.grade import grade_submissions
+    from grader.run.runner import RunSettings, Zygote
+    from grader.spec.loader import load_suite
 
     meter = _Meter()
     with tempfile.TemporaryDirectory(prefix="graphgrade-profile-") as tmp:
@@ -200,11 +200,11 @@ def profile(paths: list[Path], jobs: int) -> float:
         reports_start = time.process_time() - cpu0
         # wrapped after the renderers' start (which would count in "write" otherwise), and
         # unwrapped at the end (the floor runs unmetered)
-        meter.wrap(grader.grade, "run_submission", "run cases (pipes, frames, decoding)")
+        meter.wrap(grader.commands.grade, "run_submission", "run cases (pipes, frames, decoding)")
         meter.wrap(grader.protocol, "decode_observations", "  of which decoding observations")
-        meter.wrap(grader.grade, "build_report", "judge and score")
-        meter.wrap(grader.scoring, "judge_case", "  of which judge_case")
-        meter.wrap(grader.grade, "_write_outputs", "write report.json, report.html, results.json, junit.xml")
+        meter.wrap(grader.commands.grade, "build_report", "judge and score")
+        meter.wrap(grader.judging.scoring, "judge_case", "  of which judge_case")
+        meter.wrap(grader.commands.grade, "_write_outputs", "write report.json, report.html, results.json, junit.xml")
         kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         with Zygote() as zygote:  # closing it waits for it, so its workers' and cases' CPU is counted
             loaded = load_suite(ROOT / "specs")
@@ -245,8 +245,8 @@ def profile(paths: list[Path], jobs: int) -> float:
 def _warm_reports(out: Path) -> None:
     """Import the report renderers and write one small report with each (compiling every template
     a submission's reports use), as the first submission of a grading run does."""
-    from grader.grade import _write_outputs
-    from grader.results import CaseResult, Report, SpecSummary
+    from grader.commands.grade import _write_outputs
+    from grader.judging.results import CaseResult, Report, SpecSummary
     from reports import write_batch_outputs
 
     spec = SpecSummary("warm-up", "Warm-up", "core", 1.0, "visible", "", "", 1.0, 1.0)
@@ -277,12 +277,12 @@ def floor(paths: list[Path]) -> tuple[float, dict[str, float]]:
 
     import grader
     from grader import codec, protocol
-    from grader.grade import _write_outputs
-    from grader.integrity import integrity_flags
-    from grader.interpreter import run_case
-    from grader.loader import load_suite
-    from grader.runner import CaseRun, SubmissionRun
-    from grader.scoring import build_report
+    from grader.commands.grade import _write_outputs
+    from grader.judging.integrity import integrity_flags
+    from grader.judging.scoring import build_report
+    from grader.observe.interpreter import run_case
+    from grader.run.runner import CaseRun, SubmissionRun
+    from grader.spec.loader import load_suite
 
     loaded = load_suite(ROOT / "specs")
     specs = loaded.suite.specs

@@ -1,5 +1,5 @@
 """Errors that cross module boundaries, in a module of their own so that there is
-one class of each, also under ``python -m grader.cli`` (where cli.py is ``__main__``)."""
+one class of each, also under ``python -m grader.commands.cli`` (where cli.py is ``__main__``)."""
 
 
 class UsageError(Exception):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from grader.ops import OpSpec
 
 if TYPE_CHECKING:  # the check kinds import this module; a case only holds them
-    from grader.checks.base import Check
+    from grader.spec.checks.base import Check
 
 SPEC_FORMAT = 1
 

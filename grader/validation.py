@@ -5,7 +5,7 @@ is read through these small readers: each takes the raw value and ``where`` it s
 such as ``steps[0].value`` or ``report.cases[3].score``), returns the value typed and within its
 bounds, or raises :class:`Invalid` carrying that path and what is wrong, in one line. Each
 boundary turns :class:`Invalid` into its own error type (``grader.codec.ProtocolError``,
-``grader.results.ReportError``, ``grader.spec_reading.SpecError``), which are kinds of
+``grader.judging.results.ReportError``, ``grader.spec.spec_reading.SpecError``), which are kinds of
 :class:`Invalid`, so the location travels with them.
 
 The readers do no more than their checks (no copies, no logging): the observation decoder

@@ -1,6 +1,6 @@
 """Renderers of graded results: HTML, Gradescope, JUnit and CSV.
 
-The modules below are pure (typed :class:`grader.results.Report` in, text or
+The modules below are pure (typed :class:`grader.judging.results.Report` in, text or
 dicts out); this module does the file I/O:
 
 - :func:`write_submission_outputs` writes ``report.html`` (the student's),
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from grader.results import Report
+from grader.judging.results import Report
 
 from .csv_export import grades_csv
 from .gradescope import to_gradescope

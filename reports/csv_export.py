@@ -6,7 +6,7 @@ import csv
 import io
 from collections.abc import Sequence
 
-from grader.results import Report
+from grader.judging.results import Report
 
 from .view import clean_text, fmt_points
 

@@ -1,4 +1,4 @@
-"""Gradescope: ``results.json`` for one submission (the autograder zip is built by :mod:`grader.bundles`).
+"""Gradescope: ``results.json`` for one submission (the autograder zip is built by :mod:`grader.commands.bundles`).
 
 ``results.json`` follows Gradescope's autograder specification
 (https://gradescope-autograders.readthedocs.io/en/latest/specs/): top-level
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from grader.results import Report
+from grader.judging.results import Report
 
 from .view import case_text, clean_text, fmt_percent, fmt_points, full_view, one_bit, student_duration, tag_groups
 
@@ -56,7 +56,7 @@ def to_gradescope(report: Report, hidden_visibility: str = "hidden") -> dict[str
     Cases of ``after_due_date`` / ``after_published`` specs reach students later: one bit too.
     """
     if not isinstance(report, Report):
-        raise TypeError(f"expected a grader.results.Report, got {type(report).__name__}")
+        raise TypeError(f"expected a grader.judging.results.Report, got {type(report).__name__}")
     if hidden_visibility not in GRADESCOPE_VISIBILITIES:
         raise ValueError(
             f"hidden_visibility must be one of {', '.join(GRADESCOPE_VISIBILITIES)}, not {hidden_visibility!r}"

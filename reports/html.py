@@ -1,6 +1,6 @@
 """HTML reports: one page per submission and one class summary page.
 
-Pages are rendered from typed :class:`grader.results.Report` objects with
+Pages are rendered from typed :class:`grader.judging.results.Report` objects with
 Jinja templates (``reports/templates/*.j2``). Every template is autoescaped
 (forced on, not chosen by file extension) and undefined names raise
 (``StrictUndefined``). Pages are self-contained: CSS inline, pictures as
@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import jinja2
 from markupsafe import Markup
 
-from grader.results import Report
+from grader.judging.results import Report
 
 from . import view as v
 from .review import needs_review
@@ -75,7 +75,7 @@ def environment() -> jinja2.Environment:
 
 def _require_report(report: Any) -> Report:
     if not isinstance(report, Report):
-        raise TypeError(f"expected a grader.results.Report, got {type(report).__name__}")
+        raise TypeError(f"expected a grader.judging.results.Report, got {type(report).__name__}")
     return report
 
 
@@ -391,6 +391,6 @@ def render_summary(
             hidden_causes=_causes(reports, staff_hrefs if any(staff_hrefs) else hrefs, hidden=True),
             **(
                 {"similar_pairs": similar_pairs} if similar_pairs is not None else {}
-            ),  # staff only: grader/similarity.py
+            ),  # staff only: grader/commands/similarity.py
         )
     )

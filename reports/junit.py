@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from grader.results import Report
+from grader.judging.results import Report
 
 from .view import case_text, case_views, clean_text, fmt_points, spec_titles, student_duration
 
@@ -25,7 +25,7 @@ def to_junit_xml(report: Report) -> str:
     ``<failure>`` with one fixed message, no timing.
     """
     if not isinstance(report, Report):
-        raise TypeError(f"expected a grader.results.Report, got {type(report).__name__}")
+        raise TypeError(f"expected a grader.judging.results.Report, got {type(report).__name__}")
     views = case_views(report)
     specs = spec_titles(report)
     counts = {

@@ -22,7 +22,7 @@ import json
 import math
 from typing import Any
 
-from grader.results import Report
+from grader.judging.results import Report
 
 from .view import case_text, case_views, clean_text, fmt_percent, fmt_points, tag_groups
 
@@ -70,7 +70,7 @@ def _overview(report: Report) -> str:
 def to_prairielearn(report: Report, budget: int = RESULTS_BUDGET) -> dict[str, Any]:
     """The report as PrairieLearn's ``results.json`` object, at most ``budget`` bytes as UTF-8 JSON."""
     if not isinstance(report, Report):
-        raise TypeError(f"expected a grader.results.Report, got {type(report).__name__}")
+        raise TypeError(f"expected a grader.judging.results.Report, got {type(report).__name__}")
     if not_gradable(report):
         problem = clean_text(report.problem)
         output = clean_text(report.output_tail).rstrip()

@@ -1,7 +1,7 @@
 """Staff only: the submissions whose code an integrity flag asks a person to look at.
 
 Rendered into ``summary.html`` by the ``_review.html.j2`` partial; never into anything a
-student sees (report.html, results.json, junit.xml). See :mod:`grader.integrity`.
+student sees (report.html, results.json, junit.xml). See :mod:`grader.judging.integrity`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grader.results import Flag, Report
+from grader.judging.results import Flag, Report
 
 from . import view as v
 

@@ -56,7 +56,7 @@ def segments(code: str, spans: Sequence[tuple[int, int]]) -> tuple[Segment, ...]
 
 
 def render_similarity(details, n_submissions: int, threshold: float, total: int) -> str:
-    """``details``: grader.similarity.PairDetail, highest score first."""
+    """``details``: grader.commands.similarity.PairDetail, highest score first."""
     pairs = [
         {
             "index": i,

@@ -76,7 +76,7 @@ def _remove_deep_trees():
     yield
     materialize = sys.modules.get("materialize")
     if materialize is not None:
-        from grader.copying import remove_tree
+        from grader.run.copying import remove_tree
 
         for tree in materialize.DEEP_TREES:
             remove_tree(tree)
@@ -98,7 +98,7 @@ def shipped_audit(tmp_path_factory):
     root = Path(__file__).resolve().parents[1]
     html = tmp_path_factory.mktemp("shipped-audit") / "audit.html"
     proc = subprocess.run(
-        [sys.executable, "-m", "grader.cli", "audit", "--json", "--html", str(html), "--jobs", "2"],
+        [sys.executable, "-m", "grader.commands.cli", "audit", "--json", "--html", str(html), "--jobs", "2"],
         check=False,
         capture_output=True,
         text=True,

@@ -1,7 +1,7 @@
 """An independent scanner for the student kit: does anything of a hidden spec or of the
 reference solution appear in a set of files, in any form we could think of?
 
-Written apart from ``grader/kit.py`` (which refuses to build a leaking kit) so that a bug in
+Written apart from ``grader/commands/kit.py`` (which refuses to build a leaking kit) so that a bug in
 one is not repeated in the other. Forms checked, for every file: the bytes as UTF-8 text
 (whitespace collapsed), UTF-16/32, hex, base64 at every alignment, ROT13, URL and JSON
 escapes; parsed YAML (every spec visible, no case with a hidden case's steps and checks);

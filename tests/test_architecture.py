@@ -326,7 +326,7 @@ def test_known_private_uses_are_not_stale():
 
 def test_the_import_graph_of_grader_and_reports_has_no_cycle():
     modules = read_modules(CYCLE_SCAN)
-    assert {"grader.cli", "grader.grade", "reports.html", "reports.view.cases"} <= set(modules)
+    assert {"grader.commands.cli", "grader.commands.grade", "reports.html", "reports.view.cases"} <= set(modules)
     cycles = import_cycles(modules)
     assert not cycles, "import cycles (module-level and function-level imports):\n" + "\n".join(
         describe(c, modules) for c in cycles
@@ -458,3 +458,175 @@ def test_the_cycle_finder_leaves_out_type_only_imports(tmp_path):
     assert import_cycles(_package(tmp_path / "typed", files)) == []
     files["pkg/a.py"] = "from typing import TYPE_CHECKING\nif not TYPE_CHECKING:\n    from pkg.b import B\n"
     assert len(import_cycles(_package(tmp_path / "runs", files))) == 1
+
+
+# ------------------------------------------------------------------ the stages
+# grader/'s folders are the stages of the pipeline; what every stage shares sits at the top of
+# grader/. A module may import its own stage and the stages listed for it here, nothing else
+# (a worker runs the interpreter, so run/ imports observe/; the worker side never imports a
+# case's checks or the judge).
+SHARED_MODULES = {"spec_model", "ops", "protocol", "codec", "validation", "safetext", "errors"}
+ENTRY_MODULES = {"grader.__main__": "grader.commands"}
+MAY_IMPORT: dict[str, set[str]] = {
+    "grader": {"grader"},
+    "grader.spec": {"grader", "grader.spec"},
+    "grader.observe": {"grader", "grader.observe"},
+    "grader.run": {"grader", "grader.observe", "grader.run"},
+    "grader.judging": {"grader", "grader.spec", "grader.run", "grader.judging"},
+    "reports": {"grader", "grader.judging", "reports"},
+    "grader.commands": {
+        "grader",
+        "grader.spec",
+        "grader.observe",
+        "grader.run",
+        "grader.judging",
+        "reports",
+        "grader.commands",
+    },
+}
+# Imports against that table, as (file, imported module); each must still occur (remove it with the use).
+KNOWN_STAGE_EXCEPTIONS: set[tuple[str, str]] = {
+    ("reports/audit_html.py", "grader.commands.audit"),  # renders the audit's result type
+    ("reports/audit_text.py", "grader.commands.audit"),
+    ("reports/audit_text.py", "grader.commands.deep_audit"),
+}
+
+
+def stage_of(name: str, stages=MAY_IMPORT, entry=ENTRY_MODULES) -> str | None:
+    """The stage a module belongs to: the longest stage name that is it or a package above it."""
+    if name in entry:
+        return entry[name]
+    found = [s for s in stages if name == s or name.startswith(s + ".")]
+    return max(found, key=len) if found else None
+
+
+def misplaced_modules(
+    modules: dict[str, Module], top: str = "grader", shared=SHARED_MODULES, stages=MAY_IMPORT, entry=ENTRY_MODULES
+) -> list[str]:
+    """Modules of ``top`` in no stage folder and not one of the shared ones."""
+    bad = []
+    for name, module in modules.items():
+        parts = name.split(".")
+        if parts[0] != top or name == top or name in entry:
+            continue
+        if len(parts) == 2 and not module.is_package and parts[1] in shared:
+            continue
+        if ".".join(parts[:2]) not in stages:
+            bad.append(module.path.relative_to(ROOT).as_posix() if module.path.is_relative_to(ROOT) else name)
+    return sorted(bad)
+
+
+def stage_violations(
+    modules: dict[str, Module], base: Path = ROOT, stages=MAY_IMPORT, entry=ENTRY_MODULES
+) -> list[tuple[str, str, int]]:
+    """Every import (at any depth, type-only ones left out) of a stage the importer may not import."""
+    found = []
+    for module in modules.values():
+        source = stage_of(module.name, stages, entry)
+        if source is None:
+            continue
+        for edge in imports_of(module, modules):
+            target = stage_of(edge.target, stages, entry)
+            if target is not None and target not in stages[source]:
+                found.append((module.path.relative_to(base).as_posix(), edge.target, edge.line))
+    return sorted(set(found))
+
+
+@functools.cache
+def tree_stage_violations() -> tuple[tuple[str, str, int], ...]:
+    return tuple(stage_violations(read_modules(CYCLE_SCAN)))
+
+
+def test_every_grader_module_sits_in_a_stage_folder_or_is_shared():
+    modules = read_modules([ROOT / "grader"])
+    assert {"grader.spec.loader", "grader.run.runner", "grader.observe.interpreter", "grader.judging.judge"} <= set(
+        modules
+    )
+    bad = misplaced_modules(modules)
+    assert not bad, (
+        "modules outside the stage folders (put each in its stage's folder, or, if every stage "
+        f"shares it, add it to SHARED_MODULES and README's Architecture): {bad}"
+    )
+
+
+def test_each_stage_imports_only_the_stages_it_may():
+    new = [v for v in tree_stage_violations() if (v[0], v[1]) not in KNOWN_STAGE_EXCEPTIONS]
+    assert not new, "imports of a stage this stage may not import (see MAY_IMPORT):\n" + "\n".join(
+        f"{file}:{line}: imports {target}" for file, target, line in new
+    )
+
+
+def test_known_stage_exceptions_are_not_stale():
+    seen = {(file, target) for file, target, _ in tree_stage_violations()}
+    stale = sorted(KNOWN_STAGE_EXCEPTIONS - seen)
+    assert not stale, f"these are fixed: remove them from KNOWN_STAGE_EXCEPTIONS: {stale}"
+
+
+# reports/__init__.py does the file I/O; every other module of reports/ is a pure renderer.
+IO_MODULES = {"os", "shutil", "tempfile", "zipfile", "subprocess", "socket"}
+IO_METHODS = {"write_text", "write_bytes", "mkdir", "unlink", "rmdir", "touch", "chmod", "rename", "symlink_to"}
+
+
+def impure_calls(modules: dict[str, Module], base: Path = ROOT, writer: str = "reports") -> list[str]:
+    """Imports of an I/O module and calls that write files, in every module of the package but ``writer``."""
+    found = []
+    for module in modules.values():
+        if module.name == writer:
+            continue
+        rel = module.path.relative_to(base).as_posix()
+        for node in ast.walk(module.tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [(node.module or "").split(".")[0]]
+            found += [f"{rel}:{node.lineno}: imports {n}" for n in names if n in IO_MODULES]
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name) and func.id == "open":
+                    found.append(f"{rel}:{node.lineno}: calls open()")
+                elif isinstance(func, ast.Attribute) and func.attr in IO_METHODS:
+                    found.append(f"{rel}:{node.lineno}: calls .{func.attr}()")
+    return sorted(found)
+
+
+def test_the_renderers_are_pure():
+    modules = read_modules([ROOT / "reports"])
+    assert "reports.html" in modules and impure_calls({"reports": modules["reports"]}, writer="") != []
+    bad = impure_calls(modules)
+    assert not bad, "renderers that do file I/O (leave it to reports/__init__.py):\n" + "\n".join(bad)
+
+
+def test_the_stage_checker_sees_what_a_stage_may_not_import(tmp_path):
+    modules = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/shared.py": "",
+            "pkg/__main__.py": "from pkg.top import main\n",
+            "pkg/low/__init__.py": "",
+            "pkg/low/a.py": "from pkg import shared\n",
+            "pkg/low/b.py": "def late():\n    from pkg.top.c import x\n",
+            "pkg/top/__init__.py": "",
+            "pkg/top/c.py": "from pkg.low import a\nimport pkg.shared\n",
+            "pkg/stray.py": "",
+        },
+    )
+    stages = {"pkg": {"pkg"}, "pkg.low": {"pkg", "pkg.low"}, "pkg.top": {"pkg", "pkg.low", "pkg.top"}}
+    entry = {"pkg.__main__": "pkg.top"}
+    assert stage_violations(modules, base=tmp_path, stages=stages, entry=entry) == [("pkg/low/b.py", "pkg.top.c", 2)]
+    assert stage_of("pkg.__main__", stages, entry) == "pkg.top" and stage_of("pkg.low.a", stages, entry) == "pkg.low"
+    assert misplaced_modules(modules, top="pkg", shared={"shared"}, stages=stages, entry=entry) == ["pkg.stray"]
+    writes = _package(
+        tmp_path / "io",
+        {
+            "pkg/__init__.py": "import os\n",
+            "pkg/pure.py": "from pathlib import Path\nTEXT = Path('t').read_text()\n",
+            "pkg/dirty.py": "import shutil\ndef f(p):\n    p.write_text('x')\n    return open(p)\n",
+        },
+    )
+    assert impure_calls(writes, base=tmp_path / "io", writer="pkg") == [
+        "pkg/dirty.py:1: imports shutil",
+        "pkg/dirty.py:3: calls .write_text()",
+        "pkg/dirty.py:4: calls open()",
+    ]

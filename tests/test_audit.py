@@ -21,7 +21,7 @@ import html5lib
 import pytest
 
 import reference
-from grader.audit import (
+from grader.commands.audit import (
     BASELINES_DIR,
     MUTANTS_DIR,
     AuditResult,
@@ -31,7 +31,7 @@ from grader.audit import (
     discover_mutants,
     evaluate,
 )
-from grader.results import CaseResult, Report
+from grader.judging.results import CaseResult, Report
 from grader.spec_model import CORE_TAGS, TAGS
 from reports.audit_html import render_audit
 from reports.audit_text import format_text
@@ -43,7 +43,7 @@ BASELINE_NAMES = {"untouched_template", "always_eager", "identity"}
 
 def audit(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", "audit", *args],
+        [sys.executable, "-m", "grader.commands.cli", "audit", *args],
         check=False,
         capture_output=True,
         text=True,
@@ -322,7 +322,7 @@ _SUITE = []
 
 
 def _suite():
-    from grader.loader import load_suite
+    from grader.spec.loader import load_suite
 
     if not _SUITE:
         _SUITE.append(load_suite(SPECS).suite)
@@ -357,7 +357,7 @@ def test_shipped_suite_html_page(shipped):
 
 
 def _cases_in(spec_file: str) -> set[str]:
-    from grader.loader import load_spec_text
+    from grader.spec.loader import load_spec_text
 
     path = SPECS / spec_file
     return {c.uid for s in load_spec_text(path.read_text(encoding="utf-8"), str(path)).specs for c in s.cases}

@@ -1,4 +1,4 @@
-"""The archives graphgrade builds from itself (grader/bundles.py, grader/kit.py): the Gradescope
+"""The archives graphgrade builds from itself (grader/commands/bundles.py, grader/commands/kit.py): the Gradescope
 autograder zip and the student kit, from the installed packages. The installs themselves (a
 plain ``pip install .``, the kit in a fresh venv) are in test_install.py."""
 
@@ -20,11 +20,11 @@ import yaml
 from support.shipped import shipped_suite
 
 import grader
-from grader import kit
-from grader.bundles import BundleError, build_bundle, bundle_entries
-from grader.cli import main
+from grader.commands import kit
+from grader.commands.bundles import BundleError, build_bundle, bundle_entries
+from grader.commands.cli import main
 from grader.errors import UsageError
-from grader.loader import load_suite
+from grader.spec.loader import load_suite
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "specs"
@@ -34,9 +34,9 @@ SPECS = REPO / "specs"
 def _fake_packages(tmp_path: Path) -> dict[str, Path]:
     root = tmp_path / "proj"
     shutil.copytree(REPO / "reports", root / "reports", ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "grader" / "worker").mkdir(parents=True)
+    (root / "grader" / "run" / "worker").mkdir(parents=True)
     (root / "grader" / "__init__.py").write_text("")
-    (root / "grader" / "worker" / "__init__.py").write_text("")
+    (root / "grader" / "run" / "worker" / "__init__.py").write_text("")
     (root / "grader" / "__pycache__").mkdir()
     (root / "grader" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
     (root / "reference" / "tests").mkdir(parents=True)
@@ -87,12 +87,12 @@ def test_build_bundle(tmp_path):
         setup = zf.read("setup.sh").decode()
         toml = tomllib.loads(zf.read("kit/pyproject.toml").decode())
     assert toml["project"]["name"] == "graphgrade" and toml["project"]["version"] == grader.__version__
-    assert toml["project"]["scripts"] == {"graphgrade": "grader.cli:main"}
+    assert toml["project"]["scripts"] == {"graphgrade": "grader.commands.cli:main"}
     assert any(d.startswith("numpy") for d in toml["project"]["dependencies"])
     assert not any("pytest" in d for d in toml["project"]["dependencies"])  # no test extra
     assert set(toml["tool"]["setuptools"]["packages"]) == {
         "grader",
-        "grader.worker",
+        "grader.run.worker",
         "grader.docs",
         "reference",
         "reports",
@@ -147,7 +147,7 @@ def test_bundle_from_the_installed_packages_needs_no_source_tree(tmp_path, monke
         names = set(zf.namelist())
         assert {
             "kit/reference/cudagraph.py",
-            "kit/grader/cli.py",
+            "kit/grader/commands/cli.py",
             "kit/docs/contract.md",
             "specs/01_launch_counter.yaml",
         } <= names
@@ -178,8 +178,8 @@ def test_kit_holds_what_a_student_needs(built_kit):
         "pyproject.toml",
         "README.md",
         "docs/contract.md",
-        "grader/cli.py",
-        "grader/worker/sandbox.py",
+        "grader/commands/cli.py",
+        "grader/run/worker/sandbox.py",
         "grader/KIT.json",
         "reports/html.py",
         "reports/templates/submission.html.j2",
@@ -351,7 +351,7 @@ def test_unwritable_output_is_one_line(tmp_path, capsys):
 
 
 def test_help_text_on_every_option():
-    from grader.cli import build_parser
+    from grader.commands.cli import build_parser
 
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     for name in ("student-kit", "gradescope-bundle"):

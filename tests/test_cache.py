@@ -1,4 +1,4 @@
-"""The observation cache (grader.cache): a regrade judges stored observations without running
+"""The observation cache (grader.run.cache): a regrade judges stored observations without running
 anything, and its reports are those of a cold run; a check's edit rejudges from the cache, a
 step's edit reruns only the cases it changed; broken or foreign entries are ignored and rerun;
 the directory is private to the grader's user."""
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from support.shipped import shipped_suite
 
-from grader.cache import ObservationCache
 from grader.errors import UsageError
+from grader.run.cache import ObservationCache
 
 ROOT = Path(__file__).resolve().parents[1]
 # the reference, a correct variant, a buggy copy (made below) and one that cannot import (a
@@ -40,7 +40,7 @@ def grade(out: Path, cache: Path, specs: Path | None = None, *extra: str) -> tup
     cmd = [
         sys.executable,
         "-m",
-        "grader.cli",
+        "grader.commands.cli",
         "grade",
         *map(str, SUBMISSIONS),
         str(buggy),
@@ -163,7 +163,7 @@ def test_corrupted_and_foreign_entries_are_ignored_and_rerun(cold, tmp_path):
 @pytest.mark.slow
 def test_no_cache_runs_everything_and_writes_no_cache(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "grader.cli", "grade", str(SUBMISSIONS[0]), "--out", str(tmp_path / "o"), "--no-cache", "--visibility", "visible"],
+        [sys.executable, "-m", "grader.commands.cli", "grade", str(SUBMISSIONS[0]), "--out", str(tmp_path / "o"), "--no-cache", "--visibility", "visible"],
         capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -9,12 +9,12 @@ import pytest
 import yaml
 
 import reference.cudagraph as reference
-from grader.checks import CHECK_KINDS
-from grader.checks.same_output import SameOutputCheck
-from grader.interpreter import observe_in_process
-from grader.judge import judge_case
-from grader.loader import SpecError, load_spec_text
-from grader.schema import build_schema
+from grader.judging.judge import judge_case
+from grader.observe.interpreter import observe_in_process
+from grader.spec.checks import CHECK_KINDS
+from grader.spec.checks.same_output import SameOutputCheck
+from grader.spec.loader import SpecError, load_spec_text
+from grader.spec.schema import build_schema
 
 SPEC = """\
 format: 1

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from support.spec_text import HEADER, RUNNER_STEPS
 
-from grader.checks import CHECK_CLASSES, CHECK_KINDS, Check, check_class
-from grader.checks.base import REGISTRY
-from grader.loader import SpecError, load_spec_text
-from grader.schema import build_schema
-from grader.steps import STEP_ACTIONS, STEP_KINDS
+from grader.spec.checks import CHECK_CLASSES, CHECK_KINDS, Check, check_class
+from grader.spec.checks.base import REGISTRY
+from grader.spec.loader import SpecError, load_spec_text
+from grader.spec.schema import build_schema
+from grader.spec.steps import STEP_ACTIONS, STEP_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,7 +99,7 @@ def test_a_kind_missing_a_part_fails_where_it_is_defined(missing, message):
 
 def test_a_kind_defined_twice_fails_naming_both_modules():
     before = dict(REGISTRY)
-    with pytest.raises(TypeError, match=r"check kind 'launches' is defined twice: grader\.checks\.launches and "):
+    with pytest.raises(TypeError, match=r"check kind 'launches' is defined twice: grader\.spec\.checks\.launches and "):
         _define({**COMPLETE, "kind": "launches"})
     assert REGISTRY == before
 
@@ -137,7 +137,7 @@ EVERY_STEP_KIND = (
 
 def test_the_interpreter_performs_every_step_kind():
     import reference.cudagraph as reference
-    from grader.interpreter import observe_in_process
+    from grader.observe.interpreter import observe_in_process
 
     oracles: dict = {}
     case = load_spec_text(EVERY_STEP_KIND, "s.yaml", oracles).specs[0].cases[0]

@@ -1,4 +1,4 @@
-"""The command line's own logic (grader.cli), in this process: arguments to settings, exit codes,
+"""The command line's own logic (grader.commands.cli), in this process: arguments to settings, exit codes,
 what it says on stderr, and the choice of what to grade.
 
 The grading engine and the audit are replaced by recorders here (they have their own tests:
@@ -17,13 +17,13 @@ from types import SimpleNamespace
 import pytest
 from test_reports_samples import passing_report
 
-import grader.audit
-import grader.grade
-import grader.runner
-from grader.audit import AuditResult, BaselineResult, MutantResult, SpecInfo
-from grader.cli import EXIT_CODES_HELP, build_parser, main, reference_dir
-from grader.grade import GradedSubmission
-from grader.loader import load_suite
+import grader.commands.audit
+import grader.commands.grade
+import grader.run.runner
+from grader.commands.audit import AuditResult, BaselineResult, MutantResult, SpecInfo
+from grader.commands.cli import EXIT_CODES_HELP, build_parser, main, reference_dir
+from grader.commands.grade import GradedSubmission
+from grader.spec.loader import load_suite
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 
@@ -84,7 +84,7 @@ def test_a_bad_option_is_one_line_naming_it(argv, flag, capsys, tmp_path):
 
 
 def test_schema_prints_the_spec_files_json_schema(capsys):
-    from grader.schema import build_schema
+    from grader.spec.schema import build_schema
 
     assert run(["schema"]) == 0
     assert json.loads(capsys.readouterr().out) == build_schema()
@@ -129,7 +129,7 @@ def engine(monkeypatch):
         )
         graded = []
         for path in submissions:
-            name = grader.grade.submission_name(Path(path))
+            name = grader.commands.grade.submission_name(Path(path))
             report = passing_report(name)
             report = replace(report, score=report.max_score * percents.get(name, 100.0) / 100)
             graded.append(
@@ -144,8 +144,8 @@ def engine(monkeypatch):
             )
         return graded
 
-    monkeypatch.setattr(grader.runner, "Zygote", _NoZygote)
-    monkeypatch.setattr(grader.grade, "grade_submissions", grade_submissions)
+    monkeypatch.setattr(grader.run.runner, "Zygote", _NoZygote)
+    monkeypatch.setattr(grader.commands.grade, "grade_submissions", grade_submissions)
     return SimpleNamespace(calls=calls, percents=percents, failing=failing)
 
 
@@ -284,7 +284,7 @@ def test_audit_exit_status_text_json_and_html(monkeypatch, tmp_path, capsys, sur
         asked.append((Path(specs_dir), jobs))
         return _audit_result(survivor)
 
-    monkeypatch.setattr(grader.audit, "run_audit", run_audit)
+    monkeypatch.setattr(grader.commands.audit, "run_audit", run_audit)
     status = 1 if survivor else 0
     assert run(["audit", "--jobs", "3"]) == status
     text = capsys.readouterr().out

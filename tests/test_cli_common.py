@@ -1,4 +1,4 @@
-"""Unit tests of ``grader.cli_common``: the exit codes, spec loading that ends in one line per
+"""Unit tests of ``grader.commands.cli_common``: the exit codes, spec loading that ends in one line per
 error and exit 2, and number arguments reported against their own flag."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from grader.cli_common import (
+from grader.commands.cli_common import (
     EXIT_USAGE,
     default_specs_dir,
     load_specs,

@@ -1,4 +1,4 @@
-"""Unit tests of ``grader.copying``: a submission copied into its scratch folder within bounds
+"""Unit tests of ``grader.run.copying``: a submission copied into its scratch folder within bounds
 (entries, depth, files, bytes, time; regular files only; hidden folders never looked into), and
 scratch folders removed without recursion and without following links."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.copying import (
+from grader.run.copying import (
     MAX_SUBMISSION_DEPTH,
     MAX_SUBMISSION_ENTRIES,
     MAX_SUBMISSION_FILES,
@@ -106,7 +106,7 @@ def test_remove_tree_handles_deep_wide_and_unreadable_trees(tmp_path):
 
 
 def test_the_walk_skips_reports_written_inside_the_submission(tmp_path):
-    from grader.copying import walk_submission
+    from grader.run.copying import walk_submission
 
     (tmp_path / "cudagraph.py").write_text("x = 1\n")
     report = tmp_path / "report"

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from support.shipped import shipped_suite
 
-from grader.interpreter import observe_in_process
-from grader.judge import judge_case
+from grader.judging.judge import judge_case
+from grader.observe.interpreter import observe_in_process
 from grader.spec_model import CORE_TAGS
 from reference.mutants._base import fresh_reference
 

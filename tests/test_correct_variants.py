@@ -25,7 +25,7 @@ def graded(tmp_path_factory):
         [
             sys.executable,
             "-m",
-            "grader.cli",
+            "grader.commands.cli",
             "grade",
             *(str(VARIANTS / n) for n in NAMES),
             "--out",

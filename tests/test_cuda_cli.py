@@ -18,7 +18,9 @@ GPU_PRESENT, GPU_REASON = is_available()
 
 
 def graphgrade(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "grader.commands.cli", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.skipif(GPU_PRESENT, reason="CuPy and a GPU are present: the unavailable path cannot be shown here")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.audit import AuditSetupError
-from grader.deep_audit import EQUIVALENTS, TARGET, TARGET_NAME, DeepMutant, DeepResult, load_equivalents
-from grader.mutation import generate_mutants
+from grader.commands.audit import AuditSetupError
+from grader.commands.deep_audit import EQUIVALENTS, TARGET, TARGET_NAME, DeepMutant, DeepResult, load_equivalents
+from grader.commands.mutation import generate_mutants
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
@@ -32,7 +32,7 @@ for _m in MUTANTS:
 
 def deep(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", "audit", "--deep", *args],
+        [sys.executable, "-m", "grader.commands.cli", "audit", "--deep", *args],
         check=False,
         capture_output=True,
         text=True,

@@ -170,7 +170,7 @@ def test_run_autograder_as_a_normal_user(open_tmp):
 def test_prairielearn_job_as_a_normal_user(open_tmp):
     prefix = _nobody_prefix()
     root = grade_tree(open_tmp, REFERENCE.read_text(encoding="utf-8"), owner="nobody:nogroup")
-    cmd = [*prefix, sys.executable, "-m", "grader.cli", "prairielearn", "--root", str(root)]
+    cmd = [*prefix, sys.executable, "-m", "grader.commands.cli", "prairielearn", "--root", str(root)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=600, cwd=str(ROOT))
     assert proc.returncode == 0, proc.stderr
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""Unit tests of ``grader.describing``: values in words, bounded whatever a submission returns;
+"""Unit tests of ``grader.spec.describing``: values in words, bounded whatever a submission returns;
 array comparison that says where arrays differ; and the kind of each step (an eager run is not a
 replay)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.describing import MAX_DESCRIBED, MAX_ITEMS, compare_arrays, cut, describe, step_kind
+from grader.spec.describing import MAX_DESCRIBED, MAX_ITEMS, compare_arrays, cut, describe, step_kind
 from grader.spec_model import Case, Step
 
 

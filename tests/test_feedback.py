@@ -19,11 +19,11 @@ import pytest
 from test_accessibility import half_done_source
 from test_judge import RUNNER_STEPS, judge, seeded
 
-from grader.grade import submission_name, unique_names
-from grader.loader import SpecErrors, load_suite
+from grader.commands.grade import submission_name, unique_names
+from grader.judging.results import read_report
+from grader.judging.scoring import add_points, split_points
 from grader.protocol import Raised, StepObservation
-from grader.results import read_report
-from grader.scoring import add_points, split_points
+from grader.spec.loader import SpecErrors, load_suite
 from reports.html import render_summary
 from reports.view import failure_cause, launch_chart
 
@@ -108,7 +108,7 @@ def test_a_replay_step_says_one_launch():
 
 
 def test_launch_chart_without_expected_counts_does_not_claim_a_match():
-    from grader.results import LaunchPoint
+    from grader.judging.results import LaunchPoint
 
     chart = launch_chart((LaunchPoint(0, "out = run_eager(...)", None, 3),))
     assert "match" not in chart.summary and "expects no particular launch counts" in chart.summary
@@ -119,7 +119,7 @@ def test_a_correct_return_value_is_not_shown_as_a_failure():
 
     from test_reports_samples import REPLAY_FAIL, make_report
 
-    from grader.results import CheckLine, StepLine
+    from grader.judging.results import CheckLine, StepLine
     from reports.html import render_submission
 
     returned = "returned float32[4, 8] = [0.934, 0.9051, 0.9051, 0.9051, …]"
@@ -231,7 +231,7 @@ def test_validate_bad_specs_exit_2_and_takes_specs(tmp_path):
 
 
 def test_every_option_has_help_and_the_exit_codes_are_documented():
-    from grader.cli import build_parser
+    from grader.commands.cli import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")

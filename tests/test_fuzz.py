@@ -22,9 +22,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader import codec, loader, protocol
-from grader.loader import SpecError, load_spec_text
-from grader.results import Report, ReportError, read_report, report_from_json, report_to_json
+from grader import codec, protocol
+from grader.judging.results import Report, ReportError, read_report, report_from_json, report_to_json
+from grader.spec import loader
+from grader.spec.loader import SpecError, load_spec_text
 
 SPECS = sorted((Path(__file__).resolve().parents[1] / "specs").glob("*.yaml"))
 FUZZ = settings(
@@ -286,7 +287,7 @@ def test_spec_loader_mutated_structure(data):
 
 # ------------------------------------------------------------------ the report reader
 def _sample_report() -> dict:
-    from grader.results import CaseResult, CheckLine, LaunchPoint, SpecSummary, StepLine
+    from grader.judging.results import CaseResult, CheckLine, LaunchPoint, SpecSummary, StepLine
 
     case = CaseResult(
         spec="s",

@@ -18,9 +18,9 @@ import pytest
 from support.shipped import shipped_suite
 
 import grader
-from grader.grade import grade_submissions
-from grader.results import REPORT_FORMAT, STATUSES, read_report, report_to_json
-from grader.runner import RunSettings, Zygote
+from grader.commands.grade import grade_submissions
+from grader.judging.results import REPORT_FORMAT, STATUSES, read_report, report_to_json
+from grader.run.runner import RunSettings, Zygote
 
 ROOT = Path(grader.__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
@@ -105,7 +105,7 @@ def klass(tmp_path_factory):
 
 def graphgrade(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", "grade", *map(str, args)],
+        [sys.executable, "-m", "grader.commands.cli", "grade", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -363,8 +363,8 @@ def test_output_tails_stay_with_their_cases_when_cases_are_pipelined(tmp_path, s
     """Every case prints a mark of its own (its process id and a token its fresh module draws
     once). Queuing the next case early (look-ahead) must never move one case's output into
     another case's tail: each tail holds its own case's output only, in both isolation modes."""
-    from grader.grade import look_ahead_for
-    from grader.runner import ScratchArea, case_messages, run_submission
+    from grader.commands.grade import look_ahead_for
+    from grader.run.runner import ScratchArea, case_messages, run_submission
 
     mark = "    import os, uuid\n    global _TOKEN\n    _TOKEN = globals().get('_TOKEN') or uuid.uuid4().hex\n    print(f'pid={os.getpid()}-{_TOKEN}')\n"
     chatty = inject(ALT, "def run_eager(ops, x):\n", mark)
@@ -396,7 +396,7 @@ def test_output_tails_stay_with_their_cases_when_cases_are_pipelined(tmp_path, s
 
 # ---------------------------------------------------------------- hidden inputs stay hidden
 def test_run_order_puts_every_visible_case_first(suite):
-    from grader.grade import run_order
+    from grader.commands.grade import run_order
 
     visibilities = [s.visibility for s in run_order(suite.suite.specs)]
     first_other = next(i for i, v in enumerate(visibilities) if v != "visible")
@@ -451,7 +451,7 @@ def test_a_hidden_case_input_never_reaches_a_visible_case_output(tmp_path, suite
 
 # ---------------------------------------------------------------- review fixes
 def test_output_names_never_collide():
-    from grader.grade import unique_names
+    from grader.commands.grade import unique_names
 
     names = unique_names([Path("a/alice"), Path("b/alice"), Path("c/alice-2"), Path("d/summary.html")])
     assert len(set(names)) == 4 and names[:2] == ["alice", "alice-2"]
@@ -487,14 +487,17 @@ def test_a_symlinked_file_submission_is_graded(tmp_path):
 
 def test_bench_rejects_bad_counts_in_one_line():
     result = subprocess.run(
-        [sys.executable, "-m", "grader.cli", "bench", "--repeats", "0"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "grader.commands.cli", "bench", "--repeats", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "internal error" not in result.stderr
 
 
 def test_a_grader_failure_costs_one_report_not_the_class(tmp_path, suite, monkeypatch):
-    import grader.grade as grade_module
+    import grader.commands.grade as grade_module
 
     real = grade_module.run_submission
 
@@ -543,7 +546,7 @@ def test_a_hidden_input_cannot_come_back_through_a_reimport_error(tmp_path, suit
     )
     (spy / "cudagraph.py").write_text(REFERENCE.read_text() + spy_code)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "grader.cli", "grade", str(spy), "--out", str(out), "--jobs", "1"]
+    command = [sys.executable, "-m", "grader.commands.cli", "grade", str(spy), "--out", str(out), "--jobs", "1"]
     if os.geteuid() == 0 and shutil.which("setpriv"):
         # As in a default Docker container: no CAP_SYS_ADMIN, so no private tmpfs, and files a
         # case writes stay in the scratch directory for the next worker to find.
@@ -563,7 +566,7 @@ def test_a_hidden_input_cannot_come_back_through_a_reimport_error(tmp_path, suit
 
 
 def test_a_sandbox_that_cannot_be_set_up_stops_grading_instead_of_blaming_the_student(tmp_path, suite, monkeypatch):
-    from grader.runner import SandboxFailure, ScratchArea, run_submission
+    from grader.run.runner import SandboxFailure, ScratchArea, run_submission
 
     real_prepare = ScratchArea.prepare
 

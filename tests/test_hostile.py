@@ -40,8 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "hostile"))
 from materialize import hostile_names, materialize  # noqa: E402
 
-from grader.worker import sandbox  # noqa: E402
-from grader.worker.sandbox import Limits  # noqa: E402
+from grader.run.worker import sandbox  # noqa: E402
+from grader.run.worker.sandbox import Limits  # noqa: E402
 
 TIMEOUT, BUDGET, JOBS = 2, 20, 4
 GRADE_TIMEOUT_S = 600  # the test's own guard against a grader that hangs
@@ -274,7 +274,7 @@ def _watched_dirs() -> list[Path]:
     return [
         REPO,
         REPO / "grader",
-        REPO / "grader" / "worker",
+        REPO / "grader" / "run" / "worker",
         Path(specs.__file__).resolve().parent,
         Path(reference.__file__).resolve().parent,
         Path(grader.__file__).resolve().parent,
@@ -353,7 +353,7 @@ class Batch:
 
 def _grade(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", "grade", *args],
+        [sys.executable, "-m", "grader.commands.cli", "grade", *args],
         cwd=cwd,
         env=env,
         stdin=subprocess.PIPE,  # kept open and silent: a worker that inherited it would block on it
@@ -844,7 +844,7 @@ def test_hostile_subset_without_root(tmp_path):
 
 
 def test_forged_structure_is_flagged_not_penalised(root_batch):
-    """Integrity flags (grader/integrity.py): the submission that walks gc and the call stack
+    """Integrity flags (grader/judging/integrity.py): the submission that walks gc and the call stack
     and patches builtins and numpy is flagged for staff, in report.json and as "needs review"
     in summary.html, and scores exactly what the honest core scores (a flag never costs or
     earns a point). The honest baseline's own code carries no flag: its only flags come from

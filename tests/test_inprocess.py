@@ -1,4 +1,4 @@
-"""``--isolation module``'s fresh state (grader.worker.inprocess), in a process of its own: what
+"""``--isolation module``'s fresh state (grader.run.worker.inprocess), in a process of its own: what
 a case changes, in the submission or around it, is gone when the next case's submission is
 executed; what cannot be undone retires the worker."""
 
@@ -56,7 +56,7 @@ COUNT = 0
 DRIVER = """
 import os, sys, threading
 from pathlib import Path
-from grader.worker import inprocess, submission
+from grader.run.worker import inprocess, submission
 
 root = Path(sys.argv[1])
 box = {}

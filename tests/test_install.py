@@ -117,7 +117,7 @@ def _site(venv: Path) -> Path:
 
 def test_full_install_is_not_editable(full):
     site = _site(full)
-    assert (site / "grader" / "cli.py").is_file() and (site / "reference" / "cudagraph.py").is_file()
+    assert (site / "grader" / "commands" / "cli.py").is_file() and (site / "reference" / "cudagraph.py").is_file()
     assert (site / "grader" / "docs" / "contract.md").is_file()
     assert not list(site.glob("__editable__*"))
 

@@ -1,4 +1,4 @@
-"""Integrity flags (grader/integrity.py): what the static scan flags, what it never flags, how
+"""Integrity flags (grader/judging/integrity.py): what the static scan flags, what it never flags, how
 it survives hostile files, and where flags show (staff) and do not (students, scores)."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from test_reports_samples import failing_report
 from test_reports_samples import passing_report as perfect_report
 
-from grader import integrity
-from grader.integrity import RULES, integrity_flags, scan_source, scan_submission
-from grader.results import Flag, ReportError, report_from_json, report_to_json
+from grader.judging import integrity
+from grader.judging.integrity import RULES, integrity_flags, scan_source, scan_submission
+from grader.judging.results import Flag, ReportError, report_from_json, report_to_json
 from reports import render_submission, render_summary, to_gradescope, to_junit_xml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,11 +45,11 @@ def test_grading_the_installed_reference_records_no_flag():
 
 CASES = {
     "import-grader": [
-        "import grader.runner",
+        "import grader.run.runner",
         "from reference import cudagraph",
         "import importlib\nm = importlib.import_module('reference.cudagraph')",
         "__import__('grader')",
-        "f(load, 'grader.judge')",
+        "f(load, 'grader.judging.judge')",
     ],
     "sys-modules": [
         "import sys\nx = sys.modules['grader']",

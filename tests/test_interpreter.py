@@ -1,4 +1,4 @@
-"""The worker's interpreter (grader.interpreter): one case's steps run against a module, and what
+"""The worker's interpreter (grader.observe.interpreter): one case's steps run against a module, and what
 it records, decoded as the grader decodes it.
 
 The modules here are stand-ins built in the test (or a fresh copy of the reference), run in
@@ -12,8 +12,8 @@ import types
 import numpy as np
 from support.spec_text import FUSE_STEPS, FUSED_CHECK, RUNNER_STEPS, load_case
 
-from grader.interpreter import CaseInterpreter, observe_in_process
-from grader.judge import judge_case
+from grader.judging.judge import judge_case
+from grader.observe.interpreter import CaseInterpreter, observe_in_process
 from grader.protocol import OpaqueValue
 from grader.spec_model import Step
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_sandbox import IS_ROOT, confined, layout, lease, needs_root  # noqa: E402,F401 - fixtures
 
 from grader import codec, protocol  # noqa: E402
-from grader.worker import cgroups, sandbox, uids  # noqa: E402
+from grader.run.worker import cgroups, sandbox, uids  # noqa: E402
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -230,7 +230,7 @@ def test_worker_cgroup_bounds_the_whole_tree(layout):
 
 
 def test_lost_layers_name_what_is_missing_as_root_only():
-    from grader.runner import lost_layers
+    from grader.run.runner import lost_layers
 
     everything = {
         "root": True,
@@ -285,7 +285,7 @@ def test_uid_purge_removes_its_ipc_objects_and_keys(lease):
         rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
         assert not any(str(uid) in row.split() for row in rows), kind
     if NR and made["key"] > 0:  # keys: the zygote's clean-up empties the uid's keyrings
-        from grader.worker import zygote
+        from grader.run.worker import zygote
 
         zygote._kill_uid(uid)
         r, w = os.pipe()
@@ -356,9 +356,9 @@ def test_any_failure_inside_the_decoder_is_a_protocol_error(monkeypatch):
 @pytest.mark.slow
 def test_a_failure_writing_or_printing_one_submission_costs_only_that_one(tmp_path, monkeypatch):
     import specs as specs_package
-    from grader import grade
-    from grader.loader import load_suite
-    from grader.runner import RunSettings, Zygote
+    from grader.commands import grade
+    from grader.run.runner import RunSettings, Zygote
+    from grader.spec.loader import load_suite
 
     names = ["alice", "bob", "carol"]
     subs = []
@@ -403,7 +403,7 @@ def test_a_failure_writing_or_printing_one_submission_costs_only_that_one(tmp_pa
 
 
 def test_the_exit_status_of_a_grader_problem_is_documented():
-    from grader.cli import build_parser
+    from grader.commands.cli import build_parser
 
     grade_help = build_parser()._subparsers._group_actions[0].choices["grade"].format_help()
     for text in (

@@ -22,9 +22,9 @@ import sys
 import pytest
 from support.shipped import shipped_suite
 
-from grader.audit import ROOT, discover_baselines, discover_mutants
-from grader.grade import grade_submissions
-from grader.runner import RunSettings, Zygote
+from grader.commands.audit import ROOT, discover_baselines, discover_mutants
+from grader.commands.grade import grade_submissions
+from grader.run.runner import RunSettings, Zygote
 
 sys.path.insert(0, str(ROOT / "tests" / "hostile"))
 from materialize import hostile_names, materialize  # noqa: E402

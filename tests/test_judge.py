@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from support.spec_text import FUSE_STEPS, FUSED_CHECK, RUNNER_STEPS, load_case
 
-from grader.judge import judge_case
+from grader.judging.judge import judge_case
 from grader.protocol import (
     CaseObservation,
     EnumValue,
@@ -514,7 +514,7 @@ def test_a_huge_observed_value_gives_a_bounded_verdict():
 
 
 def test_describe_keeps_short_values_whole_and_cuts_long_ones():
-    from grader.judge import describe
+    from grader.judging.judge import describe
 
     assert describe((1, "a", None, (2.5, True))) == "[1, 'a', None, [2.5, True]]"
     assert describe(tuple(range(20))) == "[0, 1, 2, 3, 4, 5, 6, 7, …]"

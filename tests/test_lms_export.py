@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.lms_export import match_key, read_roster
-from grader.results import Report, SpecSummary, write_report
+from grader.commands.lms_export import match_key, read_roster
+from grader.judging.results import Report, SpecSummary, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "CUDA graphs lab (48213)"
@@ -45,7 +45,11 @@ def make_out(tmp_path: Path, scores: dict[str, float], max_score: float = 100.0)
 
 def export(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", "export", *args], capture_output=True, text=True, timeout=120, cwd=ROOT
+        [sys.executable, "-m", "grader.commands.cli", "export", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
     )
 
 

@@ -2,7 +2,7 @@
 
 Every broken file is a small edit of one valid file (``BASE``, which loads and
 which the reference passes), so each test shows that exactly that edit is
-caught. Each is checked through the API (:func:`grader.loader.load_suite`
+caught. Each is checked through the API (:func:`grader.spec.loader.load_suite`
 raising :class:`SpecErrors`) and through the command line (``graphgrade
 validate DIR``: non-zero exit, the file and line on stderr, never a traceback).
 """
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader import loader
-from grader.loader import SpecError, SpecErrors, load_spec_text, load_suite
-from grader.validate import validate_suite
+from grader.commands.validate import validate_suite
+from grader.spec import loader
+from grader.spec.loader import SpecError, SpecErrors, load_spec_text, load_suite
 
 SHIPPED = Path(__file__).resolve().parents[1] / "specs"
 
@@ -91,7 +91,7 @@ def line_of(text: str, needle: str, nth: int = 1) -> int:
 
 def graphgrade(*args: str) -> subprocess.CompletedProcess:
     exe = shutil.which("graphgrade")
-    cmd = [exe] if exe else [sys.executable, "-m", "grader.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "grader.commands.cli"]
     return subprocess.run([*cmd, *args], check=False, capture_output=True, text=True, timeout=300)
 
 

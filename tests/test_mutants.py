@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import reference
-from grader.audit import BASELINES_DIR, MUTANTS_DIR, Subject
+from grader.commands.audit import BASELINES_DIR, MUTANTS_DIR, Subject
 from reference.mutants._base import REFERENCE_SOURCE, MutantEditError, apply_edits
 from reports.audit_text import format_text
 
@@ -192,7 +192,7 @@ def test_a_traceback_through_an_edited_line_shows_the_edited_text(tmp_path):
 
 def test_the_audit_reports_a_mutant_whose_edit_is_gone_as_broken(tmp_path, monkeypatch):
     """Through the isolated path that grades students: broken (named, with the missing text), not killed."""
-    import grader.audit as audit
+    import grader.commands.audit as audit
 
     edits = (("cls.n = 0\n", "pass\n"), ("def no_such_helper(self):", "def f(self):"))
     broken = _mutant_file(tmp_path, edits, "stale_edit.py")

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.interpreter import observe_in_process
-from grader.judge import judge_case
-from grader.loader import load_spec_text
+from grader.judging.judge import judge_case
+from grader.observe.interpreter import observe_in_process
 from grader.ops import trailing_zero_rows
+from grader.spec.loader import load_spec_text
 from reference.mutants._base import fresh_reference
 
 SPEC = """\

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.shipped import shipped_suite
 
-from grader.results import CaseResult, Report, SpecSummary
+from grader.judging.results import CaseResult, Report, SpecSummary
 from reports.prairielearn import (
     HIDDEN_DESCRIPTION,
     HIDDEN_NOT_PASSED,
@@ -89,7 +89,7 @@ def job(tmp_path: Path, files: dict[str, str], specs_at: str = "tests", only: tu
 
 def run_job(root: Path, *extra: str) -> tuple[subprocess.CompletedProcess, dict, bytes]:
     proc = subprocess.run(
-        [sys.executable, "-m", "grader.cli", "prairielearn", "--root", str(root), *extra],
+        [sys.executable, "-m", "grader.commands.cli", "prairielearn", "--root", str(root), *extra],
         capture_output=True,
         text=True,
         timeout=300,

@@ -1,4 +1,4 @@
-"""Unit tests of ``grader.progress``: what ``graphgrade grade`` prints as submissions finish.
+"""Unit tests of ``grader.commands.progress``: what ``graphgrade grade`` prints as submissions finish.
 
 Its promises: one line per submission on stdout (nothing else there, and a submission's text
 never starts a line of its own), and a progress bar only on a terminal, only for a batch, and
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from test_reports_samples import failing_report, passing_report, problem_report
 
-from grader.grade import GradedSubmission
-from grader.progress import Progress, one_line
-from grader.results import STATUSES
+from grader.commands.grade import GradedSubmission
+from grader.commands.progress import Progress, one_line
+from grader.judging.results import STATUSES
 from reports.view import fmt_points
 
 

@@ -30,7 +30,7 @@ from test_reports_samples import (
     problem_report,
 )
 
-from grader.results import LaunchPoint, Report, report_from_json, report_to_json
+from grader.judging.results import LaunchPoint, Report, report_from_json, report_to_json
 from reports import (
     render_submission,
     render_summary,

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import pytest
 
-from grader.results import (
+from grader.judging.results import (
     STATUSES,
     CaseResult,
     CheckLine,

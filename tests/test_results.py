@@ -1,4 +1,4 @@
-"""Unit tests of ``grader.results``: report.json written byte for byte as the json module would,
+"""Unit tests of ``grader.judging.results``: report.json written byte for byte as the json module would,
 read back into the same typed report, and every malformed field refused with a ReportError that
 names it (a renderer never trusts a file it did not check)."""
 
@@ -15,7 +15,7 @@ from test_reports_samples import (
     passing_report,
 )
 
-from grader.results import (
+from grader.judging.results import (
     MAX_TEXT,
     REPORT_FORMAT,
     Flag,
@@ -29,12 +29,12 @@ from grader.results import (
 
 
 def test_report_json_is_written_as_the_json_module_would(any_report):
-    """report.json is written straight from the result types (grader.results.report_json_text),
+    """report.json is written straight from the result types (grader.judging.results.report_json_text),
     byte for byte what json.dumps(dataclasses.asdict(...), indent=1, sort_keys=True) writes,
     awkward text and non-finite numbers included."""
     import dataclasses
 
-    from grader.results import Flag, report_json_text
+    from grader.judging.results import Flag, report_json_text
 
     odd = replace(
         any_report,

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from test_reports_samples import failing_report, passing_report
 
-from grader.results import Flag
+from grader.judging.results import Flag
 from reports.review import SHOWN_FLAGS, needs_review
 
 

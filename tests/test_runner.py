@@ -1,4 +1,4 @@
-"""grader.runner: a submission's time budget, as the student reads it in report.json."""
+"""grader.run.runner: a submission's time budget, as the student reads it in report.json."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_cases_after_the_budget_is_used_up_are_not_run_and_say_why(tmp_path):
     argv = [
         sys.executable,
         "-m",
-        "grader.cli",
+        "grader.commands.cli",
         "grade",
         str(student),
         "--specs",

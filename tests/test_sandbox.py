@@ -1,4 +1,4 @@
-"""Direct tests of the worker's confinement (``grader.worker.sandbox``) and its clean-up.
+"""Direct tests of the worker's confinement (``grader.run.worker.sandbox``) and its clean-up.
 
 Each confinement test forks, confines the child with :func:`sandbox.enter` exactly as a
 worker does (a scratch directory, the worker's allowlist, a leased uid when root), runs
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from grader import codec, protocol
-from grader.worker import sandbox, submission
-from grader.worker.uids import UidLease
+from grader.run.worker import sandbox, submission
+from grader.run.worker.uids import UidLease
 
 IS_ROOT = os.geteuid() == 0
 LANDLOCK = sandbox.landlock_abi()
@@ -411,7 +411,7 @@ def test_uid_leases_are_exclusive_between_runs():
 
 
 def test_zygote_environment_is_scrubbed(monkeypatch):
-    from grader.runner import Zygote
+    from grader.run.runner import Zygote
 
     monkeypatch.setenv("GRAPHGRADE_TEST_SECRET", "s3cret")
     with Zygote() as zygote:

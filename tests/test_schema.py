@@ -13,12 +13,12 @@ import jsonschema
 import pytest
 import yaml
 
-from grader.checks import CHECK_KINDS
-from grader.loader import load_spec_text, spec_files
 from grader.ops import OP_KINDS
-from grader.schema import build_schema
+from grader.spec.checks import CHECK_KINDS
+from grader.spec.loader import load_spec_text, spec_files
+from grader.spec.schema import build_schema
+from grader.spec.steps import STEP_ACTIONS
 from grader.spec_model import TAGS, VISIBILITIES
-from grader.steps import STEP_ACTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
@@ -64,7 +64,7 @@ def test_committed_schema_is_the_generated_one(schema):
 
 def test_graphgrade_schema_prints_the_same_json():
     exe = shutil.which("graphgrade")
-    cmd = [exe] if exe else [sys.executable, "-m", "grader.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "grader.commands.cli"]
     result = subprocess.run([*cmd, "schema"], check=False, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == build_schema()

@@ -1,4 +1,4 @@
-"""Scoring (grader.scoring): runs and verdicts of one submission -> its Report.
+"""Scoring (grader.judging.scoring): runs and verdicts of one submission -> its Report.
 
 Points are split over a spec's cases in hundredths by largest remainder, so shares add up
 exactly; a case's status comes from the judge when the worker observed it and from the run
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.interpreter import observe_in_process
-from grader.loader import load_suite
-from grader.runner import CaseRun, SubmissionRun
-from grader.scoring import add_points, build_report, split_points
+from grader.judging.scoring import add_points, build_report, split_points
+from grader.observe.interpreter import observe_in_process
+from grader.run.runner import CaseRun, SubmissionRun
+from grader.spec.loader import load_suite
 from reference.mutants._base import fresh_reference
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"

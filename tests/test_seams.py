@@ -21,12 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def graphgrade(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+        [sys.executable, "-m", "grader.commands.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
     )
 
 
 def test_the_gradescope_setup_leaves_no_readable_reference():
-    from grader.bundles import RUN_AUTOGRADER, SETUP_SH
+    from grader.commands.bundles import RUN_AUTOGRADER, SETUP_SH
 
     assert "rm -rf /autograder/source/kit" in SETUP_SH  # the unpacked source holds the reference
     assert SETUP_SH.index("pip install") < SETUP_SH.index("rm -rf /autograder/source/kit")
@@ -38,8 +38,8 @@ def test_the_gradescope_setup_leaves_no_readable_reference():
 
 
 def test_the_cache_key_holds_the_limits_and_the_case_s_visibility():
-    from grader.cache import case_key, runtime_key
-    from grader.runner import RunSettings
+    from grader.run.cache import case_key, runtime_key
+    from grader.run.runner import RunSettings
 
     base = RunSettings()
     keys = {runtime_key(base)}
@@ -56,7 +56,7 @@ def test_the_cache_key_holds_the_limits_and_the_case_s_visibility():
 
 
 def test_merge_refuses_names_that_would_leave_the_output_folder(tmp_path):
-    from grader.shard import merge
+    from grader.commands.shard import merge
 
     shard = tmp_path / "s1"
     shard.mkdir()
@@ -69,7 +69,7 @@ def test_merge_refuses_names_that_would_leave_the_output_folder(tmp_path):
 
 
 def test_export_says_what_is_wrong_with_a_roster_in_one_line(tmp_path):
-    from grader.lms_export import read_roster
+    from grader.commands.lms_export import read_roster
 
     roster = tmp_path / "gradebook.csv"
     roster.write_text('Student,ID,SIS Login ID\n"' + "x" * 200_000 + '",1,a\n')
@@ -82,7 +82,7 @@ def test_export_refuses_points_possible_that_would_ruin_every_grade(value):
     import argparse
     from types import SimpleNamespace
 
-    from grader.lms_export import _points_possible
+    from grader.commands.lms_export import _points_possible
 
     no_row = SimpleNamespace(points_possible={})
     with pytest.raises(UsageError, match="--points-possible"):
@@ -121,7 +121,7 @@ def test_bad_option_values_are_refused_before_anything_runs(args):
 
 
 def test_output_names_never_take_a_batch_file_s_name():
-    from grader.grade import unique_names
+    from grader.commands.grade import unique_names
 
     names = unique_names([Path(f"/subs/{n}") for n in ("shard.json", "similarity.json", "summary.html", "alice")])
     assert names[:3] == ["shard.json-2", "similarity.json-2", "summary.html-2"] and names[3] == "alice"

@@ -1,4 +1,4 @@
-"""Shards and merge (grader.shard): each submission in exactly one shard whatever the order,
+"""Shards and merge (grader.commands.shard): each submission in exactly one shard whatever the order,
 two shards merged equal one run, merge refuses shards that do not belong together, and the
 batch-engine examples in deploy/ run the commands the CLI accepts, covering shards 1..N."""
 
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import build_parser
+from grader.commands.cli import build_parser
+from grader.commands.shard import merge, parse_shard, select, shard_of
 from grader.errors import UsageError
-from grader.shard import merge, parse_shard, select, shard_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -57,7 +57,7 @@ def _grade(subs: list[Path], out: Path, *extra: str) -> None:
     cmd = [
         sys.executable,
         "-m",
-        "grader.cli",
+        "grader.commands.cli",
         "grade",
         *map(str, subs),
         "--out",
@@ -92,7 +92,7 @@ def test_two_shards_merged_equal_one_run(tmp_path):
         [
             sys.executable,
             "-m",
-            "grader.cli",
+            "grader.commands.cli",
             "merge",
             str(tmp_path / "s2"),
             str(tmp_path / "s1"),

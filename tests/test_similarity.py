@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("copydetect")
 
-from grader.similarity import DEFAULT_THRESHOLD, compare, submission_source  # noqa: E402
+from grader.commands.similarity import DEFAULT_THRESHOLD, compare, submission_source  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = ROOT / "tests" / "correct_variants"
@@ -84,7 +84,12 @@ def test_the_template_is_boilerplate(tmp_path):
 
 def _cli(*args: str, env=None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env
+        [sys.executable, "-m", "grader.commands.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env=env,
     )
 
 
@@ -179,7 +184,7 @@ def test_pair_scores_are_exactly_copydetects(tmp_path):
 
     import copydetect
 
-    from grader.similarity import NOISE_K, WINDOW, _prints, covered_tokens
+    from grader.commands.similarity import NOISE_K, WINDOW, _prints, covered_tokens
 
     sources = [submission_source(p) for p in class_of(tmp_path)] + [TEMPLATE, "", TEMPLATE + "\nX = 1\n"]
     fps = [copydetect.CodeFingerprint(f"s{i}.py", NOISE_K, WINDOW, fp=io.StringIO(s)) for i, s in enumerate(sources)]
@@ -201,7 +206,7 @@ def test_scores_are_the_same_in_every_process(tmp_path):
     script = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from grader.similarity import compare, submission_source\n"
+        "from grader.commands.similarity import compare, submission_source\n"
         "paths = [Path(p) for p in sys.argv[2:]]\n"
         "result = compare({p.name: submission_source(p) for p in paths}, Path(sys.argv[1]).read_text(), 0.01)\n"
         "print(json.dumps([[p.a, p.b, p.score] for p in result.pairs]))\n"

@@ -54,7 +54,7 @@ def standin_env() -> dict:
 
 def graphgrade(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", *args],
+        [sys.executable, "-m", "grader.commands.cli", *args],
         cwd=ROOT,
         env=standin_env(),
         capture_output=True,
@@ -354,7 +354,7 @@ class TestRunnersOnTheStandIn:
 
 def _count_captures(monkeypatch, module, succeeded) -> dict:
     """uid -> graphs captured by ``module``'s runners while that case was validated."""
-    import grader.validate as validate
+    import grader.commands.validate as validate
 
     counts: dict = {}
     current = {"uid": None}
@@ -382,7 +382,7 @@ def _count_captures(monkeypatch, module, succeeded) -> dict:
 class TestSuiteOnTheCudaReference:
     @pytest.mark.slow
     def test_every_case_passes_and_nothing_falls_back_where_numpy_captures(self, strict_cupy, monkeypatch):
-        from grader.validate import validate_suite
+        from grader.commands.validate import validate_suite
 
         specs = ROOT / "specs"
         with monkeypatch.context() as patch:
@@ -410,7 +410,7 @@ class TestSuiteOnTheCudaReference:
         [("matmul through cuBLAS", CUBLAS), ("weights copied from the host in every call", "cudaErrorCapturedEvent")],
     )
     def test_planted_bugs_are_errors_that_say_why(self, strict_cupy, monkeypatch, planted, message):
-        from grader.validate import validate_suite
+        from grader.commands.validate import validate_suite
 
         cp = strict_cupy
 
@@ -431,7 +431,7 @@ class TestSuiteOnTheCudaReference:
 
     def test_a_key_declined_on_purpose_is_explained(self, strict_cupy, monkeypatch):
         """Were matmul marked uncapturable, runners holding one would run eagerly, and validate says why."""
-        from grader.validate import validate_suite
+        from grader.commands.validate import validate_suite
 
         kind = grader_ops.OP_KINDS["matmul"]
         monkeypatch.setitem(grader_ops.OP_KINDS, "matmul", dataclasses.replace(kind, capturable=False))

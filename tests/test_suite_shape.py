@@ -14,8 +14,8 @@ import pytest
 from support.shipped import shipped_suite
 
 import reference.cudagraph as ref
-from grader.interpreter import observe_in_process
-from grader.judge import judge_case
+from grader.judging.judge import judge_case
+from grader.observe.interpreter import observe_in_process
 from grader.spec_model import CORE_TAGS, TAGS
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
@@ -29,7 +29,7 @@ CASES = SUITE.cases
 @pytest.mark.slow
 def test_graphgrade_validate_passes_on_the_shipped_suite():
     exe = shutil.which("graphgrade")
-    cmd = [exe] if exe else [sys.executable, "-m", "grader.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "grader.commands.cli"]
     result = subprocess.run([*cmd, "validate"], check=False, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""

@@ -1,8 +1,8 @@
-"""grader.validate's warning for cases that catch no known mistake (``graphgrade validate``)."""
+"""grader.commands.validate's warning for cases that catch no known mistake (``graphgrade validate``)."""
 
 from __future__ import annotations
 
-from grader.validate import cases_no_mutant_kills
+from grader.commands.validate import cases_no_mutant_kills
 
 SPEC = """\
 format: 1
@@ -51,7 +51,7 @@ def test_the_reference_copy_is_private(tmp_path):
 
 
 def test_a_mutant_whose_edit_is_gone_is_one_line_and_the_rest_still_count(tmp_path, monkeypatch):
-    import grader.audit as audit
+    import grader.commands.audit as audit
 
     (tmp_path / "few.yaml").write_text(SPEC, encoding="utf-8")
     stale = tmp_path / "stale_edit.py"

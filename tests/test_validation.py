@@ -10,8 +10,8 @@ import pytest
 
 from grader import codec, protocol, validation
 from grader.codec import ProtocolError
-from grader.results import ReportError, report_from_json
-from grader.spec_reading import SpecError
+from grader.judging.results import ReportError, report_from_json
+from grader.spec.spec_reading import SpecError
 from grader.validation import Invalid
 
 
@@ -145,7 +145,7 @@ def test_a_report_error_is_a_report_error_naming_the_field():
 def test_a_spec_error_carries_its_file_and_line():
     import yaml
 
-    from grader.spec_reading import NodeReader
+    from grader.spec.spec_reading import NodeReader
 
     node = yaml.compose("a: 1\nb: [1]\n")
     with pytest.raises(SpecError) as info:

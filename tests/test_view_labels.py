@@ -3,7 +3,7 @@ report shows a raw tag id or status id where a reader expects words."""
 
 from __future__ import annotations
 
-from grader.results import STATUSES
+from grader.judging.results import STATUSES
 from grader.spec_model import TAGS
 from reports.view.labels import GROUP_TITLES, STATUS_ICONS, STATUS_LABELS, TAG_LABELS, tag_label
 from reports.view.tags import tag_group

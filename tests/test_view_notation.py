@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from test_reports_samples import REPLAY_FAIL
 
-from grader.results import CheckLine
+from grader.judging.results import CheckLine
 from reports.view import full_view
 from reports.view.notation import case_notes, notation_notes
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from test_reports_samples import REPLAY_FAIL, SECRETS, hidden_report
 
-from grader.results import LaunchPoint, StepLine
+from grader.judging.results import LaunchPoint, StepLine
 from reports.view import HIDDEN_NOT_PASSED, full_view, one_bit
 from reports.view.plain import case_text
 

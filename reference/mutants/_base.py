@@ -12,7 +12,7 @@ is frozen: the reference can be refactored freely, and only an edit whose
 ``before`` text changed stops applying, loudly (:class:`MutantEditError`, one
 line naming the mutant file and the missing text; the audit reports that mutant
 as broken). ``graphgrade audit --deep`` makes its mutants the same way
-(grader/mutation.py), systematically instead of by hand.
+(grader/commands/mutation.py), systematically instead of by hand.
 
 The baselines and ``graphgrade validate`` use :func:`fresh_reference` and
 :func:`fresh_template`: private copies of the unedited sources.

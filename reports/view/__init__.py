@@ -1,4 +1,4 @@
-"""Pure helpers shared by the renderers: the reader's view of a :class:`grader.results.Report`.
+"""Pure helpers shared by the renderers: the reader's view of a :class:`grader.judging.results.Report`.
 
 Everything here is a pure function of typed report objects, one job per module:
 

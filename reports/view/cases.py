@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.results import CaseResult, CheckLine, LaunchPoint, Report, StepLine
+from grader.judging.results import CaseResult, CheckLine, LaunchPoint, Report, StepLine
 
 from .text import clean_text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.results import LaunchPoint
+from grader.judging.results import LaunchPoint
 
 from .formats import step_no
 from .text import one_line

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.results import Report
+from grader.judging.results import Report
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.results import Report, SpecSummary
+from grader.judging.results import Report, SpecSummary
 
 from .cases import CaseView, case_views
 from .text import slug

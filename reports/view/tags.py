@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from grader.results import CaseResult, SpecSummary
+from grader.judging.results import CaseResult, SpecSummary
 from grader.spec_model import CORE_TAGS, TAGS
 
 from .formats import percent

@@ -47,7 +47,7 @@ def processes():
 
 def grader_pids():
     """The grader, its zygote and any test runner, as far as /proc shows them."""
-    keys = ("graphgrade", "grader.worker.zygote", "pytest", "grader.cli")
+    keys = ("graphgrade", "grader.run.worker.zygote", "pytest", "grader.commands.cli")
     return [pid for pid, words in processes() if pid != os.getpid() and any(k in " ".join(words) for k in keys)]
 
 

@@ -1,0 +1,303 @@
+"""``graphgrade audit``: does the spec suite catch the mistakes students make?
+
+A suite is only as good as the mistakes it catches. The audit grades a set of
+deliberately broken implementations of the lab (``reference/mutants/``, one
+realistic mistake each, written as plain-text edits of the reference's source,
+see ``reference/mutants/_base.py``) and a few baselines that must score low
+(``reference/mutants/baselines/``), through exactly the isolated path that
+grades students (zygote, sandboxed workers, judge, scoring), against every
+spec of every visibility. The reference itself is graded alongside as the
+control.
+
+A case *kills* a mutant when it passes for the reference and does not pass
+for the mutant. The audit fails (exit 1) when
+
+- a mutant survives (no case kills it): the suite has a gap;
+- a mutant cannot be imported (it is broken, not mistaken; for instance an
+  edit whose text is no longer in the reference);
+- a baseline scores more than its ``MAX_PERCENT``: the suite is too lenient;
+- the reference does not pass a case (run ``graphgrade validate``).
+
+Specs that kill no mutant are reported, not failed: they may still pin down
+a rule no mutant breaks yet.
+
+The grader process never imports a mutant: descriptions (the module
+docstring) and thresholds (``MAX_PERCENT``) are read from the source with
+:mod:`ast`.
+
+This module is the engine; the command is ``cmd_audit`` in :mod:`grader.commands.cli`, the
+output :mod:`reports.audit_text` (terminal) and :mod:`reports.audit_html` (the page).
+"""
+
+from __future__ import annotations
+
+import ast
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent  # holds the grader, reference and specs packages
+MUTANTS_DIR = ROOT / "reference" / "mutants"
+BASELINES_DIR = MUTANTS_DIR / "baselines"
+CONTROL = ROOT / "reference" / "cudagraph.py"
+
+
+# ------------------------------------------------------------------ what is audited
+@dataclass(frozen=True)
+class Subject:
+    """One file the audit grades."""
+
+    name: str
+    path: Path
+    description: str
+    max_percent: float | None = None  # baselines only
+
+
+class AuditSetupError(Exception):
+    """The mutants or baselines cannot be read (a broken checkout, not a verdict)."""
+
+
+def _module_facts(path: Path) -> tuple[str, float | None]:
+    """A module's one-line docstring and its ``MAX_PERCENT`` constant, read without importing it."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        raise AuditSetupError(f"{path}: cannot read ({exc})") from None
+    doc = (ast.get_docstring(tree) or "").strip()
+    if not doc:
+        raise AuditSetupError(f"{path}: a mutant or baseline needs a one-line docstring describing the mistake")
+    limit = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "MAX_PERCENT" for t in node.targets
+        ):
+            try:
+                limit = float(ast.literal_eval(node.value))
+            except (ValueError, TypeError):
+                raise AuditSetupError(f"{path}: MAX_PERCENT must be a number") from None
+    return " ".join(doc.split()), limit
+
+
+def _subjects(directory: Path, baselines: bool) -> list[Subject]:
+    found = []
+    for path in sorted(directory.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        description, limit = _module_facts(path)
+        if baselines and limit is None:
+            raise AuditSetupError(f"{path}: a baseline needs MAX_PERCENT, the most it may score")
+        found.append(Subject(path.stem, path, description, limit if baselines else None))
+    return found
+
+
+def discover_mutants(directory: Path = MUTANTS_DIR) -> list[Subject]:
+    return _subjects(directory, baselines=False)
+
+
+def discover_baselines(directory: Path = BASELINES_DIR) -> list[Subject]:
+    return _subjects(directory, baselines=True)
+
+
+# ------------------------------------------------------------------ results
+@dataclass(frozen=True)
+class SpecInfo:
+    id: str
+    title: str
+    tag: str
+    visibility: str
+    cases: tuple[str, ...]  # "spec/case"
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    name: str
+    description: str
+    killed_by: tuple[str, ...]  # "spec/case", in suite order
+    problem: str = ""  # the mutant could not be imported: an audit bug, not a kill
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.killed_by) and not self.problem
+
+    def kills_in(self, spec_id: str) -> tuple[str, ...]:
+        return tuple(c for c in self.killed_by if c.split("/", 1)[0] == spec_id)
+
+
+@dataclass(frozen=True)
+class BaselineResult:
+    name: str
+    description: str
+    score: float
+    max_score: float
+    percent: float
+    max_percent: float
+    passed: tuple[str, ...]  # the cases it passes: where the points came from
+
+    @property
+    def ok(self) -> bool:
+        return self.percent <= self.max_percent + 1e-9
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    specs: tuple[SpecInfo, ...]
+    mutants: tuple[MutantResult, ...]
+    baselines: tuple[BaselineResult, ...]
+    control_failures: tuple[str, ...]  # cases the reference itself does not pass
+    duration_s: float = 0.0
+    specs_dir: str = ""
+    regraded: tuple[str, ...] = ()  # graded a second time after a crash, timeout or import problem
+
+    @property
+    def survivors(self) -> tuple[MutantResult, ...]:
+        return tuple(m for m in self.mutants if not m.killed_by and not m.problem)
+
+    @property
+    def broken(self) -> tuple[MutantResult, ...]:
+        return tuple(m for m in self.mutants if m.problem)
+
+    @property
+    def baselines_too_high(self) -> tuple[BaselineResult, ...]:
+        return tuple(b for b in self.baselines if not b.ok)
+
+    @property
+    def specs_killing_nothing(self) -> tuple[str, ...]:
+        return tuple(s.id for s in self.specs if not any(m.kills_in(s.id) for m in self.mutants if not m.problem))
+
+    @property
+    def cases_killing_nothing(self) -> tuple[str, ...]:
+        killing = {c for m in self.mutants if not m.problem for c in m.killed_by}
+        return tuple(c for s in self.specs for c in s.cases if c not in killing)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.survivors or self.broken or self.baselines_too_high or self.control_failures)
+
+    def to_json(self) -> dict:
+        return {
+            "mutants": [
+                {
+                    "name": m.name,
+                    "description": m.description,
+                    "killed_by": list(m.killed_by),
+                    **({"problem": m.problem} if m.problem else {}),
+                }
+                for m in self.mutants
+            ],
+            "baselines": [
+                {
+                    "name": b.name,
+                    "description": b.description,
+                    "score": round(b.score, 6),
+                    "max_score": round(b.max_score, 6),
+                    "percent": round(b.percent, 3),
+                    "max_percent": b.max_percent,
+                    "ok": b.ok,
+                    "passed": list(b.passed),
+                }
+                for b in self.baselines
+            ],
+            "specs_killing_nothing": list(self.specs_killing_nothing),
+            "cases_killing_nothing": list(self.cases_killing_nothing),
+            "survivors": [m.name for m in self.survivors],
+            "reference_failures": list(self.control_failures),
+            "specs": [
+                {"id": s.id, "title": s.title, "tag": s.tag, "visibility": s.visibility, "cases": list(s.cases)}
+                for s in self.specs
+            ],
+            "regraded": list(self.regraded),
+            "duration_s": round(self.duration_s, 2),
+            "ok": self.ok,
+        }
+
+
+# ------------------------------------------------------------------ running it
+def audit_settings():
+    """The students' settings, plus the one trusted import root mutants need (``import reference``)."""
+    from grader.run.runner import RunSettings
+
+    return RunSettings(import_paths=(str(ROOT),))
+
+
+def evaluate(
+    specs, control_report, mutant_reports, baseline_reports, mutants, baselines, duration_s=0.0, specs_dir=""
+) -> AuditResult:
+    """Turn graded reports into the audit's verdicts (pure; the grading happened elsewhere)."""
+    infos = tuple(SpecInfo(s.id, s.title, s.tag, s.visibility, tuple(f"{s.id}/{c.id}" for c in s.cases)) for s in specs)
+    reference_passes = {f"{c.spec}/{c.case}" for c in control_report.cases if c.status == "passed"}
+    control_failures = tuple(f"{c.spec}/{c.case}" for c in control_report.cases if c.status != "passed")
+    results = []
+    for subject, report in zip(mutants, mutant_reports):
+        killed = tuple(
+            uid for c in report.cases if c.status != "passed" and (uid := f"{c.spec}/{c.case}") in reference_passes
+        )
+        results.append(MutantResult(subject.name, subject.description, killed, report.problem))
+    base = tuple(
+        BaselineResult(
+            subject.name,
+            subject.description,
+            report.score,
+            report.max_score,
+            report.percent,
+            float(subject.max_percent or 0.0),
+            tuple(f"{c.spec}/{c.case}" for c in report.cases if c.status == "passed"),
+        )
+        for subject, report in zip(baselines, baseline_reports)
+    )
+    return AuditResult(infos, tuple(results), base, control_failures, duration_s, specs_dir)
+
+
+def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
+    """Grade the control, every mutant and every baseline against every spec in ``specs_dir``.
+
+    ``load(specs_dir)`` returns a :class:`grader.spec.loader.LoadedSuite`; it is called only
+    once the zygote runs, exactly as when grading students.
+    """
+    from grader.commands.grade import grade_submissions
+    from grader.run.runner import Zygote
+    from grader.spec.loader import load_suite
+
+    mutants = discover_mutants()
+    baselines = discover_baselines()
+    if not mutants:
+        raise AuditSetupError(f"{MUTANTS_DIR}: no mutants to audit with")
+    subjects = [Subject("reference", CONTROL, "the reference (control)"), *mutants, *baselines]
+    started = time.monotonic()
+    with Zygote() as zygote:  # started before any spec is read, as for students
+        loaded = (load or load_suite)(specs_dir)
+        specs = loaded.suite.specs
+        if not specs:
+            raise AuditSetupError(f"{specs_dir}: no specs to audit")
+        with tempfile.TemporaryDirectory(prefix="graphgrade-audit-") as out:
+            settings = audit_settings()
+            graded = grade_submissions(
+                zygote, loaded, specs, [s.path for s in subjects], Path(out) / "first", settings, jobs=jobs
+            )
+            reports = [g.report for g in graded]
+            # A crash or timeout is a verdict for a student, but for the audit it may also be a fluke of a
+            # loaded machine; one more run settles it (the second run's result stands, whatever it is).
+            again = [i for i, r in enumerate(reports) if unsettled(r)]
+            if again:
+                regraded = grade_submissions(
+                    zygote, loaded, specs, [subjects[i].path for i in again], Path(out) / "again", settings, jobs=jobs
+                )
+                for i, g in zip(again, regraded):
+                    reports[i] = g.report
+    n = len(mutants)
+    result = evaluate(
+        specs,
+        reports[0],
+        reports[1 : 1 + n],
+        reports[1 + n :],
+        mutants,
+        baselines,
+        time.monotonic() - started,
+        str(specs_dir),
+    )
+    return replace(result, regraded=tuple(subjects[i].name for i in again))
+
+
+def unsettled(report) -> bool:
+    """A crash, a timeout or an import problem: maybe a fluke of a loaded machine, so graded again."""
+    return bool(report.problem) or any(c.status in ("crashed", "timeout") for c in report.cases)

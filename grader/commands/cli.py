@@ -1,0 +1,610 @@
+"""``graphgrade``: the command line. Every user error is one line on stderr, never a traceback.
+
+Exit codes, the same for every subcommand (and in ``--help``): 0 done (whatever
+the scores), 1 a result below the bar (``grade --fail-under`` not met, ``audit``
+findings, a ``bench`` replay that computes something else), 2 bad arguments or bad specs (``validate`` included), 3 a grader
+problem. Each subcommand is a ``cmd_<name>`` function and an ``add_<name>_parser``
+function registering it, so that new subcommands are added beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import grader
+from grader.commands import similarity
+from grader.commands.cli_common import (
+    EXIT_FINDINGS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    default_specs_dir,
+    load_specs,
+    number_arg,
+)
+
+EXIT_CODES_HELP = """exit status (every subcommand):
+  0  done, whatever the scores
+  1  a result below the bar: grade --fail-under not met; audit found a surviving
+     mutant or a baseline scoring too much; bench found a replay whose output
+     differs from eager execution
+  2  bad arguments or bad specs (a spec that does not load, or that the
+     reference fails, in validate)
+  3  a grader problem (in grade: the grader failed on a submission; its report
+     says so and every other submission was graded; please report it with the
+     command you ran)"""
+
+
+from grader.errors import UsageError  # noqa: E402 - re-exported for the subcommands
+
+
+def reference_dir() -> Path:
+    import reference
+
+    return Path(reference.__file__).resolve().parent
+
+
+# ------------------------------------------------------------------ grade
+def _default_submission() -> tuple[list[Path], Path | None]:
+    """No path given: ./cudagraph.py when there is one, otherwise the bundled reference, said
+    plainly (a student's terminal must never show the reference's score as theirs)."""
+    here = Path("cudagraph.py")
+    if here.is_file():
+        print("graphgrade: no submission given: grading ./cudagraph.py", file=sys.stderr)
+        return [here], None
+    from grader.commands.kit import kit_info
+
+    if kit_info() is not None:  # a student kit holds no reference solution to fall back on
+        raise UsageError(
+            "no submission given and no cudagraph.py here: give the folder of your work, e.g. graphgrade grade my-lab/"
+        )
+    ref = reference_dir()
+    print(
+        "graphgrade: no submission given and no cudagraph.py here: grading the bundled reference solution "
+        "(a check of the install, not your work; give a path to grade yours, e.g. graphgrade grade my-lab/)",
+        file=sys.stderr,
+    )
+    return [ref], ref
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from grader.commands.grade import grade_submissions
+    from grader.commands.kit import grading_note, withheld_points
+    from grader.commands.progress import Progress
+    from grader.run.runner import RunSettings, Zygote, lost_layers, running_as_root
+
+    if args.submissions:
+        submissions, reference = [Path(p) for p in args.submissions], None
+    else:
+        submissions, reference = _default_submission()
+    for path in submissions:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or directory")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot make the output directory ({exc.strerror})") from None
+    settings = RunSettings(
+        case_timeout_s=args.timeout,
+        submission_budget_s=args.budget,
+        import_timeout_s=min(args.import_timeout, args.budget),
+        isolation=args.isolation,
+    )
+    cache = _open_cache(args)
+    names = None
+    if args.shard is not None:
+        from grader.commands.grade import unique_names
+        from grader.commands.shard import parse_shard, select, write_manifest
+
+        k, n = parse_shard(args.shard)
+        names = unique_names(submissions)  # from the whole list, so that every shard names alike
+        chosen = select(names, k, n)
+        write_manifest(args.out, k, n, names, [names[i] for i in chosen])
+        print(f"shard {k}/{n}: {len(chosen)} of {len(names)} submissions", file=sys.stderr)
+        submissions, names = [submissions[i] for i in chosen], [names[i] for i in chosen]
+        if not submissions:
+            return EXIT_OK
+    started = time.monotonic()
+    with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases
+        for lost in lost_layers(zygote.layers()):
+            print(f"graphgrade: sandbox: {lost} (see SECURITY.md)", file=sys.stderr)
+        if len(submissions) > 1 and not running_as_root():
+            print(
+                f"graphgrade: sandbox: grading {len(submissions)} submissions as a normal user: workers share your uid, so "
+                "without Landlock one submission may read the others, the specs and the cache; grade a class as root in a "
+                "container or VM (see SECURITY.md)",
+                file=sys.stderr,
+            )
+        loaded = load_specs(args.specs)
+        suite = loaded.suite if args.visibility == "all" else loaded.suite.only_visible()
+        specs = suite.specs
+        if not specs:
+            raise UsageError(f"{args.specs}: no {args.visibility} specs to grade against")
+        graded = grade_submissions(
+            zygote,
+            loaded,
+            specs,
+            submissions,
+            args.out,
+            settings,
+            jobs=args.jobs,
+            on_done=Progress(len(submissions)),
+            hidden_visibility=args.gradescope_hidden_visibility,
+            reference=reference,
+            withheld_points=withheld_points(args.specs),
+            cache=cache,
+            names=names,
+        )
+    if cache is not None:
+        s = cache.stats
+        print(
+            f"cache: {s.hits} of {s.hits + s.misses} cases judged from {cache.dir} ({s.misses} run{f', {s.ignored} unreadable entries ignored' if s.ignored else ''})",
+            file=sys.stderr,
+        )
+    if args.shard is None:  # a shard holds part of the class: `graphgrade merge` compares the whole
+        similarity.after_grading(args, graded)  # staff only: OUT/similarity.*, never part of a score
+    elapsed = time.monotonic() - started
+    percents = [g.report.percent for g in graded]
+    mean = sum(percents) / len(percents)
+    scope = "public specs" if args.visibility == "visible" or withheld_points(args.specs) else "all specs"
+    print(
+        f"graded {len(graded)} submission{'s' if len(graded) != 1 else ''} against {sum(len(s.cases) for s in specs)} cases ({scope}) "
+        f"in {elapsed:.1f} s; mean score {mean:.1f}%; reports in {args.out}/",
+        file=sys.stderr,
+    )
+    if note := grading_note(args.specs):
+        print(note, file=sys.stderr)
+    failed = [g.name for g in graded if g.grader_failed]
+    if failed:
+        print(
+            f"graphgrade: internal error while grading {', '.join(failed)} (see their reports; please report this)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    if args.fail_under is not None and min(percents) < args.fail_under:
+        print(f"graphgrade: a score of {min(percents):.1f}% is below --fail-under {args.fail_under:g}", file=sys.stderr)
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def add_grade_parser(sub) -> None:
+    g = sub.add_parser(
+        "grade",
+        help="grade submissions and write reports (no path: ./cudagraph.py, else the bundled reference)",
+        description=(
+            "Grade each SUBMISSION in isolated, time-limited workers and write OUT/<name>/report.html (the student's "
+            "page: hidden cases as passed / not passed only), staff.html and report.json (everything, hidden cases "
+            "included), results.json (Gradescope), junit.xml, and OUT/summary.html and OUT/grades.csv for the batch. "
+            "With no SUBMISSION: ./cudagraph.py when there is one, otherwise the bundled reference solution (said so)."
+        ),
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g.add_argument(
+        "submissions", nargs="*", metavar="SUBMISSION", help="a directory holding cudagraph.py, or that file"
+    )
+    g.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    g.add_argument(
+        "--out", type=Path, default=Path("graphgrade-out"), help="output directory (default: graphgrade-out)"
+    )
+    g.add_argument(
+        "--jobs",
+        type=number_arg(1, integer=True, inclusive=True),
+        default=2,
+        help="submissions graded at once (default: 2)",
+    )
+    g.add_argument(
+        "--visibility",
+        choices=("visible", "all"),
+        default="all",
+        help="'visible' runs only the public specs, as students do; the report then says how many points the hidden specs hold (default: all)",
+    )
+    g.add_argument(
+        "--timeout", type=number_arg(0), default=5.0, metavar="SECONDS", help="time limit per case (default: 5)"
+    )
+    g.add_argument(
+        "--budget",
+        type=number_arg(0),
+        default=60.0,
+        metavar="SECONDS",
+        help="time limit per submission, all its cases together (default: 60)",
+    )
+    g.add_argument(
+        "--import-timeout",
+        type=number_arg(0),
+        default=10.0,
+        metavar="SECONDS",
+        help="time limit for importing cudagraph.py (its module-level code) in each worker, at most --budget (default: 10)",
+    )
+    g.add_argument(
+        "--fail-under",
+        type=number_arg(0, inclusive=True, maximum=100),
+        default=None,
+        metavar="PCT",
+        help="exit 1 when any score is below PCT percent (0 to 100)",
+    )
+    from reports.gradescope import GRADESCOPE_VISIBILITIES
+
+    g.add_argument(
+        "--gradescope-hidden-visibility",
+        choices=GRADESCOPE_VISIBILITIES,
+        default="hidden",
+        metavar="VIS",
+        help="the Gradescope test visibility of hidden cases in results.json: 'hidden' (default; staff only, full detail), "
+        "or after_due_date / after_published / visible, where students see them, as passed / not passed only",
+    )
+    g.add_argument(
+        "--isolation",
+        choices=("module", "process"),
+        default="module",
+        help="how cases of one submission are kept apart: 'module' (default, fast) runs each in the submission's sandboxed worker "
+        "against a freshly executed copy of its code, replacing the worker after a crash; 'process' forks a process per case",
+    )
+    g.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="observation cache: cases whose submission files, steps and runtime are unchanged are judged again without running "
+        "(default: $XDG_CACHE_HOME/graphgrade or ~/.cache/graphgrade; made mode 0700: it holds hidden cases' observations, staff only)",
+    )
+    g.add_argument("--no-cache", action="store_true", help="run every case; read and write no observation cache")
+    g.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="grade only shard K of N (1 <= K <= N): a stable share of the submissions, chosen by name; "
+        "give every shard the same list, then join the --out folders with `graphgrade merge`",
+    )
+    similarity.add_grade_options(g)
+    g.set_defaults(func=cmd_grade)
+
+
+def _open_cache(args: argparse.Namespace):
+    """The observation cache of ``grade`` (see grader.run.cache), or None with --no-cache."""
+    if args.no_cache:
+        if args.cache is not None:
+            raise UsageError("--cache and --no-cache: give one of them")
+        return None
+    from grader.run.cache import ObservationCache, default_cache_dir
+
+    return ObservationCache(args.cache if args.cache is not None else default_cache_dir())
+
+
+# ------------------------------------------------------------------ validate
+def cmd_validate(args: argparse.Namespace) -> int:
+    from grader.commands.validate import validate_suite
+    from reference.backend import BackendUnavailable, load_backend
+
+    if args.dir is not None and args.specs is not None:
+        raise UsageError("give the spec directory once: --specs DIR (or the older positional DIR), not both")
+    specs_dir = args.specs or args.dir or default_specs_dir()
+    if not specs_dir.is_dir():
+        raise UsageError(f"{specs_dir}: no such directory")
+    try:
+        load_backend(args.backend)  # say why a backend cannot run, in one line, before anything else
+    except BackendUnavailable as exc:
+        raise UsageError(f"cannot validate on the {args.backend} backend: {exc}") from None
+    notes: list[str] = []
+    problems, summary = validate_suite(specs_dir, backend=args.backend, notes=notes)
+    for note in notes:  # cupy: keys run eagerly on purpose, and why
+        print(note)
+    for problem in problems:
+        print(f"graphgrade: {problem}", file=sys.stderr)
+    print(summary, file=sys.stderr if problems else sys.stdout)
+    if not problems:
+        from grader.commands.validate import cases_no_mutant_kills
+
+        for warning in cases_no_mutant_kills(specs_dir):  # a warning only: the exit status stays
+            print(f"graphgrade: warning: {warning}", file=sys.stderr)
+    return EXIT_USAGE if problems else EXIT_OK  # a spec that does not load, or that the reference fails, is a bad spec
+
+
+def add_validate_parser(sub) -> None:
+    v = sub.add_parser(
+        "validate",
+        help="check spec files and run every case against the reference",
+        description="Load every spec file and run every case against the reference: a spec the reference fails is a broken spec (reported at the failing check's line).",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    v.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    v.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the same as --specs DIR (kept for older scripts)",
+    )
+    v.add_argument(
+        "--backend",
+        choices=("numpy", "cupy"),
+        default="numpy",
+        help="reference backend to validate against (default: numpy)",
+    )
+    v.set_defaults(func=cmd_validate)
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from grader.spec.schema import build_schema
+
+    print(json.dumps(build_schema(), indent=2))
+    return EXIT_OK
+
+
+def add_schema_parser(sub) -> None:
+    s = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of spec files",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.set_defaults(func=cmd_schema)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from reference.bench import format_table, run_benchmark, to_json
+
+    backends = ("cpu", "cuda") if args.backend == "all" else (args.backend,)
+    try:
+        result = run_benchmark(
+            chain_lengths=tuple(args.chains), repeats=args.repeats, backends=backends, steps=args.steps
+        )
+    except ValueError as exc:  # a non-positive chain length, repeat or step count
+        raise UsageError(str(exc)) from None
+    print(json.dumps(to_json(result), indent=2) if args.json else format_table(result))
+    if not result.all_checks_passed:  # a replay that computes something else is no speed-up
+        print(
+            "graphgrade: bench: a replay's output differs from eager execution (see the check column)", file=sys.stderr
+        )
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
+    from grader.commands.bundles import BundleError, build_bundle
+
+    load_specs(args.specs)  # refuse to bundle specs that do not load
+    try:
+        build_bundle(args.output, args.specs)  # from the installed packages: editable, wheel or `pip install .`
+    except BundleError as exc:
+        raise UsageError(f"gradescope-bundle: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"--output {args.output}: cannot write the bundle ({exc.strerror or exc})") from None
+    print(f"wrote {args.output}: upload it as the autograder of a Gradescope programming assignment")
+    return EXIT_OK
+
+
+def add_bench_parser(sub) -> None:
+    b = sub.add_parser(
+        "bench",
+        help="eager against replay, per decode-like step, on the CPU simulation and the GPU (replay checked against eager first)",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    b.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    b.add_argument(
+        "--backend",
+        choices=("cpu", "cuda", "all"),
+        default="all",
+        help="which path to time: the CPU simulation, the CUDA path (needs CuPy and a GPU), or both (default: all)",
+    )
+    b.add_argument(
+        "--chains",
+        type=number_arg(1, integer=True, inclusive=True),
+        nargs="+",
+        default=[8, 16, 32, 64, 128, 256, 512],
+        metavar="N",
+        help="op-chain lengths to time (default: 8 16 32 64 128 256 512)",
+    )
+    b.add_argument(
+        "--repeats",
+        type=number_arg(1, integer=True, inclusive=True),
+        default=5,
+        metavar="N",
+        help="timed samples per measurement; the median is reported (default: 5)",
+    )
+    b.add_argument(
+        "--steps",
+        type=number_arg(1, integer=True, inclusive=True),
+        default=20,
+        metavar="N",
+        help="decode-like steps per timed sample (default: 20)",
+    )
+    b.set_defaults(func=cmd_bench)
+
+
+def add_gradescope_bundle_parser(sub) -> None:
+    z = sub.add_parser(
+        "gradescope-bundle",
+        help="build a ready Gradescope autograder zip",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    z.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    z.add_argument(
+        "--output",
+        type=Path,
+        default=Path("graphgrade-autograder.zip"),
+        metavar="ZIP",
+        help="where to write the zip to upload (default: graphgrade-autograder.zip)",
+    )
+    z.set_defaults(func=cmd_gradescope_bundle)
+
+
+# ------------------------------------------------------------------ audit
+def cmd_audit(args: argparse.Namespace) -> int:
+    from grader.commands.audit import AuditSetupError, run_audit
+    from reports.audit_text import format_text
+
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.html is not None and args.html.is_dir():
+        raise UsageError(f"--html {args.html}: is a directory, give a file name")
+    if not Path(args.specs).is_dir():
+        raise UsageError(f"{args.specs}: not a directory of spec files")
+    if getattr(args, "deep", False):
+        return cmd_deep_audit(args)
+    if getattr(args, "only", None):
+        raise UsageError("--only goes with --deep (it picks the deep audit's mutants)")
+    try:
+        result = run_audit(Path(args.specs), jobs=args.jobs, load=load_specs)
+    except AuditSetupError as exc:
+        raise UsageError(str(exc)) from None
+    if args.html is not None:
+        from reports import write_file
+        from reports.audit_html import render_audit
+
+        try:
+            write_file(args.html, render_audit(result))
+        except OSError as exc:
+            raise UsageError(f"--html {args.html}: cannot write ({exc.strerror or exc})") from None
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        sys.stdout.write(format_text(result))
+    if args.html is not None:
+        print(f"wrote {args.html}", file=sys.stderr)
+    return EXIT_OK if result.ok else EXIT_FINDINGS
+
+
+def cmd_deep_audit(args: argparse.Namespace) -> int:
+    """``audit --deep``: the mutation score on systematic mutants of the reference (grader.commands.deep_audit)."""
+    from grader.commands.audit import AuditSetupError
+    from grader.commands.deep_audit import run_deep_audit
+    from reports.audit_text import format_deep_text
+
+    if args.html is not None:
+        raise UsageError("--html goes with the named-mutant audit, not with --deep")
+    only = None
+    if args.only:
+        prefixes = tuple(args.only)
+        only = lambda scope: scope.startswith(prefixes)  # noqa: E731
+    try:
+        result = run_deep_audit(Path(args.specs), jobs=args.jobs, load=load_specs, only=only)
+    except (AuditSetupError, ImportError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        sys.stdout.write(format_deep_text(result))
+    return EXIT_OK if result.ok else EXIT_FINDINGS
+
+
+def add_audit_parser(sub) -> None:
+    """Register ``graphgrade audit`` on the CLI's subparsers."""
+    a = sub.add_parser(
+        "audit",
+        help="grade the mutants and baselines against the specs: which cases catch which mistake",
+        description=(
+            "Grade every mutant of the reference (one realistic mistake each, reference/mutants/) and the "
+            "baselines that must score low, through the same isolated path as students, against every spec. "
+            "Exit 1 when a mutant survives or a baseline scores too much."
+        ),
+    )
+    a.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    a.add_argument("--json", action="store_true", help="print the result as JSON")
+    a.add_argument("--html", type=Path, default=None, metavar="FILE", help="also write an HTML page of the kill matrix")
+    a.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default: 2)")
+    a.add_argument(
+        "--deep",
+        action="store_true",
+        help=(
+            "instead of the named mutants, grade every systematic single-change mutant of reference/cudagraph.py "
+            "and print the mutation score; survivors must be killed by a case or listed in "
+            "reference/mutants/equivalent.yaml (needs the 'audit' extra; takes minutes)"
+        ),
+    )
+    a.add_argument(
+        "--only",
+        action="append",
+        default=None,
+        metavar="SCOPE",
+        help="with --deep: mutate only functions whose name starts with SCOPE, e.g. GraphRunner._load (repeatable)",
+    )
+    a.set_defaults(func=cmd_audit)
+
+
+# ------------------------------------------------------------------ parser
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line (and where to look), not the usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"graphgrade: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(
+        prog="graphgrade",
+        description="Spec-driven test kit and autograder for the CUDA-graph capture and replay lab.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"graphgrade {grader.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
+    add_grade_parser(sub)
+    add_validate_parser(sub)
+    add_schema_parser(sub)
+    add_bench_parser(sub)
+    add_gradescope_bundle_parser(sub)
+
+    from grader.commands.kit import add_student_kit_parser
+
+    add_student_kit_parser(sub)
+
+    from grader.commands.shard import add_merge_parser
+
+    add_merge_parser(sub)
+
+    add_audit_parser(sub)
+    from grader.commands import prairielearn
+
+    prairielearn.register(sub)
+    from grader.commands import lms_export
+
+    lms_export.register(sub)
+    similarity.register(sub)
+    for command in sub.choices.values():  # every subcommand's --help ends with the same exit codes
+        if not command.epilog:
+            command.epilog = EXIT_CODES_HELP
+            command.formatter_class = argparse.RawDescriptionHelpFormatter
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        print("graphgrade: a COMMAND is needed (see the list above)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command != "validate" and getattr(args, "specs", "") is None:
+        args.specs = default_specs_dir()
+    try:
+        from grader.commands.kit import refuse_in_kit
+
+        refuse_in_kit(args.command)  # a student kit has no reference: say so in one line
+        return args.func(args)
+    except UsageError as exc:
+        print(f"graphgrade: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("graphgrade: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, and where to report it
+        print(
+            f"graphgrade: internal error: {type(exc).__name__}: {exc} (please report this with the command you ran)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

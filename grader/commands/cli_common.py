@@ -1,0 +1,61 @@
+"""What the subcommands share: exit codes, spec loading with one-line errors, number arguments.
+
+In a module of its own, not in cli.py, for two reasons: subcommands registered from other
+modules (``student-kit`` in :mod:`grader.commands.kit`, ``prairielearn`` in :mod:`grader.commands.prairielearn`)
+use these without importing cli.py, which imports them (no import cycle); and under
+``python -m grader.commands.cli`` (where cli.py is ``__main__``) there is still one copy of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def default_specs_dir() -> Path:
+    import specs
+
+    return Path(specs.__file__).resolve().parent
+
+
+def load_specs(specs_dir: Path):
+    """The suite in ``specs_dir``; when it does not load, every error on stderr (one line
+    each, ``file:line``) and exit 2."""
+    from grader.spec.loader import SpecErrors, load_suite
+
+    try:
+        return load_suite(specs_dir)
+    except SpecErrors as errors:
+        for error in errors.errors:
+            print(f"graphgrade: {error}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
+
+
+def number_arg(minimum: float, *, integer: bool = False, inclusive: bool = False, maximum: float | None = None):
+    """An argparse type: a finite number above ``minimum`` (or at least it), so that a bad
+    value is reported against its own flag ("argument --jobs: must be at least 1, not 0")."""
+
+    def parse(text: str):
+        try:
+            value = int(text) if integer else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'a whole number' if integer else 'a number'}, not {text!r}"
+            ) from None
+        if (
+            not math.isfinite(value)
+            or (value < minimum if inclusive else value <= minimum)
+            or (maximum is not None and value > maximum)
+        ):
+            if maximum is not None:
+                raise argparse.ArgumentTypeError(f"must be from {minimum:g} to {maximum:g}, not {text}")
+            bound = f"at least {minimum:g}" if inclusive else f"more than {minimum:g}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, not {text}")
+        return value
+
+    parse.__name__ = "number"
+    return parse

@@ -1,0 +1,267 @@
+"""Grade many submissions: isolated runs in parallel, judging and scoring here, reports written.
+
+The zygote must be started before the specs are loaded (see ``grader.run.worker.zygote``);
+:func:`grade_submissions` takes one that already runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import queue
+import re
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import grader
+from grader.judging.integrity import integrity_flags
+from grader.judging.results import Report, write_report
+from grader.judging.scoring import build_report
+from grader.run.runner import (
+    RunSettings,
+    SandboxFailure,
+    ScratchArea,
+    SubmissionRun,
+    Zygote,
+    case_messages,
+    run_submission,
+    running_as_root,
+)
+from grader.safetext import one_line as safe_one_line
+from grader.spec.loader import LoadedSuite
+from grader.spec_model import Spec
+
+
+def submission_name(path: Path) -> str:
+    """OUT/<name>: the directory's name; for a file, its stem, or the name of the directory
+    holding it when the file is the lab's own ``cudagraph.py`` (``alice/cudagraph.py`` is alice)."""
+    if path.is_file():
+        raw = path.resolve().parent.name if path.name == "cudagraph.py" else path.stem
+    else:
+        raw = path.resolve().name
+    return re.sub(r"[^A-Za-z0-9._-]", "_", raw).strip(".") or "submission"
+
+
+def unique_names(paths: Iterable[Path]) -> list[str]:
+    """One output folder name per submission, distinct from every other name given (alice,
+    alice-2, ...) and from the batch files beside them."""
+    taken = {"summary.html", "grades.csv", "similarity.json", "similarity.html", "shard.json"}
+    names = []
+    for path in paths:
+        base = submission_name(path)
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}-{n}"
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def run_order(specs: tuple[Spec, ...]) -> tuple[Spec, ...]:
+    """Every visible spec's cases run before any other case. A case may leave what it was given
+    (a hidden case's inputs) in the submission's scratch directory; run last, it has no later case
+    shown in detail to print it into. Reports keep the specs' own order."""
+    return tuple(s for s in specs if s.visibility == "visible") + tuple(s for s in specs if s.visibility != "visible")
+
+
+def look_ahead_for(specs: tuple[Spec, ...]) -> tuple[bool, ...]:
+    """Per case: may the next case's message wait in the worker's pipe while this one runs? Only
+    when both are shown alike (both visible, or both redacted), so that output a case prints
+    early can never land in the tail of a case shown in more detail (see run_submission)."""
+    shown = [spec.visibility == "visible" for spec in specs for _ in spec.cases]
+    return tuple(a == b for a, b in itertools.pairwise(shown)) + (False,)
+
+
+@dataclass(frozen=True)
+class GradedSubmission:
+    path: Path
+    name: str
+    report: Report
+    out_dir: Path
+    grader_failed: bool = False  # the grader, not the submission, failed on this one
+    is_reference: bool = False  # the bundled solution, graded because no submission was given
+
+
+def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden") -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_report(report, out_dir / "report.json")
+    from reports import write_submission_outputs
+
+    write_submission_outputs(report, out_dir, hidden_visibility)
+
+
+def grade_submissions(
+    zygote: Zygote,
+    loaded: LoadedSuite,
+    specs: tuple[Spec, ...],
+    submissions: list[Path],
+    out_dir: Path,
+    settings: RunSettings,
+    jobs: int = 2,
+    on_done: Callable[[GradedSubmission, int, int], None] | None = None,
+    hidden_visibility: str = "hidden",
+    reference: Path | None = None,
+    withheld_points: float = 0.0,
+    cache=None,
+    names: list[str] | None = None,
+) -> list[GradedSubmission]:
+    """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order.
+
+    ``hidden_visibility``: the Gradescope test visibility of hidden cases (see reports.gradescope).
+    ``reference``: the bundled solution's path when it is graded, so that its line says so.
+    ``withheld_points``: points of hidden specs that are not in ``loaded`` (a student kit's).
+    ``cache``: a :class:`grader.run.cache.ObservationCache`; cases it holds are judged without running.
+    ``names``: the output name of each submission (default :func:`unique_names`; a shard passes
+    the names it got from the whole list)."""
+    in_run_order = run_order(specs)
+    cases = tuple(c for s in in_run_order for c in s.cases)
+    messages = case_messages(cases)  # encoded once, shared by every submission
+    look_ahead = look_ahead_for(in_run_order)
+    jobs = max(1, min(jobs, len(submissions)))
+    names = unique_names(submissions) if names is None else names
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if running_as_root():
+        os.chmod(out_dir, 0o700)  # workers (other uids) can neither read nor write reports
+    area = ScratchArea()
+    slots: queue.Queue[int] = queue.Queue()
+    for slot in range(jobs):
+        slots.put(slot)
+    redacted = tuple(s.visibility != "visible" for s in in_run_order for _ in s.cases)
+    results: list[GradedSubmission | None] = [None] * len(submissions)
+    done = 0
+    lock = threading.Lock()
+    # Judging and writing reports is pure Python (it holds the GIL): two threads doing it at once
+    # take turns every switch interval, each turn costing CPU (the GIL hand-over, cold caches) and
+    # gaining nothing. One at a time; the other threads meanwhile wait on their workers' pipes.
+    reporting = threading.Lock()
+    stopping = threading.Event()
+
+    def problem_report(index: int, message: str) -> Report:
+        run = SubmissionRun.problem_only(message, cases)
+        return replace(
+            build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
+            path=str(submissions[index]),
+        )
+
+    def grade_one(index: int) -> None:
+        """Grade, judge, write and print one submission. Whatever fails in the grader on the way
+        becomes this submission's problem, in its report: never another's, never the batch's."""
+        nonlocal done
+        if stopping.is_set():
+            return
+        target = out_dir / names[index]
+        failed = False
+        try:
+            slot = slots.get()
+            try:
+                if cache is None:
+                    run = run_submission(
+                        zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
+                    )
+                else:
+                    from grader.run.cache import run_with_cache
+
+                    run = run_with_cache(
+                        cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
+                    )
+            finally:
+                slots.put(slot)  # its cases have run: the next submission's start while this one is judged
+            with reporting:
+                report = replace(
+                    build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
+                    flags=integrity_flags(submissions[index]),
+                    path=str(submissions[index]),
+                )
+        except SandboxFailure:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
+            failed = True
+            report = problem_report(index, grader_problem("grading", exc))
+        with reporting:
+            try:
+                _write_outputs(report, target, hidden_visibility)
+            except Exception as exc:  # noqa: BLE001
+                failed = True
+                report = problem_report(index, grader_problem("writing its reports", exc))
+                try:
+                    _write_outputs(report, target, hidden_visibility)
+                except Exception:  # noqa: BLE001 - nothing more to do here; the exit status says it
+                    pass
+        graded = GradedSubmission(
+            submissions[index],
+            names[index],
+            report,
+            target,
+            failed,
+            reference is not None and submissions[index] == reference,
+        )
+        with lock:
+            done += 1
+            if on_done:
+                try:
+                    on_done(graded, done, len(submissions))
+                except Exception as exc:  # noqa: BLE001 - e.g. a terminal that cannot encode the line
+                    report = dataclasses.replace(report, problem=grader_problem("printing its result", exc))
+                    graded = dataclasses.replace(graded, report=report, grader_failed=True)
+                    try:
+                        _write_outputs(report, target, hidden_visibility)
+                    except Exception:  # noqa: BLE001
+                        pass
+        results[index] = graded
+
+    # Twice as many threads as slots: a slot is handed on as soon as its cases have run, so
+    # the next submission's cases run while this one is judged and its reports written.
+    pool = ThreadPoolExecutor(max_workers=min(2 * jobs, len(submissions)))
+    try:
+        for future in [pool.submit(grade_one, i) for i in range(len(submissions))]:
+            future.result()
+    except BaseException:  # Ctrl-C or a sandbox failure: stop now, do not grade the rest first
+        stopping.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        area.close()
+    graded = [r for r in results if r is not None]
+    return _write_batch(graded, out_dir, problem_report, names)
+
+
+def grader_problem(doing: str, exc: BaseException) -> str:
+    """A submission's problem when the grader, not the submission, failed on it."""
+    return (
+        f"the grader failed while {doing} ({type(exc).__name__}: {safe_one_line(str(exc))[:300]}); please report this"
+    )
+
+
+def _write_batch(
+    graded: list[GradedSubmission], out_dir: Path, problem_report, names: list[str]
+) -> list[GradedSubmission]:
+    """summary.html and grades.csv, always: a report that cannot be rendered in them is replaced
+    by one that says the grader failed on it (and the run's exit status says so)."""
+    from reports import grades_csv, render_summary, write_batch_outputs
+
+    try:
+        write_batch_outputs(
+            [g.report for g in graded], [g.out_dir for g in graded], out_dir, [str(g.path) for g in graded]
+        )
+        return graded
+    except Exception:  # noqa: BLE001 - find the submissions it failed on
+        pass
+    checked = []
+    for g in graded:
+        try:
+            render_summary([g.report], ["report.html"])
+            grades_csv([g.report])
+            checked.append(g)
+        except Exception as exc:  # noqa: BLE001
+            report = problem_report(names.index(g.name), grader_problem("writing the class summary", exc))
+            checked.append(dataclasses.replace(g, report=report, grader_failed=True))
+    write_batch_outputs(
+        [g.report for g in checked], [g.out_dir for g in checked], out_dir, [str(g.path) for g in checked]
+    )
+    return checked

@@ -1,0 +1,155 @@
+"""``graphgrade prairielearn``: the entry point of a PrairieLearn external-grading job.
+
+PrairieLearn starts one container per submission and lays out ``/grade``:
+``/grade/student`` holds the student's files, ``/grade/tests`` the question's
+``tests/`` folder, ``/grade/serverFilesCourse`` the course files the question
+names, ``/grade/data/data.json`` the question's data. The job must create
+``/grade/results/`` and write ``results.json`` there before it ends.
+
+This command grades ``/grade/student`` through the same isolated path as
+``graphgrade grade`` (zygote started before any spec is read, one sandboxed
+process per case) and writes the results with :mod:`reports.prairielearn`.
+It exits 0 whenever ``results.json`` was written, even when the grader itself
+failed (then the submission is "not gradable", so the student keeps the
+attempt, and the reason is on standard error for the staff's job log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+# Where a question may put its specs, in the order they are looked for (relative to --root).
+SPEC_PLACES = ("tests/specs", "tests", "serverFilesCourse/graphgrade/specs", "serverFilesCourse/specs")
+SPECS_ENV = "GRAPHGRADE_SPECS"  # the specs baked into a container image (deploy/Dockerfile)
+
+
+def find_specs(root: Path, explicit: Path | None) -> Path:
+    """--specs, else the first of SPEC_PLACES under ``root`` that holds a YAML file, else
+    $GRAPHGRADE_SPECS, else the suite installed with graphgrade."""
+    if explicit is not None:
+        return explicit
+    for rel in SPEC_PLACES:
+        folder = root / rel
+        if folder.is_dir() and any(p.suffix in (".yaml", ".yml") for p in folder.iterdir()):
+            return folder
+    if os.environ.get(SPECS_ENV):
+        return Path(os.environ[SPECS_ENV])
+    from grader.commands.cli_common import default_specs_dir
+
+    return default_specs_dir()
+
+
+def lock_down(folder: Path) -> None:
+    """Root only: the specs hold hidden cases, and the student's code runs in this container.
+    (Landlock hides them too where the kernel has it; a normal user cannot do this and relies on
+    Landlock alone, as `graphgrade grade` does.)"""
+    if os.geteuid() != 0:
+        return
+    for path in [folder, *folder.rglob("*")]:
+        if path.is_symlink():
+            continue
+        os.chown(path, 0, 0)
+        os.chmod(path, 0o700 if path.is_dir() else 0o600)
+
+
+def write_results(results_dir: Path, results: dict) -> Path:
+    """Write ``results.json`` whole (through a temporary file), readable by PrairieLearn's uploader."""
+    from reports.prairielearn import dumps
+
+    results_dir.mkdir(parents=True, exist_ok=True)
+    target = results_dir / "results.json"
+    fd, tmp = tempfile.mkstemp(prefix=".results.", dir=results_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(dumps(results))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def grade_job(root: Path, specs: Path | None, timeout: float, budget: float) -> dict:
+    """Grade ``root/student`` and return the results object (raises for the grader's own problems)."""
+    from grader.commands.cli_common import load_specs
+    from grader.commands.grade import grade_submissions
+    from grader.run.runner import RunSettings, Zygote
+    from reports.prairielearn import grader_problem_results, to_prairielearn
+
+    student = root / "student"
+    settings = RunSettings(case_timeout_s=timeout, submission_budget_s=budget, import_timeout_s=min(10.0, budget))
+    with Zygote() as zygote, tempfile.TemporaryDirectory(prefix="graphgrade-pl-") as out:  # before any spec is read
+        specs_dir = find_specs(root, specs)
+        if specs is None and specs_dir.resolve().is_relative_to(root.resolve()):
+            lock_down(specs_dir)  # the job's own copy; an image locks its baked-in specs when it is built
+        loaded = load_specs(specs_dir)
+        if not loaded.suite.specs:
+            raise ValueError(f"{specs_dir}: no specs to grade against")
+        if not student.is_dir():
+            student.mkdir(parents=True)  # nothing submitted: graded as "no cudagraph.py"
+        graded = grade_submissions(zygote, loaded, loaded.suite.specs, [student], Path(out), settings, jobs=1)[0]
+    if graded.grader_failed:
+        print(f"graphgrade: internal error while grading {student}: {graded.report.problem}", file=sys.stderr)
+        return grader_problem_results()
+    return to_prairielearn(graded.report)
+
+
+def cmd_prairielearn(args: argparse.Namespace) -> int:
+    from reports.prairielearn import grader_problem_results
+
+    root: Path = args.root
+    try:
+        results = grade_job(root, args.job_specs, args.timeout, args.budget)
+        status = "graded"
+    except SystemExit:  # load_specs printed the spec errors (file:line) for the job log
+        results, status = grader_problem_results(), "the specs do not load"
+    except Exception as exc:  # noqa: BLE001 - the student keeps the attempt; the log says why
+        print(f"graphgrade: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        results, status = grader_problem_results(), "internal error"
+    try:
+        path = write_results(root / "results", results)
+    except OSError as exc:
+        print(f"graphgrade: cannot write {root / 'results' / 'results.json'} ({exc.strerror or exc})", file=sys.stderr)
+        return 3
+    score = f"score {results['score']:.4f}" if results.get("gradable", True) and "score" in results else "not gradable"
+    print(f"graphgrade: {status}; {score}; wrote {path}", file=sys.stderr)
+    return 0
+
+
+def register(sub) -> None:
+    """Add ``graphgrade prairielearn`` to the CLI's subparsers."""
+    p = sub.add_parser(
+        "prairielearn",
+        help="grade a PrairieLearn external-grading job: ROOT/student in, ROOT/results/results.json out",
+        description=(
+            "The entry point of a PrairieLearn external grader. Grades the student's files in ROOT/student "
+            "against the specs found in ROOT/tests/specs, ROOT/tests, ROOT/serverFilesCourse/graphgrade/specs, "
+            "ROOT/serverFilesCourse/specs, $GRAPHGRADE_SPECS or the bundled suite (first found), and writes "
+            "ROOT/results/results.json. A submission that cannot be imported is 'not gradable' (no attempt "
+            "used). Exit 0 whenever results.json was written."
+        ),
+    )
+    p.add_argument("--root", type=Path, default=Path("/grade"), help="the job's folder (default: /grade)")
+    # dest is not "specs": the CLI fills a missing --specs with the bundled suite, and this one is looked for.
+    p.add_argument(
+        "--specs",
+        dest="job_specs",
+        type=Path,
+        default=None,
+        help="spec directory (default: looked for under ROOT, see above)",
+    )
+    from grader.commands.cli_common import number_arg
+
+    p.add_argument("--timeout", type=number_arg(0), default=5.0, help="seconds per case (default: 5)")
+    p.add_argument(
+        "--budget",
+        type=number_arg(0),
+        default=60.0,
+        help="seconds for the whole submission (default: 60; keep it under the question's timeout)",
+    )
+    p.set_defaults(func=cmd_prairielearn)

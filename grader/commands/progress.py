@@ -1,0 +1,55 @@
+"""What ``graphgrade grade`` prints as submissions finish: one line per submission, and a
+progress bar on a terminal for a batch (on stderr, so that stdout stays one line per submission)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from grader.commands.grade import GradedSubmission
+from grader.judging.results import STATUSES
+from grader.safetext import one_line as safe_one_line
+
+
+def one_line(graded: GradedSubmission) -> str:
+    r = graded.report
+    counts: dict[str, int] = {}
+    for case in r.cases:
+        counts[case.status] = counts.get(case.status, 0) + 1
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: STATUSES.index(kv[0])))
+    problem = f"  [{safe_one_line(r.problem)}]" if r.problem else ""  # never a line of its own
+    name = f"{graded.name} (bundled solution)" if graded.is_reference else graded.name
+    if r.scope == "public":
+        scope = f"public specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"
+        if r.ungraded_points:
+            scope += f"; hidden specs worth {_pts(r.ungraded_points)} more are graded by the autograder"
+    else:
+        scope = f"all specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"
+    return f"{name}: {scope}  {parts}{problem}"
+
+
+def _pts(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+class Progress:
+    """One line per submission for a few, a progress bar on a terminal for a batch."""
+
+    def __init__(self, total: int, stream=None, out=None) -> None:
+        # sys.stderr and sys.stdout as they are now, not as they were at import (they may be replaced)
+        self.total, self.stream, self.out = total, stream or sys.stderr, out or sys.stdout
+        self.bar = total > 1 and self.stream.isatty()
+        self.started = time.monotonic()
+
+    def __call__(self, graded: GradedSubmission, done: int, total: int) -> None:
+        if self.bar:
+            self.stream.write("\r\033[K")  # clear the bar, print the line, draw the bar again
+            self.stream.flush()
+        print(one_line(graded), file=self.out, flush=True)
+        if self.bar:
+            width = 30
+            filled = int(width * done / total)
+            rate = done / max(time.monotonic() - self.started, 1e-9)
+            self.stream.write(f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {rate:.1f}/s")
+            self.stream.write("\n" if done == total else "")
+            self.stream.flush()

@@ -1,0 +1,453 @@
+"""Similarity between submissions, for staff: which pairs to look at by hand.
+
+Uses copydetect (maintained; winnowed k-gram fingerprints as in MOSS, over a
+token stream where every variable, function and class name is one symbol and
+comments and whitespace are gone, so renaming and re-commenting do not hide a
+copy). Only copydetect's fingerprinting and pairwise comparison are used as a
+library (``CodeFingerprint``, ``compare_files``): its ``CopyDetector`` compares
+every ordered pair (twice the work) and its HTML report loads Bootstrap from a
+CDN, so graphgrade renders its own self-contained side-by-side page.
+
+- The student template's fingerprints are boilerplate: starter code every
+  submission shares does not count.
+- A pair's score is the larger of the two shares of each submission's
+  fingerprinted tokens found in the other (so a copy that added code of its
+  own is still found).
+- The result goes to ``OUT/similarity.json`` and ``OUT/similarity.html`` and a
+  "look at these pairs" block on ``OUT/summary.html``. It is never part of a
+  score, and nothing of it reaches a student's report or results file.
+
+copydetect is an optional extra (``pip install 'graphgrade[similarity]'``): it
+pulls matplotlib, which a one-submission grading container has no use for.
+Without it, a batch says so in one line and grades as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from grader.errors import UsageError
+from grader.run.copying import SubmissionProblem, walk_submission
+
+FORMAT = 1
+DEFAULT_THRESHOLD = 0.5
+NOISE_K = 25  # copydetect's default noise threshold: matches shorter than 25 tokens never count
+WINDOW = 4  # winnowing window: any match of NOISE_K + WINDOW - 1 tokens is guaranteed to be found
+MAX_SOURCE_CHARS = 512 * 1024  # per submission; the rest is not compared (a generated file, a flood)
+MAX_PAIRS_SHOWN = 50  # on summary.html and similarity.html; similarity.json lists them all
+MISSING = "similarity check skipped: copydetect is not installed (pip install 'graphgrade[similarity]')"
+
+
+class SimilarityUnavailable(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class SimilarPair:
+    a: str
+    b: str
+    score: float  # max(a_share, b_share)
+    a_share: float  # share of a's fingerprinted tokens also in b
+    b_share: float
+    tokens: int  # tokens of a that overlap b
+
+
+@dataclass(frozen=True)
+class PairDetail:
+    """A flagged pair with what the side-by-side page needs: both sources and the copied spans."""
+
+    pair: SimilarPair
+    a_code: str
+    b_code: str
+    a_spans: tuple[tuple[int, int], ...]
+    b_spans: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    n: int
+    threshold: float
+    details: tuple[PairDetail, ...]  # score order, highest first
+    seconds: float
+    skipped: tuple[str, ...] = ()  # submissions with nothing to compare
+
+    @property
+    def pairs(self) -> tuple[SimilarPair, ...]:
+        return tuple(d.pair for d in self.details)
+
+
+def _copydetect():
+    try:
+        os.environ.setdefault("MPLBACKEND", "Agg")  # copydetect imports pyplot; never a display
+        if "MPLCONFIGDIR" not in os.environ:  # no warning where HOME is not writable (a container user)
+            os.environ["MPLCONFIGDIR"] = os.path.join(tempfile.gettempdir(), f"graphgrade-mpl-{os.geteuid()}")
+        import copydetect
+        import copydetect.utils
+    except ImportError:
+        raise SimilarityUnavailable(MISSING) from None
+    copydetect.utils.hashed_kgrams = stable_kgram_hashes  # see its docstring
+    return copydetect
+
+
+def stable_kgram_hashes(string: str, k: int):
+    """copydetect's ``hashed_kgrams`` with a hash that is the same in every process.
+
+    copydetect hashes each k-gram with Python's ``hash()``, which is salted per process
+    (PYTHONHASHSEED): winnowing then keeps other fingerprints in every run, and a pair's
+    score moves (99% in one run, 100% in the next), so a regrade would not reproduce its
+    summary. An 8-byte BLAKE2b of each k-gram keeps copydetect's algorithm and makes it
+    reproducible."""
+    import hashlib
+
+    import numpy as np
+
+    digests = b"".join(
+        hashlib.blake2b(string[i : i + k].encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        for i in range(len(string) - k + 1)
+    )
+    return np.frombuffer(digests, dtype="<i8").astype(np.int64)
+
+
+def submission_source(path: Path) -> str:
+    """A submission's Python source as one text: the file, or every *.py under the folder
+    (sorted, no hidden or cache folders), each after a ``# file:`` line, at most MAX_SOURCE_CHARS."""
+    path = Path(path)
+    if path.is_file():
+        files = [path]
+        base = path.parent
+    elif path.is_dir():
+        base = path
+        try:  # bounded and iterative, as the grader's copy is; no links, nothing hidden
+            files = sorted(path / rel for rel in walk_submission(path)[1] if rel.endswith(".py"))
+        except (OSError, SubmissionProblem):
+            return ""  # not graded either (its report says why): nothing to compare
+    else:
+        return ""
+    parts, total = [], 0
+    for f in files:
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                text = fh.read(MAX_SOURCE_CHARS - total + 1)
+        except OSError:
+            continue
+        part = f"# file: {f.relative_to(base).as_posix()}\n{text}\n"
+        parts.append(part)
+        total += len(part)
+        if total >= MAX_SOURCE_CHARS:
+            break
+    return "".join(parts)[:MAX_SOURCE_CHARS]
+
+
+def default_template() -> Path:
+    import student_template
+
+    return Path(student_template.__file__).resolve().parent
+
+
+def _spans(slices) -> tuple[tuple[int, int], ...]:
+    starts, ends = slices
+    return tuple((int(s), int(e)) for s, e in zip(starts, ends))
+
+
+@dataclass(frozen=True)
+class _Prints:
+    """One submission's copydetect fingerprint as arrays: each winnowed position and its hash,
+    in position order."""
+
+    fp: object  # copydetect.CodeFingerprint
+    pos: object  # numpy int64, sorted
+    hash_at: object  # numpy int64, the hash at each position
+    unique: object  # numpy int64, its distinct hashes
+    coverage: float  # copydetect's token coverage: the denominator of a share
+
+
+def _prints(fp) -> _Prints:
+    import numpy as np
+
+    keys = list(fp.hash_idx)
+    counts = [len(fp.hash_idx[h]) for h in keys]
+    hash_at = np.repeat(np.array(keys, dtype=np.int64), counts) if keys else np.array([], dtype=np.int64)
+    pos = (
+        np.concatenate([np.asarray(fp.hash_idx[h], dtype=np.int64) for h in keys])
+        if keys
+        else np.array([], dtype=np.int64)
+    )
+    order = np.argsort(pos, kind="stable")
+    return _Prints(fp, pos[order], hash_at[order], np.unique(hash_at), float(fp.token_coverage))
+
+
+def covered_tokens(prints: list[_Prints], k: int = NOISE_K):
+    """``covered[i, j]``: how many of submission i's tokens lie in a k-gram whose fingerprint j
+    also has, exactly what copydetect.compare_files counts (the union of [p, p + k) over i's
+    matched positions p, its get_copied_slices), for every pair at once.
+
+    compare_files loops over shared hashes in Python, ~1 ms a pair: 125,000 pairs of a class of
+    500 took minutes. Here each submission's matched positions against all others form one
+    boolean matrix (positions x submissions), and the union of intervals is sum(min(k, next
+    matched position - p)): a few numpy passes per submission."""
+    import numpy as np
+
+    n = len(prints)
+    covered = np.zeros((n, n), dtype=np.int64)
+    if n == 0:
+        return covered
+    # every (hash, submission) once, sorted by hash: which submissions have a given hash
+    all_hashes = np.concatenate([p.unique for p in prints])
+    owners = np.concatenate([np.full(p.unique.size, i, dtype=np.int64) for i, p in enumerate(prints)])
+    order = np.argsort(all_hashes, kind="stable")
+    all_hashes, owners = all_hashes[order], owners[order]
+    big = np.iinfo(np.int64).max // 4
+    for i, p in enumerate(prints):
+        if p.pos.size == 0:
+            continue
+        lo = np.searchsorted(all_hashes, p.hash_at, "left")
+        counts = np.searchsorted(all_hashes, p.hash_at, "right") - lo
+        rows = np.repeat(np.arange(p.pos.size), counts)
+        starts = np.cumsum(counts) - counts
+        cols = owners[np.arange(counts.sum()) - np.repeat(starts - lo, counts)]
+        mask = np.zeros((p.pos.size, n), dtype=bool)
+        mask[rows, cols] = True
+        mask[:, i] = False
+        at = np.where(mask, p.pos[:, None], big)
+        following = np.minimum.accumulate(at[::-1], axis=0)[::-1]  # the first matched position at or after each row
+        nxt = np.vstack([following[1:], np.full((1, n), big, dtype=np.int64)])
+        covered[i] = np.where(mask, np.minimum(k, nxt - p.pos[:, None]), 0).sum(axis=0)
+    return covered
+
+
+def compare(
+    sources: dict[str, str],
+    boilerplate: str = "",
+    threshold: float = DEFAULT_THRESHOLD,
+    detail_limit: int = MAX_PAIRS_SHOWN,
+) -> Comparison:
+    """Fingerprint every source, score every unordered pair, keep pairs scoring >= threshold;
+    the ``detail_limit`` highest get copydetect's spans for the side-by-side page."""
+    cd = _copydetect()
+    import numpy as np
+
+    started = time.monotonic()
+    bp = np.array([], dtype=np.int64)
+    if boilerplate.strip():
+        bp = np.unique(
+            np.array(
+                list(cd.CodeFingerprint("template.py", NOISE_K, 1, fp=io.StringIO(boilerplate)).hashes), dtype=np.int64
+            )
+        )
+    names, prints, skipped = [], [], []
+    for name, code in sources.items():
+        fp = cd.CodeFingerprint(f"{name}.py", NOISE_K, WINDOW, boilerplate=bp, fp=io.StringIO(code))
+        if fp.token_coverage > 0 and fp.hashes:
+            names.append(name)
+            prints.append(_prints(fp))
+        else:
+            skipped.append(name)  # empty, or nothing but the template
+    covered = covered_tokens(prints)
+    coverage = np.array([p.coverage for p in prints], dtype=float)
+    share = covered / coverage[:, None] if len(prints) else covered.astype(float)  # share[i, j]: of i's code, in j
+    found = []
+    for i, j in zip(*np.nonzero(np.triu(np.maximum(share, share.T) >= threshold, k=1) & (covered > 0))):
+        a, b = float(share[i, j]), float(share[j, i])
+        found.append(SimilarPair(names[i], names[j], round(max(a, b), 4), round(a, 4), round(b, 4), int(covered[i, j])))
+    found.sort(key=lambda p: (-p.score, p.a, p.b))
+    details = []
+    index = {n: k for k, n in enumerate(names)}
+    for rank, pair in enumerate(found):
+        if rank < detail_limit:  # the spans in the raw code, from copydetect itself
+            fa, fb = prints[index[pair.a]].fp, prints[index[pair.b]].fp
+            _, _, (slices_a, slices_b) = cd.compare_files(fa, fb)
+            details.append(PairDetail(pair, fa.raw_code, fb.raw_code, _spans(slices_a), _spans(slices_b)))
+        else:
+            details.append(PairDetail(pair, "", "", (), ()))
+    return Comparison(len(sources), threshold, tuple(details), time.monotonic() - started, tuple(skipped))
+
+
+def to_json(result: Comparison) -> dict:
+    cd = _copydetect()
+    return {
+        "format": FORMAT,
+        "tool": f"copydetect {getattr(cd, '__version__', '?')}",
+        "noise_tokens": NOISE_K,
+        "window": WINDOW,
+        "threshold": result.threshold,
+        "submissions": result.n,
+        "not_compared": list(result.skipped),
+        "note": "For staff: pairs to read by hand. Never part of a score, never shown to students.",
+        "pairs": [asdict(p) for p in result.pairs],
+    }
+
+
+def write_outputs(result: Comparison, out: Path, reports=None, report_dirs=None) -> None:
+    """OUT/similarity.json, OUT/similarity.html, and summary.html again with the pairs on it
+    (when the batch's reports are given)."""
+    from reports import report_link, write_batch_outputs, write_file
+    from reports.similarity_html import render_similarity, summary_rows
+
+    write_file(out / "similarity.json", json.dumps(to_json(result), indent=1) + "\n")
+    write_file(
+        out / "similarity.html",
+        render_similarity(result.details[:MAX_PAIRS_SHOWN], result.n, result.threshold, len(result.details)),
+    )
+    if reports is not None:
+        links = {Path(d).name: report_link(d, out) for d in report_dirs}
+        write_batch_outputs(
+            reports,
+            report_dirs,
+            out,
+            similar_pairs=summary_rows(result.pairs[:MAX_PAIRS_SHOWN], links, len(result.pairs)),
+        )
+
+
+def _check_threshold(value: float) -> float:
+    if not 0 < value <= 1:
+        raise UsageError(f"--similarity-threshold is a share from 0 to 1 (0.5 = half the code), not {value:g}")
+    return value
+
+
+def _existing_path(text: str) -> Path:
+    """argparse type for the starter code: a path that is not there would count it as copied."""
+    path = Path(text)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such file or directory")
+    return path
+
+
+def _threshold(text: str) -> float:
+    """argparse type: refused before any grading starts."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"a share from 0 to 1 (0.5 = half the code), not {text!r}")
+    return value
+
+
+def after_grading(args: argparse.Namespace, graded: Sequence) -> None:
+    """Called by `graphgrade grade` after a batch: compare when asked and there are two or more."""
+    if not getattr(args, "similarity", False) or len(graded) < 2:
+        return
+    threshold = _check_threshold(args.similarity_threshold)
+    try:
+        template = submission_source(args.similarity_template or default_template())
+        result = compare({g.name: submission_source(g.path) for g in graded}, template, threshold)
+        write_outputs(result, args.out, [g.report for g in graded], [g.out_dir for g in graded])
+    except SimilarityUnavailable as exc:
+        print(f"graphgrade: {exc}", file=sys.stderr)
+        return
+    except Exception as exc:  # noqa: BLE001 - the grades are written already: never lose them for this
+        print(
+            f"graphgrade: similarity check failed ({type(exc).__name__}: {exc}); the grades and reports are complete",
+            file=sys.stderr,
+        )
+        return
+    print(
+        f"similarity: {len(result.details)} pair{'s' if len(result.details) != 1 else ''} at or above {threshold:g} among {result.n} submissions "
+        f"({result.seconds:.1f} s); see {args.out}/similarity.html (staff only)",
+        file=sys.stderr,
+    )
+
+
+def cmd_similarity(args: argparse.Namespace) -> int:
+    from grader.commands.grade import unique_names
+    from grader.judging.results import ReportError, read_report
+
+    paths = [Path(p) for p in args.submissions]
+    for p in paths:
+        if not p.exists():
+            raise UsageError(f"{p}: no such file or directory")
+    if len(paths) < 2:
+        raise UsageError("give two or more submissions to compare")
+    threshold = _check_threshold(args.similarity_threshold)
+    names = unique_names(paths)  # the names `graphgrade grade` gives the same list
+    try:
+        template = submission_source(args.similarity_template or default_template())
+        result = compare({n: submission_source(p) for n, p in zip(names, paths)}, template, threshold)
+    except SimilarityUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot make the folder ({exc.strerror or exc})") from None
+    dirs = [args.out / n for n in names]
+    reports = None
+    if all((d / "report.json").is_file() for d in dirs):  # a graded batch: put the pairs on its summary
+        try:
+            reports = [read_report(d / "report.json") for d in dirs]
+        except ReportError as exc:
+            print(f"graphgrade: {exc}; summary.html left as it was", file=sys.stderr)
+            reports = None
+    try:
+        write_outputs(result, args.out, reports, dirs if reports is not None else None)
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot write the similarity files ({exc.strerror or exc})") from None
+    for p in result.pairs:
+        print(f"{p.score:.2f}  {p.a}  {p.b}")
+    print(
+        f"{len(result.details)} pairs at or above {threshold:g} among {result.n} submissions in {result.seconds:.1f} s; "
+        f"wrote {args.out}/similarity.json and similarity.html",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _common_options(p, template_flag: str) -> None:
+    p.add_argument(
+        "--similarity-threshold",
+        type=_threshold,
+        default=DEFAULT_THRESHOLD,
+        metavar="SHARE",
+        help=f"list pairs where at least this share of one submission's code is found in the other (default: {DEFAULT_THRESHOLD})",
+    )
+    p.add_argument(
+        template_flag,
+        dest="similarity_template",
+        type=_existing_path,
+        default=None,
+        metavar="PATH",
+        help="starter code every student got, ignored when comparing (default: the bundled student_template/)",
+    )
+
+
+def add_grade_options(g) -> None:
+    """The similarity options of `graphgrade grade` (a batch of two or more)."""
+    g.add_argument(
+        "--similarity",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="for a batch of two or more, compare submissions with each other and write OUT/similarity.json, "
+        "OUT/similarity.html and 'look at these pairs' on summary.html, for staff (default: on; needs graphgrade[similarity])",
+    )
+    _common_options(g, "--similarity-template")
+
+
+def register(sub) -> None:
+    """Add ``graphgrade similarity`` to the CLI's subparsers."""
+    p = sub.add_parser(
+        "similarity",
+        help="compare submissions with each other (copydetect) and list the pairs to look at, for staff",
+        description="Compare every pair of submissions (winnowed fingerprints, names and comments ignored, the student template "
+        "as boilerplate) and write OUT/similarity.json and OUT/similarity.html; when OUT holds the graded batch, "
+        "summary.html gets a 'look at these pairs' block. Never part of a score.",
+    )
+    p.add_argument(
+        "submissions", nargs="+", metavar="SUBMISSION", help="the submissions, as given to `graphgrade grade`"
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("graphgrade-out"),
+        help="output directory, the batch's --out (default: graphgrade-out)",
+    )
+    _common_options(p, "--template")
+    p.set_defaults(func=cmd_similarity)

@@ -1,0 +1,176 @@
+"""``graphgrade validate``: every spec file loads, and the reference passes every case.
+
+A spec the reference cannot pass is a broken spec, not a hard one. Validation
+runs the trusted reference in this process (no isolation needed), through the
+same interpreter, protocol and judge that grade students.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from pathlib import Path
+
+from grader.judging.judge import judge_case
+from grader.observe.interpreter import observe_in_process
+from grader.spec.loader import SpecErrors, load_suite
+from grader.spec_model import TAGS
+
+
+def validate_suite(directory: Path, backend: str = "numpy", notes: list[str] | None = None) -> tuple[list[str], str]:
+    """Returns (problems, one-line summary). Problems are one line each, naming file and line.
+
+    On the cupy backend every key a runner did not capture is accounted for: a
+    failed capture of ops all marked capturable is a problem (a quiet eager run
+    would hide it); a key declined on purpose (an op marked ``capturable =
+    False``) is appended to ``notes`` with its reason, when a list is given.
+    """
+    try:
+        loaded = load_suite(directory)
+    except SpecErrors as errors:
+        return [str(e) for e in errors.errors], f"{len(errors.errors)} problem(s) in {directory}"
+    from reference.backend import BackendUnavailable, load_backend
+
+    try:
+        chosen = load_backend(backend)
+    except BackendUnavailable as exc:
+        return [f"backend {backend}: {exc}"], f"could not validate {directory} on {backend}"
+    problems: list[str] = []
+    cases = loaded.suite.cases
+    skipped_witness = 0
+    for spec in loaded.suite.specs:
+        for case in spec.cases:
+            checks = case.checks
+            if backend != "numpy":
+                # A real graph replays recorded kernels: the grader's Python ops are not called
+                # again, so the simulation's op witness has nothing to observe on a GPU.
+                kept = tuple(c for c in checks if not c.simulation_only)
+                skipped_witness += len(checks) - len(kept)
+                case = type(case)(**{**case.__dict__, "checks": kept})
+            try:
+                with _capture_records(chosen) as records:
+                    observation = observe_in_process(
+                        chosen, case.uid, case.steps, prepare_input=chosen.prepare_input, to_host=chosen.to_host
+                    )
+                verdict = judge_case(case, loaded.oracles[case.uid], observation)
+            except Exception as exc:  # noqa: BLE001 - report it against the case, keep validating
+                problems.append(
+                    f"{case.file}:{case.line}: {case.uid}: validating this case raised {type(exc).__name__}: {exc}"
+                )
+                continue
+            for record in records:
+                where = f"{case.file}:{case.line}: {case.uid}: {', '.join(record.ops)} for key {record.key}"
+                if record.on_purpose:
+                    if notes is not None:
+                        notes.append(f"{where} runs eagerly on {backend}: {record.reason}")
+                else:
+                    problems.append(
+                        f"{where}: the {backend} reference could not capture ops marked capturable: {record.reason}"
+                    )
+            if verdict.status != "passed":
+                problems.append(
+                    f"{case.file}:{verdict.line or case.line}: {case.uid}: the {backend} reference fails this case: {verdict.message}"
+                )
+    tags = Counter(s.tag for s in loaded.suite.specs)
+    missing = [t for t in TAGS if t not in tags]
+    if missing:
+        problems.append(f"{directory}: no spec covers the behaviour tag(s) {', '.join(missing)}")
+    visibilities = Counter(s.visibility for s in loaded.suite.specs)
+    note = f" ({skipped_witness} op-witness checks not applicable on {backend})" if skipped_witness else ""
+    summary = (
+        f"{len(loaded.suite.files)} files, {len(loaded.suite.specs)} specs, {len(cases)} cases, "
+        f"{sum(s.points for s in loaded.suite.specs):g} points, "
+        + ", ".join(f"{n} {v}" for v, n in sorted(visibilities.items()))
+        + f" specs: {'OK' if not problems else f'{len(problems)} problem(s)'} on the {backend} reference{note}"
+    )
+    return problems, summary
+
+
+def _capture_records(backend):
+    """The cupy backend's capture decisions during a block (an empty list elsewhere)."""
+    recording = getattr(backend.module, "recording_captures", None)
+    return recording() if backend.name != "numpy" and recording is not None else contextlib.nullcontext([])
+
+
+def cases_no_mutant_kills(directory: Path) -> list[str]:
+    """One warning line per case that no named mutant (``reference/mutants/``) fails.
+
+    Such a case may be good teaching, but it catches none of the known mistakes: the
+    instructor should know (and perhaps write the mutant it was meant for). The mutants
+    are the project's own trusted code, so they run here, in this process, through the
+    same interpreter and judge as validation. Each mutant is loaded once, and its launch
+    counter is set back to 0 before each case, as a fresh worker would find it; a case
+    stops at the first mutant it kills. Loading problems are
+    validate_suite's to report, so this returns nothing for a suite that does not load.
+    """
+    import importlib.util
+    import itertools
+
+    from grader.commands.audit import discover_mutants
+
+    try:
+        loaded = load_suite(directory)
+    except SpecErrors:
+        return []
+    mutants = discover_mutants()
+    serial = itertools.count()
+
+    def fresh(path: Path):
+        spec = importlib.util.spec_from_file_location(f"_graphgrade_validate_mutant_{next(serial)}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    modules = []
+    warnings = []
+    for mutant in mutants:
+        try:
+            modules.append(fresh(mutant.path))
+        except Exception as exc:  # noqa: BLE001 - a stale edit, say: one line, and validate the rest
+            detail = " ".join(str(exc).split())
+            warnings.append(
+                f"{mutant.path}: this mutant could not be loaded ({type(exc).__name__}: {detail}); graphgrade audit reports it as broken"
+            )
+    control_module = _fresh_reference()
+
+    def observe(module, case):
+        module.LaunchCounter.n = 0
+        return observe_in_process(module, case.uid, case.steps)
+
+    for spec in loaded.suite.specs:
+        for case in spec.cases:
+            oracles = loaded.oracles[case.uid]
+            control = judge_case(case, oracles, observe(control_module, case))
+            if control.status != "passed":
+                continue  # validate_suite reports it
+            killed = False
+            for module in modules:
+                try:
+                    verdict = judge_case(case, oracles, observe(module, case))
+                except Exception:  # noqa: BLE001 - a mutant that breaks the observer fails the case
+                    killed = True
+                    break
+                if verdict.status != "passed":
+                    killed = True
+                    break
+            if not killed:
+                warnings.append(
+                    f"{case.file}:{case.line}: {case.uid}: no named mutant fails this case (reference/mutants/); it may teach, but it catches none of the known mistakes"
+                )
+    return warnings
+
+
+def _fresh_reference():
+    """A private copy of the numpy reference, executed anew (registered in ``sys.modules``, as
+    dataclasses need), so that nothing a case does to it reaches ``reference.cudagraph``."""
+    import importlib.util
+    import sys
+
+    import reference.cudagraph as reference
+
+    name = "_graphgrade_validate_reference"
+    spec = importlib.util.spec_from_file_location(name, reference.__file__)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -1,0 +1,11 @@
+"""Judging and scoring, in the grader's own process: observations -> verdicts -> scores -> a report.
+
+``judge`` compares a case's checks with the worker's observations (each check kind judges
+itself, see :mod:`grader.spec.checks`); ``scoring`` splits the points and builds the
+:class:`~grader.judging.results.Report`; ``results`` is that report's typed model and its
+versioned ``report.json``; ``integrity`` adds the staff-only integrity flags of a static scan.
+
+May import: the shared modules at grader/'s top level, :mod:`grader.spec` (cases and their
+checks) and :mod:`grader.run` (what a run returned). Never grader.observe (judging never runs
+submission code), grader.commands or reports (renderers read results, not the reverse).
+"""

@@ -1,0 +1,262 @@
+"""The observation cache: instant regrades.
+
+What a worker observes in a case is a function of the submission's files, the case's steps
+and the runtime (grader version, Python and numpy versions, backend, isolation mode, limits,
+trusted import paths); a case's checks and points play no part in it. So observations are
+kept under that key, and a regrade judges them again without running anything: editing a
+check, an expected value or points rejudges the whole class from the cache; editing one
+spec's steps reruns only that spec's cases.
+
+Only cases that were *observed* are kept (a timeout or a crash may be the machine's fluke,
+and is cheap to run again), and only for submissions that imported. An entry is one JSON
+file holding a format version, its own key, the case id and the worker's observation frame,
+which is validated again by :func:`grader.protocol.decode_observations` when read; an entry
+that is unreadable, of another format, or filed under a key that is not its own is ignored
+(and overwritten when the case has run again).
+
+The cache holds hidden cases' observations (what a submission returned for hidden inputs),
+so it is staff-only: its directory is made mode 0700 and must belong to the grader's user;
+the grader refuses a directory anyone else can enter. Only the grader process reads and
+writes it; workers (other uids, confined by Landlock to their submission and scratch) never
+see it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import platform
+import stat
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy
+
+import grader
+from grader import codec, protocol
+from grader.errors import UsageError
+from grader.run.copying import SubmissionProblem, walk_submission
+from grader.run.runner import MODULE_FILE, CaseRun, RunSettings, SubmissionRun, run_submission
+from grader.spec_model import Case
+
+FORMAT = 1
+BACKEND = "numpy-cpu"  # the workers run the submission on numpy, on the CPU
+MAX_ENTRY_BYTES = 2 * codec.MAX_FRAME_BYTES
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "graphgrade"
+
+
+def runtime_key(settings: RunSettings) -> str:
+    """Everything besides the submission and the case that can change what a worker observes."""
+    facts = {
+        "format": FORMAT,
+        "grader": grader.__version__,
+        "python": platform.python_version(),
+        "implementation": sys.implementation.name,
+        "numpy": numpy.__version__,
+        "backend": BACKEND,
+        "isolation": settings.isolation,
+        "limits": settings.limits.__dict__,
+        "import_paths": list(settings.import_paths),
+        # a lower time limit must not pass a case that ran long under a higher one
+        "case_timeout_s": settings.case_timeout_s,
+        "import_timeout_s": settings.import_timeout_s,
+        "submission_budget_s": settings.submission_budget_s,
+        "landlock": settings.landlock,
+        "tail_bytes": settings.tail_bytes,
+    }
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+
+def submission_hash(submission: Path) -> str | None:
+    """The content of the files a worker gets (as ``runner.copy_submission`` selects them), or
+    None when it cannot be read (the run reports why)."""
+    h = hashlib.sha256()
+    try:
+        if submission.is_file():
+            h.update(MODULE_FILE.encode() + b"\0" + submission.resolve().read_bytes())
+            return h.hexdigest()
+        for rel in sorted(walk_submission(submission)[1]):  # bounded and iterative, as the copy is
+            data = (submission / rel).read_bytes()
+            h.update(rel.encode("utf-8", "surrogateescape") + b"\0" + len(data).to_bytes(8, "little") + data)
+    except (OSError, SubmissionProblem):
+        return None
+    return h.hexdigest()
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    ignored: int = 0  # corrupted or foreign entries
+
+
+class ObservationCache:
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.stats = CacheStats()
+        self._lock = threading.Lock()
+        _private_dir(directory)
+        try:
+            (directory / f"v{FORMAT}").mkdir(mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--cache {directory}: cannot write to the cache directory ({exc.strerror})") from None
+
+    def _path(self, key: str) -> Path:
+        return self.dir / f"v{FORMAT}" / key[:2] / f"{key}.json"
+
+    def get(self, key: str, case: Case) -> CaseRun | None:
+        try:
+            with open(self._path(key), "rb") as f:
+                raw = f.read(MAX_ENTRY_BYTES + 1)
+        except OSError:
+            return None
+        try:
+            entry = json.loads(raw)
+            if (
+                len(raw) > MAX_ENTRY_BYTES
+                or not isinstance(entry, dict)
+                or entry.get("format") != FORMAT
+                or entry.get("key") != key
+                or entry.get("case") != case.uid
+            ):
+                raise ValueError("not an entry for this key")
+            frame = base64.b64decode(entry["frame"], validate=True)
+            observation = protocol.decode_observations(frame, case.uid, len(case.steps))
+            tail, duration = entry["output_tail"], entry["duration_s"]
+            if not isinstance(tail, str) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
+                raise ValueError("bad fields")
+        except (ValueError, TypeError, KeyError, RecursionError, protocol.ProtocolError):
+            with self._lock:
+                self.stats.ignored += 1
+            return None
+        return CaseRun(
+            uid=case.uid,
+            status="observed",
+            observation=observation,
+            message="",
+            output_tail=tail,
+            duration_s=float(duration),
+            frame=frame,
+        )
+
+    def get_text(self, key: str) -> str | None:
+        try:
+            entry = json.loads(self._path(key).read_bytes())
+            if (
+                isinstance(entry, dict)
+                and entry.get("format") == FORMAT
+                and entry.get("key") == key
+                and isinstance(entry.get("text"), str)
+            ):
+                return entry["text"]
+        except (OSError, ValueError, RecursionError):
+            pass
+        return None
+
+    def put(self, key: str, entry: dict) -> None:
+        path = self._path(key)
+        data = json.dumps({"format": FORMAT, "key": key, **entry}).encode()
+        try:
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a full or read-only cache costs speed, never a grade
+
+    def put_case(self, key: str, run: CaseRun) -> None:
+        if run.status == "observed" and run.frame:
+            self.put(
+                key,
+                {
+                    "case": run.uid,
+                    "frame": base64.b64encode(run.frame).decode(),
+                    "output_tail": run.output_tail,
+                    "duration_s": run.duration_s,
+                },
+            )
+
+
+def _private_dir(directory: Path) -> None:
+    """Make (or check) the cache directory: owned by this user, mode 0700."""
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.stat(directory)
+    except OSError as exc:
+        raise UsageError(f"--cache {directory}: cannot make the cache directory ({exc.strerror})") from None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        raise UsageError(
+            f"--cache {directory}: not a directory of this user; the cache holds hidden cases' observations and must be private (or use --no-cache)"
+        )
+    if st.st_mode & 0o077:
+        try:
+            os.chmod(directory, 0o700)
+        except OSError as exc:
+            raise UsageError(f"--cache {directory}: cannot make it private (mode 0700): {exc.strerror}") from None
+
+
+def case_key(runtime: str, submission: str, message: bytes, hidden: bool = False) -> str:
+    """A case's entry: its runtime, submission and steps, and whether it ran as a hidden case.
+    Hidden cases run last, after others, so what one observed (its output tail) may hold other
+    hidden cases' inputs; were its spec made visible, it must run again, not be shown from here."""
+    return hashlib.sha256(
+        b"case\0" + runtime.encode() + b"\0" + submission.encode() + b"\0" + (b"h\0" if hidden else b"v\0") + message
+    ).hexdigest()
+
+
+def run_with_cache(
+    cache: ObservationCache,
+    zygote,
+    area,
+    slot: int,
+    submission: Path,
+    cases: tuple[Case, ...],
+    settings: RunSettings,
+    messages,
+    look_ahead,
+    redacted,
+) -> SubmissionRun:
+    """:func:`grader.run.runner.run_submission`, running only the cases the cache does not hold."""
+    digest = submission_hash(submission)
+    if digest is None:
+        return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
+    runtime = runtime_key(settings)
+    hidden = redacted if redacted is not None else (False,) * len(messages)
+    keys = [case_key(runtime, digest, message, h) for message, h in zip(messages, hidden)]
+    import_key = hashlib.sha256(b"import\0" + runtime.encode() + b"\0" + digest.encode()).hexdigest()
+    found = [cache.get(key, case) for key, case in zip(keys, cases)]
+    import_tail = cache.get_text(import_key)
+    missing = [i for i, run in enumerate(found) if run is None]
+    with cache._lock:
+        cache.stats.hits += len(cases) - len(missing)
+        cache.stats.misses += len(missing)
+    if not missing and import_tail is not None:
+        return SubmissionRun("", tuple(found), import_tail, sum(r.duration_s for r in found))  # type: ignore[union-attr]
+    if len(missing) == len(cases):
+        fresh = run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
+    else:
+        wanted = set(missing)
+        sub_look = tuple(look_ahead[i] and i + 1 in wanted for i in missing) if look_ahead is not None else None
+        fresh = run_submission(
+            zygote, area, slot, submission, tuple(cases[i] for i in missing), settings,
+            tuple(messages[i] for i in missing), sub_look, tuple(redacted[i] for i in missing) if redacted is not None else None,
+        )  # fmt: skip
+    if fresh.problem:  # the submission does not import (now): nothing is kept, the run stands alone
+        if len(missing) != len(cases):
+            return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
+        return fresh
+    for i, run in zip(missing, fresh.cases):
+        cache.put_case(keys[i], run)
+        found[i] = replace(run, frame=b"")
+    cache.put(import_key, {"text": fresh.output_tail})
+    return SubmissionRun("", tuple(found), fresh.output_tail, fresh.duration_s)  # type: ignore[arg-type]

@@ -1,0 +1,699 @@
+"""Run a submission's cases in isolation and collect what happened (the grader's side).
+
+The grader never imports a submission. It asks the zygote for a confined worker
+per submission, sends it each case's steps (the next case's may wait in the
+pipe while one runs), and reads back, over a dedicated pipe (never stdout), the
+case's observation frame and the worker's status frame. Deadlines are the grader's: a case that runs past its timeout,
+or a submission past its budget, has its whole process tree killed. After a
+hang, crash or malformed frame the worker is replaced, so the remaining cases
+are graded normally.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+import grader
+from grader import codec, protocol
+from grader.run.copying import MODULE_FILE, SubmissionProblem, copy_submission, remove_tree  # noqa: F401 - MODULE_FILE, copy_submission: re-exported
+from grader.run.worker.inprocess import RETIRE_EXITCODE
+from grader.run.worker.sandbox import Limits
+from grader.run.worker.uids import UidLease
+from grader.safetext import safe_text
+from grader.spec_model import Case
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    case_timeout_s: float = 5.0
+    import_timeout_s: float = 10.0
+    submission_budget_s: float = 60.0
+    limits: Limits = field(default_factory=Limits)
+    landlock: bool = True
+    import_paths: tuple[str, ...] = ()  # only for trusted code (the audit's mutants)
+    tail_bytes: int = 4000
+    # "module": a worker runs all its submission's cases, each against a freshly executed copy of
+    # the submission (grader.run.worker.inprocess); "process": each case in a forked process of its own.
+    isolation: str = "module"
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """One case as the grader saw it: its own facts (status, time) and the worker's claims."""
+
+    uid: str
+    status: Literal["observed", "timeout", "crashed", "error", "skipped"]
+    observation: protocol.CaseObservation | None
+    message: str
+    output_tail: str
+    duration_s: float
+    # the observation as the worker sent it (for grader.run.cache)
+    frame: bytes = field(default=b"", repr=False, compare=False)
+
+    @classmethod
+    def not_run(
+        cls, uid: str, status: Literal["timeout", "crashed", "error"], message: str, output_tail: str = ""
+    ) -> CaseRun:
+        """A case that did not run (or never reported): no observation, no time."""
+        return cls(uid=uid, status=status, observation=None, message=message, output_tail=output_tail, duration_s=0.0)
+
+
+def _budget_used_up(uid: str, settings: RunSettings) -> CaseRun:
+    """A case not run: the submission's time budget was used up before it."""
+    message = f"not run: the submission used up its {settings.submission_budget_s:g} s time budget"
+    return CaseRun.not_run(uid, "timeout", message)
+
+
+@dataclass(frozen=True)
+class SubmissionRun:
+    problem: str  # a submission-wide problem (missing file, import error), or ""
+    cases: tuple[CaseRun, ...]
+    output_tail: str
+    duration_s: float
+
+    @classmethod
+    def problem_only(cls, problem: str, cases: tuple[Case, ...]) -> SubmissionRun:
+        """A submission none of whose cases could run: each is an error in ``problem``'s words."""
+        return cls(problem, tuple(CaseRun.not_run(c.uid, "error", problem) for c in cases), "", 0.0)
+
+
+class SandboxFailure(RuntimeError):
+    """The grader could not confine a worker: a problem of the grading machine, never of a
+    submission, so grading stops instead of blaming students."""
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+SIGNAL_HINTS = {
+    "SIGSEGV": "a segmentation fault",
+    "SIGKILL": "killed (memory or process limit)",
+    "SIGXCPU": "out of CPU time",
+    "SIGABRT": "aborted",
+    "SIGBUS": "a bus error",
+}
+
+
+# ---------------------------------------------------------------- the zygote
+class Zygote:
+    """Client of the zygote process; safe to share between threads."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        root = str(Path(grader.__file__).resolve().parents[1])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "grader.run.worker.zygote", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd="/",
+        )
+        theirs.close()
+        self._sock = ours
+        self._lock = threading.Lock()
+
+    def _ask(self, request: dict, fds: tuple[int, ...] = ()) -> dict:
+        with self._lock:
+            data = json.dumps(request).encode()
+            if fds:
+                socket.send_fds(self._sock, [data], list(fds))
+            else:
+                self._sock.sendall(data)
+            reply = self._sock.recv(65536)
+        if not reply:
+            raise RuntimeError("the grader's worker zygote stopped unexpectedly")
+        return json.loads(reply)
+
+    def spawn(self, request: dict, fds: tuple[int, int, int]) -> int:
+        return int(self._ask({"op": "spawn", **request}, fds)["pid"])
+
+    def kill(self, pid: int, uid: int | None) -> int | None:
+        """End a worker; returns its exit code (negative: a signal), if the zygote saw it end."""
+        ended = self._ask({"op": "kill", "pid": pid, "uid": uid}).get("ended")
+        return ended if isinstance(ended, int) else None
+
+    def layers(self) -> dict:
+        """Which isolation layers a worker gets on this machine (see :func:`lost_layers`)."""
+        return self._ask({"op": "layers"})
+
+    def close(self) -> None:
+        try:
+            self._sock.close()
+        finally:
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+    def __enter__(self) -> Zygote:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def lost_layers(layers: dict) -> list[str]:
+    """One line per isolation layer a grading run as root should have and does not here
+    (SECURITY.md, "Deployments", says what each costs). Nothing for a normal user: a student
+    grading their own work on their own machine risks nothing."""
+    if not layers.get("root"):
+        return []
+    lost = []
+    if not layers.get("ipc_namespace"):
+        lost.append(
+            "no IPC namespace per worker (unshare refused): submissions graded at once share System V IPC; each uid's objects are still removed between submissions"
+        )
+    if not layers.get("net_namespace"):
+        lost.append(
+            "no network namespace per worker (unshare refused): the seccomp filter and Landlock still refuse sockets"
+        )
+    if not layers.get("cgroup"):
+        lost.append(
+            f"no cgroup memory and process limit per worker ({layers.get('cgroup_detail')}): only per-process limits apply"
+        )
+    if not layers.get("landlock_abi"):
+        lost.append("no Landlock: workers read and write what their uid may (world-readable files included)")
+    if not layers.get("seccomp"):
+        lost.append("no seccomp filter on this machine type: sockets, keyrings and namespaces are not filtered")
+    return lost
+
+
+# ---------------------------------------------------------------- scratch space
+def running_as_root() -> bool:
+    return os.geteuid() == 0
+
+
+class ScratchArea:
+    """A private base directory with one scratch directory per concurrent slot."""
+
+    def __init__(self) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="graphgrade-"))
+        os.chmod(self.base, 0o711)  # sandbox uids may pass through to their own slot, not list
+        # uids this run holds alone: ending a worker kills every process of its uid (see grader.run.worker.uids)
+        self.uids = UidLease() if running_as_root() else None
+
+    def uid_for(self, slot: int) -> int | None:
+        return self.uids.uid(slot) if self.uids is not None else None
+
+    def prepare(self, slot: int, submission: Path, deadline: float = math.inf) -> tuple[Path, Path, Path]:
+        """Fresh scratch for a slot holding a copy of the submission, and an empty output log
+        (outside the scratch, written through a descriptor only); returns (scratch, code dir, log)."""
+        scratch, code = self.fresh_copy(slot, submission, deadline)
+        log = self.base / f"slot{slot}.log"
+        fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.close(fd)
+        return scratch, code, log
+
+    def fresh_copy(self, slot: int, submission: Path, deadline: float = math.inf) -> tuple[Path, Path]:
+        """Empty the slot's scratch and copy the submission in again: a replacement worker starts
+        from the submission as handed in, not from what an earlier case left there. Bounded
+        (grader.run.copying); the copy counts against the submission's time budget (``deadline``)."""
+        scratch = self.base / f"slot{slot}"
+        remove_tree(scratch)
+        scratch.mkdir(mode=0o700)
+        code = scratch / "submission"
+        code.mkdir()
+        try:
+            made = copy_submission(submission, code, deadline)
+        except OSError as exc:
+            raise SubmissionProblem(
+                f"{submission.name}: could not be copied for grading ({exc.strerror or type(exc).__name__})"
+            ) from None
+        uid = self.uid_for(slot)
+        if uid is not None:
+            for path in [scratch, code, *made]:  # what the copy made, and nothing else: bounded
+                os.lchown(path, uid, uid)
+        return scratch, code
+
+    def close(self) -> None:
+        remove_tree(self.base)
+        if self.uids is not None:
+            self.uids.close()
+
+
+# ---------------------------------------------------------------- frames with deadlines
+class _Reader:
+    """Frames off a non-blocking pipe: read what is there, wait (poll) only when nothing is."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = b""
+        os.set_blocking(fd, False)
+        self.poller = select.poll()
+        self.poller.register(fd, select.POLLIN)
+
+    def next(self, deadline: float) -> bytes | None:
+        """The next frame; None at end of stream; TimeoutError past the deadline."""
+        while True:
+            frame, self.buf = codec.split_frame(self.buf)
+            if frame is not None:
+                return frame
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self.poller.poll(max(1, math.ceil(remaining * 1000))):
+                    raise TimeoutError from None
+                continue
+            if not chunk:
+                return None
+            self.buf += chunk
+
+
+class _Tail:
+    """What the worker's processes wrote to their shared log since the last look. One fstat per
+    case; the file is read only when it grew (most cases print nothing)."""
+
+    def __init__(self, log: Path, limit: int) -> None:
+        self.fd = os.open(log, os.O_RDONLY)
+        self.pos = 0
+        self.limit = limit
+
+    def take(self, until: int | None = None) -> str:
+        """What was written since the last look, up to ``until`` (the log's size when the case
+        ended, as its worker saw it) when given: what lies beyond is a later case's."""
+        try:
+            end = os.fstat(self.fd).st_size
+            if until is not None:
+                end = min(end, until)
+            if end <= self.pos:
+                return ""
+            offset = max(self.pos, end - self.limit)
+            data = os.pread(self.fd, end - offset, offset)  # never past ``end``: what follows is a later case's
+        except OSError:
+            return ""
+        start, self.pos = self.pos, end
+        return _clean_tail(data, end - start, self.limit)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def _clean_tail(data: bytes, written: int, limit: int) -> str:
+    """What a submission printed enters the grader here, made safe (grader.safetext)."""
+    text = safe_text(data.decode("utf-8", errors="replace"))
+    if written > limit:
+        text = f"[… {written - limit} earlier bytes cut …]\n" + text
+    return text
+
+
+# ---------------------------------------------------------------- one worker
+class _Worker:
+    def __init__(
+        self, zygote: Zygote, scratch: Path, code: Path, log: Path, uid: int | None, settings: RunSettings
+    ) -> None:
+        self.zygote, self.uid = zygote, uid
+        request = {
+            "submission_root": str(code),
+            "scratch": str(scratch),
+            "uid": uid,
+            "limits": settings.limits.__dict__,
+            "landlock": settings.landlock,
+            "import_paths": list(settings.import_paths),
+            "isolation": settings.isolation,
+        }
+        cmd_r, self.cmd_w = os.pipe()
+        self.res_r, res_w = os.pipe()
+        out_w = os.open(log, os.O_WRONLY | os.O_APPEND)
+        try:
+            self.pid = zygote.spawn(request, (cmd_r, res_w, out_w))
+        except BaseException:
+            for fd in (self.cmd_w, self.res_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (cmd_r, res_w, out_w):
+                os.close(fd)
+        os.set_blocking(self.cmd_w, False)  # a worker that stops reading costs a deadline, never a hang
+        self.writable = select.poll()
+        self.writable.register(self.cmd_w, select.POLLOUT)
+        self.reader = _Reader(self.res_r)
+        self.alive = True
+        self.exitcode: int | None = None  # how the worker ended, once stopped (negative: a signal)
+        self.sent = 0  # index (into the submission's cases) of the next message not yet written
+
+    def send(self, message: bytes, deadline: float) -> bool:
+        """Write one framed message, waiting for room until ``deadline``; False if the worker is gone or stuck."""
+        view = memoryview(message)
+        try:
+            while view:
+                try:
+                    view = view[os.write(self.cmd_w, view) :]
+                except BlockingIOError:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0 or not self.writable.poll(max(1, math.ceil(remaining * 1000))):
+                        return False
+            return True
+        except OSError:  # BrokenPipeError: the worker ended
+            return False
+
+    def send_ahead(self, message: bytes) -> bool:
+        """Queue the next case's message while this one runs, so the worker starts it without
+        waiting for the grader. Only whole messages that fit the pipe atomically (<= PIPE_BUF);
+        anything else is sent in turn."""
+        if len(message) > select.PIPE_BUF:
+            return False
+        try:
+            return os.write(self.cmd_w, message) == len(message)
+        except OSError:  # BlockingIOError, BrokenPipeError
+            return False
+
+    def stop(self, case_uid: str | None = None) -> int | None:
+        """End the worker and everything it started. With ``case_uid`` (a case it did not finish
+        in time): where that case's output ends in the log, if the worker said so before it was
+        killed (it may have finished the case, and started the next, just past the deadline);
+        None when it never did, and then the whole rest of the log is that case's."""
+        if not self.alive:
+            return None
+        self.alive = False
+        try:
+            os.close(self.cmd_w)
+        except OSError:
+            pass
+        self.exitcode = self.zygote.kill(self.pid, self.uid)  # nothing of this worker runs after this line
+        output_end = None
+        try:
+            if case_uid is not None:
+                output_end = self._late_status(case_uid)
+        finally:
+            try:
+                os.close(self.res_r)
+            except OSError:
+                pass
+        return output_end
+
+    def _late_status(self, case_uid: str) -> int | None:
+        data = self.reader.buf
+        while len(data) <= 2 * codec.MAX_FRAME_BYTES:
+            try:
+                chunk = os.read(self.res_r, 1 << 20)
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        try:
+            while True:
+                frame, data = codec.split_frame(data)
+                if frame is None:
+                    return None
+                if codec.is_control(frame):
+                    ctl = codec.decode_control(frame)
+                    if isinstance(ctl, codec.CaseStatus) and ctl.case == case_uid:
+                        return ctl.output_end
+        except codec.ProtocolError:
+            return None
+
+
+def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
+    """Each case's framed message for the worker (its id and steps, never its checks). Built once
+    per grading run and shared by every submission."""
+    return tuple(codec.frame(codec.case_message(case.uid, case.steps)) for case in cases)
+
+
+def _import_problem(ctl: codec.ImportFailed) -> str:
+    message = f": {ctl.message}" if ctl.message else ""
+    return f"{ctl.where}: {ctl.type}{message} (your cudagraph.py could not be imported, so no case could run)"
+
+
+def run_submission(
+    zygote: Zygote,
+    scratch_area: ScratchArea,
+    slot: int,
+    submission: Path,
+    cases: tuple[Case, ...],
+    settings: RunSettings,
+    messages: tuple[bytes, ...] | None = None,
+    look_ahead: tuple[bool, ...] | None = None,
+    redacted: tuple[bool, ...] | None = None,
+) -> SubmissionRun:
+    """Run every case of a submission, each in its own process; never raises for the submission's faults.
+
+    ``messages`` are :func:`case_messages` of ``cases``, when the caller grades many submissions.
+    ``look_ahead[i]``: case ``i + 1``'s message may wait in the worker's pipe while case ``i``
+    runs, so the worker starts it without waiting for the grader. The worker's output is one
+    stream; each case's status frame says where the case's output ends in it (measured by the
+    worker once the case's processes are gone), so a tail holds only what its case printed.
+    That position is the worker's claim, so the caller still allows look-ahead only between
+    cases shown alike (both visible, or both redacted). Default: never.
+    ``redacted[i]``: case ``i`` is not shown to students. Once such a case's steps have reached a
+    worker, nothing a later worker says at import (its message, its output) is reported: it could
+    carry what the hidden case was given. Callers run such cases last (grade.run_order)."""
+    started = time.monotonic()
+    budget_end = started + settings.submission_budget_s
+    try:
+        scratch, code, log = scratch_area.prepare(slot, submission, budget_end)
+    except SubmissionProblem as problem:
+        return SubmissionRun.problem_only(str(problem), cases)
+    if messages is None:
+        messages = case_messages(cases)
+    state = _SubmissionInProgress(zygote, scratch_area, slot, submission, settings, scratch, code, log, budget_end)
+    results: list[CaseRun] = []
+    try:
+        for index in range(len(cases)):
+            results.append(state.run(cases, index, messages, look_ahead, redacted))
+    finally:
+        state.close()
+    return SubmissionRun(state.problem, tuple(results), state.import_tail, time.monotonic() - started)
+
+
+class _SubmissionInProgress:
+    """One submission's run between its cases: its current worker (None until one is needed:
+    after a case that left it unusable, the next case gets a fresh one), its output log, and
+    what lasts from case to case (a submission-wide problem, whether a hidden case has been sent)."""
+
+    def __init__(
+        self,
+        zygote: Zygote,
+        scratch_area: ScratchArea,
+        slot: int,
+        submission: Path,
+        settings: RunSettings,
+        scratch: Path,
+        code: Path,
+        log: Path,
+        budget_end: float,
+    ) -> None:
+        self.zygote, self.scratch_area, self.slot, self.submission = zygote, scratch_area, slot, submission
+        self.settings, self.budget_end = settings, budget_end
+        self.scratch, self.code, self.log = scratch, code, log
+        self.uid = scratch_area.uid_for(slot)
+        self.worker: _Worker | None = None
+        self.workers_started = 0
+        self.secret_sent = False  # a redacted case's steps have reached a worker of this submission
+        self.problem = ""  # once set, every remaining case is an error with these words
+        self.import_tail = ""  # what the first worker printed while importing the submission
+        self.tail = _Tail(log, settings.tail_bytes)
+
+    def run(
+        self,
+        cases: tuple[Case, ...],
+        index: int,
+        messages: tuple[bytes, ...],
+        look_ahead: tuple[bool, ...] | None,
+        redacted: tuple[bool, ...] | None,
+    ) -> CaseRun:
+        """Case ``index``: run it in the current worker (started first if there is none), or say why not."""
+        case = cases[index]
+        if self.problem:
+            return CaseRun.not_run(case.uid, "error", self.problem)
+        if time.monotonic() >= self.budget_end:
+            return _budget_used_up(case.uid, self.settings)
+        if self.worker is None:
+            unrun = self.start_worker(case, index)
+            if unrun is not None:
+                return unrun
+        worker = self.worker
+        deadline = min(self.budget_end, time.monotonic() + self.settings.case_timeout_s)
+        if worker.sent == index:
+            if not worker.send(messages[index], deadline):
+                self.stop_worker()
+                return CaseRun.not_run(
+                    case.uid, "crashed", "the worker process was gone before the case could start", self.tail.take()
+                )
+            worker.sent = index + 1
+        ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases)
+        if ahead and worker.send_ahead(messages[index + 1]):
+            worker.sent = index + 2
+        self.secret_sent = self.secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
+        run, healthy, output_end = _run_case(worker, case, deadline, self.settings, self.budget_end)
+        if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
+            late_end = worker.stop(case.uid)
+            output_end = output_end if output_end is not None else late_end
+            self.worker = None
+        return replace(run, output_tail=self.tail.take(output_end))
+
+    def start_worker(self, case: Case, index: int) -> CaseRun | None:
+        """A worker that has imported the submission, ready for case ``index``; or, when none
+        could be had, ``case``'s record (and, for good, :attr:`problem`)."""
+        if self.workers_started:  # a replacement starts from the submission as handed in
+            try:
+                self.scratch, self.code = self.scratch_area.fresh_copy(self.slot, self.submission, self.budget_end)
+            except SubmissionProblem as exc:
+                self.problem = str(exc)
+                return CaseRun.not_run(case.uid, "error", self.problem)
+        self.worker = worker = _Worker(self.zygote, self.scratch, self.code, self.log, self.uid, self.settings)
+        self.workers_started += 1
+        worker.sent = index
+        import_deadline = min(self.budget_end, time.monotonic() + self.settings.import_timeout_s)
+        ctl, timed_out = _first_control(worker, import_deadline)
+        text = self.tail.take()
+        if self.workers_started == 1:
+            self.import_tail = text
+        if isinstance(ctl, codec.SandboxFailed):
+            self.stop_worker()
+            raise SandboxFailure(f"the worker sandbox could not be set up: {ctl.message}")
+        if isinstance(ctl, codec.Ready):
+            return None
+        self.stop_worker()
+        if timed_out and import_deadline >= self.budget_end:
+            return _budget_used_up(case.uid, self.settings)
+        if self.secret_sent:
+            self.problem = "cudagraph.py could not be imported again after an earlier case ended its process, so the remaining cases could not run"
+        elif isinstance(ctl, codec.ImportFailed):
+            self.problem = _import_problem(ctl)
+        elif timed_out:
+            self.problem = f"importing cudagraph.py took longer than {self.settings.import_timeout_s:g} s (code at module level that never finishes?)"
+        else:
+            self.problem = "importing cudagraph.py ended the worker process before it reported (sys.exit or os._exit at import time?)"
+        return CaseRun.not_run(case.uid, "error", self.problem)
+
+    def stop_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+
+    def close(self) -> None:
+        try:
+            self.stop_worker()
+        finally:
+            self.tail.close()
+
+
+def _first_control(worker: _Worker, deadline: float) -> tuple[codec.Control | None, bool]:
+    """What a fresh worker says first, once it has imported the submission (or failed to): its
+    control message, or None when it sent something else, nothing (its stream ended) or nothing
+    in time; and whether the deadline passed."""
+    try:
+        frame = worker.reader.next(deadline)
+    except TimeoutError:
+        return None, True
+    except codec.ProtocolError:
+        return None, False
+    try:
+        return (codec.decode_control(frame) if frame is not None and codec.is_control(frame) else None), False
+    except codec.ProtocolError:
+        return None, False
+
+
+def _worker_ended(exitcode: int | None, done):
+    """A case ended its worker (--isolation module): the same words as for a case process."""
+    if exitcode is not None and exitcode < 0:
+        name = _signal_name(-exitcode)
+        return done("crashed", f"the case's process died: {SIGNAL_HINTS.get(name, name)} ({name})", healthy=False)
+    code = f"exit code {exitcode}" if exitcode is not None else "it ended"
+    return done(
+        "crashed",
+        f"the case's process ended ({code}) before reporting a result (os._exit() or exit at interpreter level?)",
+        healthy=False,
+    )
+
+
+def _run_case(
+    worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float
+) -> tuple[CaseRun, bool, int | None]:
+    """Collect one case's frames (its message is already in the worker's pipe); returns its
+    record, whether the worker can be reused, and where the case's output ends in the log."""
+    started = time.monotonic()
+    output_end = None
+
+    def done(status, message, observation=None, healthy=True):
+        frame = observation_frames[0] if observation is not None else b""
+        return (
+            CaseRun(
+                uid=case.uid,
+                status=status,
+                observation=observation,
+                message=message,
+                output_tail="",
+                duration_s=time.monotonic() - started,
+                frame=frame,
+            ),
+            healthy,
+            output_end,
+        )
+
+    observation_frames: list[bytes] = []
+    try:
+        while True:
+            frame = worker.reader.next(deadline)
+            if frame is None:
+                if (
+                    settings.isolation == "module"
+                ):  # the case ran in the worker: how the worker ended is how the case did
+                    worker.stop()  # it is gone: all the log holds after the last case is this case's
+                    return _worker_ended(worker.exitcode, done)
+                return done("crashed", "the case ended the worker process (did it kill its parent?)", healthy=False)
+            if codec.is_control(frame):
+                ctl = codec.decode_control(frame)
+                if not isinstance(ctl, codec.CaseStatus) or ctl.case != case.uid:
+                    raise codec.ProtocolError("unexpected control frame")
+                output_end = ctl.output_end
+                break
+            observation_frames.append(frame)
+            if len(observation_frames) > 1:
+                raise protocol.ProtocolError("more than one observation frame")
+    except TimeoutError:
+        if deadline >= budget_end:
+            return done("timeout", "the submission used up its time budget during this case", healthy=False)
+        return done(
+            "timeout",
+            f"the case did not finish within {settings.case_timeout_s:g} s (an endless loop, or a wait that never ends?)",
+            healthy=False,
+        )
+    except codec.ProtocolError as exc:
+        return done(
+            "error", f"the case's process sent a malformed result ({exc}); the case counts as failed", healthy=False
+        )
+    if ctl.exitcode == RETIRE_EXITCODE and observation_frames:  # it ran, but its worker is spent
+        try:
+            observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))
+        except protocol.ProtocolError as exc:
+            return done(
+                "error", f"the case's result could not be read ({exc}); the case counts as failed", healthy=False
+            )
+        return done("observed", "", observation, healthy=False)
+    if ctl.signal is not None:
+        name = _signal_name(ctl.signal)
+        return done("crashed", f"the case's process died: {SIGNAL_HINTS.get(name, name)} ({name})")
+    if not observation_frames:
+        return done(
+            "crashed",
+            f"the case's process ended (exit code {ctl.exitcode}) before reporting a result (os._exit() or exit at interpreter level?)",
+        )
+    try:
+        observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))
+    except protocol.ProtocolError as exc:
+        return done("error", f"the case's result could not be read ({exc}); the case counts as failed")
+    return done("observed", "", observation)

@@ -1,0 +1,122 @@
+"""``output``: the array a step returned, against the op chain's oracle, literal values, a shape or a dtype."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader.ops import FLOAT_DTYPES, OpSpec, build_array
+from grader.spec.checks.base import Check
+from grader.spec.describing import compare_arrays, describe
+from grader.spec.schema_parts import STEP_NAME, schema_object
+from grader.spec.spec_reading import read_array
+from grader.spec_model import ArrayValue
+
+
+@dataclass(frozen=True)
+class OutputCheck(Check):
+    """The step returned an array: equal to the op chain's oracle or a literal; shape, dtype."""
+
+    step: int
+    oracle: tuple[OpSpec, ...] | None = None
+    equals: ArrayValue | None = None
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    line: int = 0
+
+    kind = "output"
+    order = 20
+
+    @classmethod
+    def parse(cls, draft, body, at, line):
+        reader = draft.reader
+        fields = reader.mapping(body, at, ("step", "oracle", "equals", "shape", "dtype"), ("step",))
+        step = draft.step(fields["step"][1], f"{at}.step", ("call", "method"))
+        oracle = (
+            reader.typed(fields["oracle"][1], f"{at}.oracle", (bool,), "true or false") if "oracle" in fields else False
+        )
+        bound = draft.bound.get(step.name) if step.name else None
+        if oracle and (bound is None or bound.chain is None or bound.input is None):
+            raise reader.fail(
+                fields["oracle"][1],
+                f"{at}.oracle",
+                f"step {step.name!r} is not a call of run_eager or of a runner built with a literal op list on a known input, so no oracle is known",
+            )
+        equals = read_array(reader, fields["equals"][1], f"{at}.equals") if "equals" in fields else None
+        shape = (
+            tuple(
+                reader.integer(d, f"{at}.shape[{j}]", 0)
+                for j, d in enumerate(reader.sequence(fields["shape"][1], f"{at}.shape"))
+            )
+            if "shape" in fields
+            else None
+        )
+        dtype = reader.choice(fields["dtype"][1], f"{at}.dtype", FLOAT_DTYPES, "dtype") if "dtype" in fields else None
+        if not (oracle or equals or shape is not None or dtype):
+            raise reader.fail(body, at, "say what to compare: oracle: true, equals, shape or dtype")
+        return cls(step.key, bound.chain if oracle and bound else None, equals, shape, dtype, line)
+
+    @classmethod
+    def schema(cls):
+        props = {
+            "step": STEP_NAME,
+            "oracle": {"type": "boolean"},
+            "equals": {"$ref": "#/$defs/array"},
+            "shape": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+            "dtype": {"enum": list(FLOAT_DTYPES)},
+        }
+        return schema_object(props, ("step",))
+
+    def judge(self, j):
+        step, obs = j.case.steps[self.step], j.obs[self.step]
+        value = obs.value
+        if self.shape is not None:
+            got = list(value.shape) if isinstance(value, np.ndarray) else describe(value)
+            ok = isinstance(value, np.ndarray) and value.shape == self.shape
+            j.record(
+                step,
+                "output shape",
+                str(list(self.shape)),
+                str(got),
+                None if ok else f"returned shape {got}, expected {list(self.shape)}.",
+            )
+        if self.dtype is not None:
+            got = str(value.dtype) if isinstance(value, np.ndarray) else describe(value)
+            j.record(
+                step,
+                "output dtype",
+                self.dtype,
+                got,
+                None if got == self.dtype else f"returned dtype {got}, expected {self.dtype}.",
+            )
+        comparisons = []  # both, when a check gives oracle: true and equals
+        if self.oracle is not None:
+            expected = j.oracle.outputs.get(self.step)
+            what = (
+                "output equals the op chain "
+                + "["
+                + ", ".join(op.label for op in self.oracle)
+                + "] applied to the input"
+            )
+            if expected is None:  # never pass a check that compared nothing
+                j.record(
+                    step,
+                    what,
+                    "a value the oracle can compute",
+                    describe(value),
+                    "the grader could not compute this step's expected output (a spec error: run graphgrade validate).",
+                )
+                return
+            comparisons.append((expected, what))
+        if self.equals is not None:
+            comparisons.append((build_array(self.equals), "output equals the given values"))
+        for expected, what in comparisons:
+            problem = compare_arrays(expected, value, str(expected.dtype))
+            j.record(
+                step,
+                what,
+                describe(expected),
+                describe(value),
+                None if problem is None else f"wrong output: {problem}.",
+            )

@@ -1,0 +1,96 @@
+"""Checks on a built object's state, read by the worker right after a step (or at the end):
+``num_captured``, ``num_graphs``, ``attribute`` and ``step_mode``.
+
+Each adds an implicit read (or a ``step_mode()`` call) to the case and compares what it
+returned, as a :class:`~grader.spec.checks.value.ValueCheck` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from grader.spec.checks.value import ValueCheck
+from grader.spec.schema_parts import AFTER, COUNT, STEP_NAME, schema_object
+from grader.spec.spec_reading import read_plain
+
+STEP_MODES = ("WARMUP", "CAPTURE", "REPLAY")
+
+
+@dataclass(frozen=True)
+class _StateRead(ValueCheck):
+    """Shared parsing: ``of`` (a built object), ``equals``, optional ``after`` (a step name)."""
+
+    abstract: ClassVar[bool] = True
+    extra_keys: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def parse(cls, draft, body, at, line):
+        reader = draft.reader
+        fields = reader.mapping(body, at, ("of", "equals", "after") + cls.extra_keys, ("of", "equals") + cls.extra_keys)
+        of = reader.ident(fields["of"][1], f"{at}.of")
+        if of not in draft.bound or draft.bound[of].kind not in ("runner", "machine"):
+            raise reader.fail(fields["of"][1], f"{at}.of", f"expected the name of a built object, got {of!r}")
+        equals, action, target, enum = cls.expectation(draft, fields, at)
+        read = draft.read_after(fields["after"][1] if "after" in fields else None, at, action, target, of)
+        what = f"{of}.step_mode()" if enum else f"{of}.{target}"
+        return cls(read.key, equals, what, enum, line)
+
+    @classmethod
+    def expectation(cls, draft, fields, at) -> tuple[object, str, str, bool]:
+        """(expected value, the worker's action, its target, whether the value is an enum member)."""
+        return draft.reader.integer(fields["equals"][1], f"{at}.equals", 0), "read", cls.kind, False
+
+    @classmethod
+    def schema(cls):
+        return schema_object({"of": STEP_NAME, "equals": COUNT, "after": AFTER}, ("of", "equals"))
+
+
+@dataclass(frozen=True)
+class NumCapturedCheck(_StateRead):
+    kind = "num_captured"
+    order = 50
+
+
+@dataclass(frozen=True)
+class NumGraphsCheck(_StateRead):
+    kind = "num_graphs"
+    order = 60
+
+
+@dataclass(frozen=True)
+class AttributeCheck(_StateRead):
+    kind = "attribute"
+    order = 70
+    extra_keys = ("name",)
+
+    @classmethod
+    def expectation(cls, draft, fields, at):
+        name = draft.reader.ident(fields["name"][1], f"{at}.name")
+        return read_plain(draft.reader, fields["equals"][1], f"{at}.equals"), "read", name, False
+
+    @classmethod
+    def schema(cls):
+        return schema_object(
+            {"of": STEP_NAME, "name": {"type": "string"}, "equals": {"$ref": "#/$defs/plain"}, "after": AFTER},
+            ("of", "name", "equals"),
+        )
+
+
+@dataclass(frozen=True)
+class StepModeCheck(_StateRead):
+    kind = "step_mode"
+    order = 80
+
+    @classmethod
+    def expectation(cls, draft, fields, at):
+        return (
+            draft.reader.choice(fields["equals"][1], f"{at}.equals", STEP_MODES, "step mode"),
+            "method",
+            "step_mode",
+            True,
+        )
+
+    @classmethod
+    def schema(cls):
+        return schema_object({"of": STEP_NAME, "equals": {"enum": list(STEP_MODES)}, "after": AFTER}, ("of", "equals"))

@@ -1,0 +1,76 @@
+"""``value``: a step returned this plain value (a number, text, true/false, null, or a list of them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from grader.protocol import EnumValue
+from grader.spec.checks.base import Check
+from grader.spec.describing import describe, outcome
+from grader.spec.schema_parts import STEP_NAME, schema_object
+from grader.spec.spec_reading import read_plain
+
+
+@dataclass(frozen=True)
+class ValueCheck(Check):
+    """The step (often an implicit read) returned this plain value or enum member name."""
+
+    step: int
+    equals: object
+    what: str
+    enum: bool = False
+    line: int = 0
+
+    kind = "value"
+    order = 30
+
+    @classmethod
+    def parse(cls, draft, body, at, line):
+        fields = draft.reader.mapping(body, at, ("step", "equals"), ("step", "equals"))
+        step = draft.step(fields["step"][1], f"{at}.step")
+        return ValueCheck(
+            step.key, read_plain(draft.reader, fields["equals"][1], f"{at}.equals"), "the value returned", False, line
+        )
+
+    @classmethod
+    def schema(cls):
+        return schema_object({"step": STEP_NAME, "equals": {"$ref": "#/$defs/plain"}}, ("step", "equals"))
+
+    def judge(self, j):
+        step, obs = j.case.steps[self.step], j.obs[self.step]
+        value = obs.value
+        if self.enum:
+            expected = f"StepMode.{self.equals}"
+            ok = isinstance(value, EnumValue) and value.type == "StepMode" and value.name == self.equals
+        else:
+            expected = describe(as_tuple(self.equals))
+            ok = same_plain(self.equals, value)
+        observed = describe(value) if obs.outcome == "returned" else outcome(obs)
+        j.record(
+            step, self.what, expected, observed, None if ok else f"{self.what} should be {expected}, was {observed}."
+        )
+
+
+def as_tuple(value: object) -> object:
+    return tuple(as_tuple(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def same_plain(expected: object, observed: object) -> bool:
+    """Equality that does not let True pass for 1, or 2.0 for 2."""
+    if isinstance(expected, (list, tuple)):
+        return (
+            isinstance(observed, tuple)
+            and len(observed) == len(expected)
+            and all(same_plain(e, o) for e, o in zip(expected, observed))
+        )
+    if isinstance(expected, bool) or expected is None:
+        return observed is expected
+    if isinstance(expected, int):
+        return isinstance(observed, int) and not isinstance(observed, bool) and observed == expected
+    if isinstance(expected, float):
+        return (
+            isinstance(observed, (int, float))
+            and not isinstance(observed, bool)
+            and abs(observed - expected) <= 1e-9 * max(1.0, abs(expected))
+        )
+    return type(observed) is type(expected) and observed == expected

@@ -1,0 +1,116 @@
+"""The JSON Schema of spec files, built from the loader's own vocabulary (the step and check kinds' registries).
+
+``specs/schema.json`` is this function's output, committed so editors can
+validate and complete spec files; a test keeps the two identical, and checks
+that the shipped specs validate against it. The loader stays the authority:
+it checks what a schema cannot (that a referenced step exists, that an oracle
+is known, that ids are unique).
+"""
+
+from __future__ import annotations
+
+from grader.ops import FLOAT_DTYPES, OP_KINDS
+from grader.spec.checks import CHECK_CLASSES
+from grader.spec.schema_parts import schema_ident, schema_object
+from grader.spec.steps import steps_schema
+from grader.spec_model import SPEC_FORMAT, TAGS, VISIBILITIES
+
+SCHEMA_ID = "https://graphgrade.invalid/spec-format-1.schema.json"
+
+
+def _ops() -> dict:
+    plain = [name for name, kind in OP_KINDS.items() if kind.takes is None]
+    with_arg = {
+        name: ({"type": "integer", "minimum": 0} if kind.takes == "seed" else {"type": "number"})
+        for name, kind in OP_KINDS.items()
+        if kind.takes is not None
+    }
+    return {
+        "oneOf": [
+            {"enum": plain, "description": "an op without argument"},
+            *[
+                {
+                    **schema_object({name: {**arg, "description": OP_KINDS[name].doc}}, (name,)),
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                }
+                for name, arg in with_arg.items()
+            ],
+        ]
+    }
+
+
+def build_schema() -> dict:
+    plain_value = {
+        "oneOf": [
+            {"type": ["number", "string", "boolean", "null"]},
+            {"type": "array", "items": {"$ref": "#/$defs/plain"}},
+        ]
+    }
+    array = schema_object(
+        {
+            "shape": {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1},
+            "dtype": {"enum": list(FLOAT_DTYPES)},
+            "seed": {"type": "integer", "minimum": 0},
+            "values": {"type": "array"},
+        },
+        description="seeded standard-normal input of a shape, or literal values",
+    )
+    value = {
+        "oneOf": [
+            {"$ref": "#/$defs/plain"},
+            schema_object({"array": {"$ref": "#/$defs/array"}}, ("array",)),
+            schema_object({"ops": {"type": "array", "items": {"$ref": "#/$defs/op"}}}, ("ops",)),
+            schema_object(
+                {"capturable": {"type": "array", "items": {"type": "boolean"}, "minItems": 1}}, ("capturable",)
+            ),
+            schema_object({"ref": schema_ident("the name of an earlier step")}, ("ref",)),
+        ]
+    }
+    case = schema_object(
+        {
+            "id": schema_ident("stable case id, unique within its spec"),
+            "description": {"type": "string", "minLength": 1},
+            "steps": {"type": "array", "items": {"$ref": "#/$defs/step"}, "minItems": 1},
+            "checks": {"type": "array", "items": {"$ref": "#/$defs/check"}, "minItems": 1},
+        },
+        ("id", "description", "steps", "checks"),
+    )
+    spec = schema_object(
+        {
+            "id": schema_ident("stable spec id, unique across the suite"),
+            "title": {"type": "string", "minLength": 1},
+            "tag": {"enum": list(TAGS)},
+            "points": {"type": "number", "exclusiveMinimum": 0},
+            "visibility": {"enum": list(VISIBILITIES)},
+            "explanation": {"type": "string", "minLength": 1},
+            "hint": {"type": "string", "minLength": 1},
+            "cases": {"type": "array", "items": {"$ref": "#/$defs/case"}, "minItems": 1},
+        },
+        ("id", "title", "tag", "points", "visibility", "explanation", "hint", "cases"),
+    )
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "graphgrade spec file",
+        "description": "Behaviour specs for the CUDA-graph lab. See specs/README.md.",
+        **schema_object(
+            {
+                "format": {"const": SPEC_FORMAT},
+                "specs": {"type": "array", "items": {"$ref": "#/$defs/spec"}, "minItems": 1},
+            },
+            ("format", "specs"),
+        ),
+        "$defs": {
+            "plain": plain_value,
+            "array": array,
+            "op": _ops(),
+            "value": value,
+            "step": {"oneOf": steps_schema()},
+            "check": {
+                "oneOf": [{**schema_object({c.kind: c.schema()}, (c.kind,)), "maxProperties": 1} for c in CHECK_CLASSES]
+            },
+            "case": case,
+            "spec": spec,
+        },
+    }
