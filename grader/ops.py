@@ -18,6 +18,7 @@ every call, not whatever an earlier, larger batch left there.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,8 +38,31 @@ def _xp(x):
 
 
 def _host_weights(seed: int, n: int, dtype) -> np.ndarray:
+    """The seeded n x n weights of ``matmul(seed)``, read-only (made once per process and kind:
+    a case calls its matmul on every step, and seeding a generator costs more than the product)."""
+    return _host_weights_made(int(seed), int(n), np.dtype(dtype).str)
+
+
+@functools.lru_cache(maxsize=64)
+def _host_weights_made(seed: int, n: int, dtype: str) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal((n, n)) / np.sqrt(n)).astype(dtype)
+    weights = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(dtype)
+    weights.flags.writeable = False
+    return weights
+
+
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """``str(dtype)``, remembered: numpy builds the text anew on every call, and the grader names
+    the dtype of every array an op is handed, observed and judged."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = str(dtype)
+        if len(_DTYPE_NAMES) < 256:  # a submission's exotic dtypes cannot grow it without bound
+            _DTYPE_NAMES[dtype] = name
+    return name
 
 
 # (seed, n, dtype name, device id) -> the weights on that device. Filled by the first
@@ -232,7 +256,14 @@ class GraderOp:
     def __call__(self, x):
         arr = x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x)
         self._witness.calls.append(
-            (self.list_id, self.position, data_address(arr), tuple(arr.shape), str(arr.dtype), trailing_zero_rows(arr))
+            (
+                self.list_id,
+                self.position,
+                data_address(arr),
+                tuple(arr.shape),
+                dtype_name(arr.dtype),
+                trailing_zero_rows(arr),
+            )
         )
         return self.spec.apply(arr)
 

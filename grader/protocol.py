@@ -35,6 +35,7 @@ from grader.codec import (
     observation_frame,
     observation_parts,
 )
+from grader.ops import dtype_name
 from grader.safetext import safe_text
 
 MAX_LIST = 64
@@ -148,7 +149,7 @@ class _Encoder:
         arr = np.array(value, copy=True, subok=False)
         if arr.dtype.byteorder not in ("=", "|"):  # a byte-swapped array still travels as its values
             arr = arr.astype(arr.dtype.newbyteorder("="))
-        dtype = str(arr.dtype)
+        dtype = dtype_name(arr.dtype)
         if dtype not in ARRAY_DTYPES:
             return {"object": {"type": f"ndarray[{dtype[:40]}]"}}
         if math.prod(max(d, 1) for d in arr.shape) > MAX_ELEMENTS:  # what the grader would refuse

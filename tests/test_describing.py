@@ -89,3 +89,12 @@ def test_step_kinds_follow_the_calls_of_each_runner():
         "capture",
         "other",
     ]
+
+
+def test_exactly_equal_arrays_compare_as_equal_whatever_their_dtypes():
+    """The shortcut for equal arrays gives what the tolerance comparison gives."""
+    expected = np.array([[0.0, -0.0, np.inf], [-np.inf, 1e30, 2.0]])
+    assert compare_arrays(expected, expected.copy(), "float64") is None
+    assert compare_arrays(expected, np.array([[-0.0, 0.0, np.inf], [-np.inf, 1e30, 2.0]]), "float64") is None
+    assert compare_arrays(np.array([1.0, 2.0]), np.array([1, 2], dtype=np.int64), "float64") is None
+    assert compare_arrays(expected, expected[:, ::-1].copy(), "float64").startswith("at index [0, 0]")

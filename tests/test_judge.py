@@ -564,3 +564,23 @@ def test_fused_ops_one_op_per_maximal_run_passes():
 def test_fused_ops_wrong_structure_fails(listed, message):
     verdict = fused_verdict(listed)
     assert verdict.status == "failed" and message in verdict.message, verdict.message
+
+
+def test_a_case_s_oracle_is_made_once_and_cannot_be_written_to():
+    """The expected arrays are the same for every submission: made once per case, read-only, so
+    no check can change what the next submission is judged against."""
+    from grader.judging.judge import Oracle
+
+    case, oracles = load_case(RUNNER_STEPS, "output: {step: second, oracle: true}")
+    oracle = Oracle.of(case, oracles)
+    assert Oracle.of(case, oracles) is oracle
+    assert oracle.outputs and all(not a.flags.writeable for a in (*oracle.inputs.values(), *oracle.outputs.values()))
+    np.testing.assert_array_equal(oracle.outputs[2], chain(X2))
+    with pytest.raises(ValueError, match="read-only"):
+        oracle.outputs[2][0, 0] = 1.0
+    twin, twin_oracles = load_case(RUNNER_STEPS, "output: {step: second, oracle: true}")
+    assert Oracle.of(twin, twin_oracles) is not oracle  # another loading: its own
+    # judged twice, the same verdict: nothing of the first judging stays in the oracle
+    first = runner_verdict("output: {step: second, oracle: true}", value=chain(X1))
+    again = runner_verdict("output: {step: second, oracle: true}", value=chain(X1))
+    assert first == again and first.status == "failed"

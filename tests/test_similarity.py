@@ -226,3 +226,35 @@ def test_scores_are_the_same_in_every_process(tmp_path):
         assert done.returncode == 0, done.stderr[-2000:]
         runs.append(json.loads(done.stdout))
     assert runs[0] and runs[0] == runs[1]
+
+
+def test_the_background_comparison_gives_what_compare_gives(tmp_path):
+    """Started before the grading, in a process of its own: the same pairs as compare() here."""
+    from grader.commands.similarity import BackgroundComparison
+
+    subs = class_of(tmp_path)
+    template = tmp_path / "template.py"
+    template.write_text(TEMPLATE, encoding="utf-8")
+    background = BackgroundComparison({p.name: p for p in subs}, template, 0.2)
+    here = compare({p.name: submission_source(p) for p in subs}, TEMPLATE, 0.2)
+    there = background.result()
+    assert there.pairs == here.pairs and len(here.pairs) >= 2
+    assert [d.a_spans for d in there.details] == [d.a_spans for d in here.details]
+
+
+def test_a_background_comparison_that_dies_or_is_cancelled_says_so_in_one_line(tmp_path):
+    import os
+    import signal
+
+    from grader.commands.similarity import BackgroundComparison, ComparisonFailed
+
+    subs = class_of(tmp_path)
+    background = BackgroundComparison({p.name: p for p in subs}, None, 0.5)
+    os.kill(background.pid, signal.SIGKILL)
+    with pytest.raises(ComparisonFailed, match=r"^the comparing process ended without a result \(exit status -9\)$"):
+        background.result()
+    # cancelled (the grading was interrupted): the process is gone at once
+    background = BackgroundComparison({p.name: p for p in subs}, None, 0.5)
+    background.cancel()
+    with pytest.raises(ProcessLookupError):
+        os.kill(background.pid, 0)

@@ -10,6 +10,7 @@ function registering it, so that new subcommands are added beside them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -71,6 +72,17 @@ def _default_submission() -> tuple[list[Path], Path | None]:
     return [ref], ref
 
 
+@contextlib.contextmanager
+def _cancelled_on_error(background: similarity.BackgroundComparison | None):
+    """Stop the background comparison when the grading does not finish (Ctrl-C, a sandbox failure)."""
+    try:
+        yield
+    except BaseException:
+        if background is not None:
+            background.cancel()
+        raise
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
     from grader.commands.grade import grade_submissions
     from grader.commands.kit import grading_note, withheld_points
@@ -109,7 +121,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
         if not submissions:
             return EXIT_OK
     started = time.monotonic()
-    with Zygote() as zygote:  # started before any spec is read: workers never hold hidden cases
+    # the similarity of a batch: compared in the background while it is graded (not for a shard:
+    # `graphgrade merge` compares the whole class)
+    background = None
+    if args.shard is None:
+        from grader.commands.grade import unique_names
+
+        background = similarity.start_for_batch(args, unique_names(submissions), submissions)
+    with (
+        Zygote() as zygote,
+        _cancelled_on_error(background),
+    ):  # started before any spec is read: workers never hold hidden cases
         for lost in lost_layers(zygote.layers()):
             print(f"graphgrade: sandbox: {lost} (see SECURITY.md)", file=sys.stderr)
         if len(submissions) > 1 and not running_as_root():
@@ -145,8 +167,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             f"cache: {s.hits} of {s.hits + s.misses} cases judged from {cache.dir} ({s.misses} run{f', {s.ignored} unreadable entries ignored' if s.ignored else ''})",
             file=sys.stderr,
         )
-    if args.shard is None:  # a shard holds part of the class: `graphgrade merge` compares the whole
-        similarity.after_grading(args, graded)  # staff only: OUT/similarity.*, never part of a score
+    similarity.after_grading(args, graded, background)  # staff only: OUT/similarity.*, never part of a score
     elapsed = time.monotonic() - started
     percents = [g.report.percent for g in graded]
     mean = sum(percents) / len(percents)

@@ -185,7 +185,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     else:
-        similarity.after_grading(args, merged)
+        background = similarity.start_for_batch(args, [m.name for m in merged], [m.path for m in merged])
+        similarity.after_grading(args, merged, background)
     return 0
 
 

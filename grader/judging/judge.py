@@ -70,7 +70,23 @@ def root_causes(case: Case, observations) -> dict[int, int]:
 
 # ------------------------------------------------------------------ the trusted oracle world
 class Oracle:
-    """Expected arrays of a case, computed from the spec alone (inputs rebuilt from seeds)."""
+    """Expected arrays of a case, computed from the spec alone (inputs rebuilt from seeds).
+
+    The same for every submission: :meth:`of` makes it once per case and hands out the same
+    one, its arrays read-only (a check that wrote to one would change the next submission's
+    expectation; numpy refuses instead)."""
+
+    @classmethod
+    def of(cls, case: Case, oracles: tuple[OracleCall, ...]) -> Oracle:
+        key = (id(case), id(oracles))
+        held = _MADE.get(key)
+        if held is not None and held[0] is case and held[1] is oracles:
+            return held[2]
+        oracle = cls(case, oracles)
+        if len(_MADE) >= _MADE_LIMIT:  # many suites loaded in one process (tests, an audit)
+            _MADE.clear()
+        _MADE[key] = (case, oracles, oracle)  # holding both: their ids cannot be reused meanwhile
+        return oracle
 
     def __init__(self, case: Case, oracles: tuple[OracleCall, ...]) -> None:
         self.by_step = {o.step: o for o in oracles}
@@ -87,6 +103,8 @@ class Oracle:
                     shadow[step.name] = self.outputs[step.index].copy()
             elif step.action == "mutate" and step.target in shadow:
                 shadow[step.target][...] = step.args[0].value
+        for array in (*self.inputs.values(), *self.outputs.values()):
+            array.flags.writeable = False
 
     @staticmethod
     def _resolve(value, shadow: dict[str, np.ndarray]) -> np.ndarray | None:
@@ -97,6 +115,10 @@ class Oracle:
         return None
 
 
+_MADE: dict[tuple[int, int], tuple[Case, tuple[OracleCall, ...], Oracle]] = {}
+_MADE_LIMIT = 4096
+
+
 # ------------------------------------------------------------------ judging one case
 class CaseJudge:
     """The judging of one case: the oracle, the lines recorded so far and the first failure."""
@@ -104,7 +126,7 @@ class CaseJudge:
     def __init__(self, case: Case, oracles: tuple[OracleCall, ...], observation: CaseObservation) -> None:
         self.case = case
         self.obs = observation.steps
-        self.oracle = Oracle(case, oracles)
+        self.oracle = Oracle.of(case, oracles)
         self.lines: list[CheckLine] = []
         self.first_failure: str | None = None
         self.dead: set[int] = set()  # steps that did not run as the spec needs (see step_health)
