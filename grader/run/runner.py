@@ -437,6 +437,9 @@ def _import_problem(ctl: codec.ImportFailed) -> str:
     return f"{ctl.where}: {ctl.type}{message} (your cudagraph.py could not be imported, so no case could run)"
 
 
+LOOK_AHEAD = 3  # case messages that may wait in a worker's pipe behind the case it runs
+
+
 def run_submission(
     zygote: Zygote,
     scratch_area: ScratchArea,
@@ -452,7 +455,8 @@ def run_submission(
 
     ``messages`` are :func:`case_messages` of ``cases``, when the caller grades many submissions.
     ``look_ahead[i]``: case ``i + 1``'s message may wait in the worker's pipe while case ``i``
-    runs, so the worker starts it without waiting for the grader. The worker's output is one
+    runs, so the worker starts it without waiting for the grader (up to :data:`LOOK_AHEAD`
+    cases wait, each allowed after the one before it). The worker's output is one
     stream; each case's status frame says where the case's output ends in it (measured by the
     worker once the case's processes are gone), so a tail holds only what its case printed.
     That position is the worker's claim, so the caller still allows look-ahead only between
@@ -533,9 +537,16 @@ class _SubmissionInProgress:
                     case.uid, "crashed", "the worker process was gone before the case could start", self.tail.take()
                 )
             worker.sent = index + 1
-        ahead = look_ahead is not None and look_ahead[index] and worker.sent == index + 1 and index + 1 < len(cases)
-        if ahead and worker.send_ahead(messages[index + 1]):
-            worker.sent = index + 2
+        # queue the next cases (up to LOOK_AHEAD), each shown as the one before it, so that the
+        # worker goes on while this thread waits for the interpreter lock (another submission
+        # being judged holds it for up to a switch interval at a time)
+        while (
+            look_ahead is not None
+            and index < worker.sent < min(index + 1 + LOOK_AHEAD, len(cases))
+            and look_ahead[worker.sent - 1]
+            and worker.send_ahead(messages[worker.sent])
+        ):
+            worker.sent += 1
         self.secret_sent = self.secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
         run, healthy, output_end = _run_case(worker, case, deadline, self.settings, self.budget_end)
         if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
