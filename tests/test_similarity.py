@@ -258,3 +258,39 @@ def test_a_background_comparison_that_dies_or_is_cancelled_says_so_in_one_line(t
     background.cancel()
     with pytest.raises(ProcessLookupError):
         os.kill(background.pid, 0)
+
+
+def test_a_regrade_reads_the_comparison_from_the_cache_and_a_damaged_entry_is_compared_again(tmp_path):
+    """The comparison depends on the sources, not on the specs: a regrade with the same cache
+    reads it back (the same pairs, spans and codes); a damaged entry is ignored and rewritten."""
+    from grader.commands.similarity import _compare_paths, comparison_from_json, comparison_to_json
+    from grader.validation import Invalid
+
+    subs = class_of(tmp_path / "class")
+    sources = {p.name: p for p in subs}
+    cache = tmp_path / "cache"
+    first = _compare_paths(sources, None, 0.2, cache)
+    assert not first.from_cache and first.pairs and first.tool.startswith("copydetect ")
+    entries = [p for p in cache.rglob("*.json")]
+    assert len(entries) == 1
+    again = _compare_paths(sources, None, 0.2, cache)
+    assert again.from_cache
+    assert again.details == first.details and again.skipped == first.skipped and again.tool == first.tool
+    assert comparison_from_json(json.dumps(comparison_to_json(first))).details == first.details
+    # another threshold, or one source changed: another entry
+    _compare_paths(sources, None, 0.3, cache)
+    (tmp_path / "class" / "ref" / "cudagraph.py").write_text(TEMPLATE, encoding="utf-8")
+    changed = _compare_paths(sources, None, 0.2, cache)
+    assert not changed.from_cache and len(list(cache.rglob("*.json"))) == 3
+    # damaged entries are compared again
+    entry = json.loads(entries[0].read_text())
+    for damage in ('{"format": 1', json.dumps({**json.loads(entry["text"]), "n": "five"})):
+        entries[0].write_text(json.dumps({**entry, "text": damage}))
+        with pytest.raises((Invalid, ValueError)):
+            comparison_from_json(damage)
+    (tmp_path / "class" / "ref" / "cudagraph.py").write_text(
+        (ROOT / "reference" / "cudagraph.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    redone = _compare_paths(sources, None, 0.2, cache)
+    assert not redone.from_cache and redone.details == first.details
+    assert _compare_paths(sources, None, 0.2, cache).from_cache  # written anew

@@ -127,7 +127,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.shard is None:
         from grader.commands.grade import unique_names
 
-        background = similarity.start_for_batch(args, unique_names(submissions), submissions)
+        background = similarity.start_for_batch(
+            args, unique_names(submissions), submissions, cache.dir if cache is not None else None
+        )
     with (
         Zygote() as zygote,
         _cancelled_on_error(background),

@@ -36,10 +36,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from grader import validation
 from grader.errors import UsageError
 from grader.run.copying import SubmissionProblem, walk_submission
+from grader.validation import Invalid
 
 FORMAT = 1
+CACHE_FORMAT = 1  # of a comparison kept in grade's cache (comparison_to_json)
 DEFAULT_THRESHOLD = 0.5
 NOISE_K = 25  # copydetect's default noise threshold: matches shorter than 25 tokens never count
 WINDOW = 4  # winnowing window: any match of NOISE_K + WINDOW - 1 tokens is guaranteed to be found
@@ -84,6 +87,8 @@ class Comparison:
     details: tuple[PairDetail, ...]  # score order, highest first
     seconds: float
     skipped: tuple[str, ...] = ()  # submissions with nothing to compare
+    tool: str = ""  # "copydetect <version>", as similarity.json names it
+    from_cache: bool = False  # read back from the cache (see _compare_paths)
 
     @property
     def pairs(self) -> tuple[SimilarPair, ...]:
@@ -273,14 +278,20 @@ def compare(
             details.append(PairDetail(pair, fa.raw_code, fb.raw_code, _spans(slices_a), _spans(slices_b)))
         else:
             details.append(PairDetail(pair, "", "", (), ()))
-    return Comparison(len(sources), threshold, tuple(details), time.monotonic() - started, tuple(skipped))
+    return Comparison(
+        len(sources),
+        threshold,
+        tuple(details),
+        time.monotonic() - started,
+        tuple(skipped),
+        f"copydetect {getattr(cd, '__version__', '?')}",
+    )
 
 
 def to_json(result: Comparison) -> dict:
-    cd = _copydetect()
     return {
         "format": FORMAT,
-        "tool": f"copydetect {getattr(cd, '__version__', '?')}",
+        "tool": result.tool,
         "noise_tokens": NOISE_K,
         "window": WINDOW,
         "threshold": result.threshold,
@@ -337,23 +348,148 @@ def _threshold(text: str) -> float:
     return value
 
 
-def _compare_paths(sources: dict[str, Path], template: Path | None, threshold: float) -> Comparison:
-    """:func:`compare` on the submissions' files (read here) with the starter code as boilerplate."""
-    return compare(
-        {name: submission_source(path) for name, path in sources.items()},
-        submission_source(template or default_template()),
-        threshold,
+def _compare_paths(
+    sources: dict[str, Path], template: Path | None, threshold: float, cache_dir: Path | None = None
+) -> Comparison:
+    """:func:`compare` on the submissions' files (read here) with the starter code as boilerplate.
+
+    With ``cache_dir`` (grade's observation cache), a batch compared before, with the same
+    sources, names, starter code, threshold and copydetect, is read back instead: a regrade after
+    a spec edit changes no source, and fingerprinting is most of the comparison's time."""
+    texts = {name: submission_source(path) for name, path in sources.items()}
+    boilerplate = submission_source(template or default_template())
+    cache = key = None
+    if cache_dir is not None:
+        from grader.run.cache import ObservationCache
+
+        try:
+            cache = ObservationCache(cache_dir)
+        except UsageError:
+            cache = None
+        key = comparison_key(texts, boilerplate, threshold)
+        text = cache.get_text(key) if cache is not None else None
+        if text is not None:
+            try:
+                return comparison_from_json(text)
+            except (Invalid, ValueError, RecursionError):
+                pass  # a damaged or foreign entry: compared again, and written anew
+    result = compare(texts, boilerplate, threshold)
+    if cache is not None:
+        cache.put(key, {"text": json.dumps(comparison_to_json(result))})
+    return result
+
+
+def comparison_key(texts: dict[str, str], boilerplate: str, threshold: float) -> str:
+    """A batch's comparison in the cache: everything its result depends on."""
+    import hashlib
+    from importlib import metadata
+
+    try:
+        version = metadata.version("copydetect")
+    except metadata.PackageNotFoundError:
+        version = "?"
+    digest = hashlib.sha256()
+    for part in (
+        f"similarity {CACHE_FORMAT} copydetect {version} {NOISE_K} {WINDOW} {MAX_PAIRS_SHOWN} {threshold!r}",
+        boilerplate,
+    ):
+        digest.update(len(part).to_bytes(8, "big") + part.encode("utf-8", "surrogatepass"))
+    for name, text in texts.items():
+        for part in (name, text):
+            digest.update(len(part).to_bytes(8, "big") + part.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def comparison_to_json(result: Comparison) -> dict:
+    """A comparison as the cache keeps it (every field; read back by :func:`comparison_from_json`)."""
+    return {
+        "format": CACHE_FORMAT,
+        "n": result.n,
+        "threshold": result.threshold,
+        "seconds": result.seconds,
+        "skipped": list(result.skipped),
+        "tool": result.tool,
+        "details": [
+            {
+                "pair": asdict(d.pair),
+                "a_code": d.a_code,
+                "b_code": d.b_code,
+                "a_spans": [list(s) for s in d.a_spans],
+                "b_spans": [list(s) for s in d.b_spans],
+            }
+            for d in result.details
+        ],
+    }
+
+
+def comparison_from_json(text: str) -> Comparison:
+    """A cached comparison, every field checked; raises :class:`grader.validation.Invalid`."""
+    data = validation.known_keys(json.loads(text), _CACHED_KEYS, "comparison")
+    if data.get("format") != CACHE_FORMAT:
+        raise Invalid("another format", "comparison.format")
+    n = validation.required(data, "n", int, "comparison", 0)
+    threshold = validation.required(data, "threshold", float, "comparison", 0)
+    seconds = validation.required(data, "seconds", float, "comparison", 0)
+    tool = validation.required(data, "tool", str, "comparison", 200)
+    skipped = tuple(
+        validation.text(s, f"comparison.skipped[{i}]", 1000)
+        for i, s in enumerate(validation.bounded_list(data.get("skipped"), "comparison.skipped", n))
     )
+    details = []
+    for i, raw in enumerate(validation.bounded_list(data.get("details"), "comparison.details", n * n)):
+        at = f"comparison.details[{i}]"
+        detail = validation.known_keys(raw, _DETAIL_KEYS, at)
+        pair = validation.known_keys(detail.get("pair"), _PAIR_KEYS, f"{at}.pair")
+        spans = [
+            tuple(
+                _span(span, f"{at}.{side}[{j}]")
+                for j, span in enumerate(validation.bounded_list(detail.get(side), f"{at}.{side}", MAX_SOURCE_CHARS))
+            )
+            for side in ("a_spans", "b_spans")
+        ]
+        details.append(
+            PairDetail(
+                SimilarPair(
+                    validation.required(pair, "a", str, f"{at}.pair", 1000),
+                    validation.required(pair, "b", str, f"{at}.pair", 1000),
+                    validation.required(pair, "score", float, f"{at}.pair", 0),
+                    validation.required(pair, "a_share", float, f"{at}.pair", 0),
+                    validation.required(pair, "b_share", float, f"{at}.pair", 0),
+                    validation.required(pair, "tokens", int, f"{at}.pair", 0),
+                ),
+                validation.required(detail, "a_code", str, at, MAX_SOURCE_CHARS),
+                validation.required(detail, "b_code", str, at, MAX_SOURCE_CHARS),
+                spans[0],
+                spans[1],
+            )
+        )
+    return Comparison(n, threshold, tuple(details), seconds, skipped, tool, from_cache=True)
 
 
-def _compare_in_child(send, sources: dict[str, Path], template: Path | None, threshold: float) -> None:
+def _span(value, where: str) -> tuple[int, int]:
+    """A copied span, ``[start, end]`` in the source's characters, as copydetect gave it (it may
+    give one that ends before it starts; the page's renderer reads that as empty)."""
+    if not isinstance(value, list) or len(value) != 2:
+        raise Invalid("expected [start, end]", where)
+    start, end = (validation.integer(v, f"{where}[{k}]", 0, MAX_SOURCE_CHARS + 1) for k, v in enumerate(value))
+    return start, end
+
+
+_CACHED_KEYS = frozenset({"format", "n", "threshold", "seconds", "skipped", "tool", "details"})
+_DETAIL_KEYS = frozenset({"pair", "a_code", "b_code", "a_spans", "b_spans"})
+_PAIR_KEYS = frozenset({"a", "b", "score", "a_share", "b_share", "tokens"})
+
+
+def _compare_in_child(
+    send, sources: dict[str, Path], template: Path | None, threshold: float, cache_dir: Path | None
+) -> None:
     """The background process's whole job: compare, send back the result or the error, exit."""
     try:
         os.nice(10)  # the grading comes first; this takes the CPU time grading leaves idle
     except OSError:
         pass
     try:
-        outcome: object = _compare_paths(sources, template, threshold)
+        outcome: object = _compare_paths(sources, template, threshold, cache_dir)
     except SimilarityUnavailable as exc:
         outcome = exc
     except Exception as exc:  # noqa: BLE001 - sent back as text: the grader reports it in one line
@@ -372,14 +508,16 @@ class BackgroundComparison:
     fork of the grader: it holds no spec, no case and no worker's descriptor, and it runs no
     submission code (it only reads the files, as the grader's copy step does)."""
 
-    def __init__(self, sources: dict[str, Path], template: Path | None, threshold: float) -> None:
+    def __init__(
+        self, sources: dict[str, Path], template: Path | None, threshold: float, cache_dir: Path | None = None
+    ) -> None:
         import multiprocessing
 
         context = multiprocessing.get_context("spawn")
         self._receive, send = context.Pipe(duplex=False)
         self._process = context.Process(
             target=_compare_in_child,
-            args=(send, sources, template, threshold),
+            args=(send, sources, template, threshold, cache_dir),
             name="graphgrade-similarity",
             daemon=True,
         )
@@ -414,14 +552,17 @@ class BackgroundComparison:
 
 
 def start_for_batch(
-    args: argparse.Namespace, names: Sequence[str], paths: Sequence[Path]
+    args: argparse.Namespace, names: Sequence[str], paths: Sequence[Path], cache_dir: Path | None = None
 ) -> BackgroundComparison | None:
     """Called by `graphgrade grade` (before grading) and `graphgrade merge`: start comparing the
-    batch's submissions, named as their output folders, when asked and there are two or more."""
+    batch's submissions, named as their output folders, when asked and there are two or more.
+    ``cache_dir``: grade's cache, where a comparison is kept for the next regrade."""
     if not getattr(args, "similarity", False) or len(paths) < 2:
         return None
     _check_threshold(args.similarity_threshold)
-    return BackgroundComparison(dict(zip(names, map(Path, paths))), args.similarity_template, args.similarity_threshold)
+    return BackgroundComparison(
+        dict(zip(names, map(Path, paths))), args.similarity_template, args.similarity_threshold, cache_dir
+    )
 
 
 def after_grading(args: argparse.Namespace, graded: Sequence, background: BackgroundComparison | None) -> None:
@@ -444,9 +585,10 @@ def after_grading(args: argparse.Namespace, graded: Sequence, background: Backgr
             file=sys.stderr,
         )
         return
+    took = "from the cache" if result.from_cache else f"{result.seconds:.1f} s, beside the grading"
     print(
         f"similarity: {len(result.details)} pair{'s' if len(result.details) != 1 else ''} at or above {threshold:g} among {result.n} submissions "
-        f"({result.seconds:.1f} s); see {args.out}/similarity.html (staff only)",
+        f"({took}); see {args.out}/similarity.html (staff only)",
         file=sys.stderr,
     )
 
