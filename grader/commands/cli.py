@@ -130,10 +130,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         background = similarity.start_for_batch(
             args, unique_names(submissions), submissions, cache.dir if cache is not None else None
         )
-    with (
-        Zygote() as zygote,
-        _cancelled_on_error(background),
-    ):  # started before any spec is read: workers never hold hidden cases
+    # the zygote is started before any spec is read: workers never hold hidden cases
+    with _cancelled_on_error(background), Zygote() as zygote:
         for lost in lost_layers(zygote.layers()):
             print(f"graphgrade: sandbox: {lost} (see SECURITY.md)", file=sys.stderr)
         if len(submissions) > 1 and not running_as_root():

@@ -102,6 +102,8 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+LOOK_AHEAD = 3  # case messages that may wait in a worker's pipe behind the case it runs (run_submission)
+
 SIGNAL_HINTS = {
     "SIGSEGV": "a segmentation fault",
     "SIGKILL": "killed (memory or process limit)",
@@ -435,9 +437,6 @@ def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
 def _import_problem(ctl: codec.ImportFailed) -> str:
     message = f": {ctl.message}" if ctl.message else ""
     return f"{ctl.where}: {ctl.type}{message} (your cudagraph.py could not be imported, so no case could run)"
-
-
-LOOK_AHEAD = 3  # case messages that may wait in a worker's pipe behind the case it runs
 
 
 def run_submission(
