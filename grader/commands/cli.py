@@ -132,6 +132,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         )
     # the zygote is started before any spec is read: workers never hold hidden cases
     with _cancelled_on_error(background), Zygote() as zygote:
+        loaded = load_specs(args.specs)  # while the zygote starts (it answers once it has)
         for lost in lost_layers(zygote.layers()):
             print(f"graphgrade: sandbox: {lost} (see SECURITY.md)", file=sys.stderr)
         if len(submissions) > 1 and not running_as_root():
@@ -141,7 +142,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 "container or VM (see SECURITY.md)",
                 file=sys.stderr,
             )
-        loaded = load_specs(args.specs)
         suite = loaded.suite if args.visibility == "all" else loaded.suite.only_visible()
         specs = suite.specs
         if not specs:
