@@ -55,6 +55,21 @@ def test_mapping_refuses_duplicates_missing_keys_and_yaml_booleans_as_keys():
     assert set(r.mapping(_node("a: 1\nb: 2\n"), "s", ("a", "b"), ("a",))) == {"a", "b"}
 
 
+def test_a_key_problem_is_at_the_key_line_and_a_missing_key_at_the_mapping_line():
+    """The toolkit's key check decides; the reader locates: the key being read, else the mapping."""
+    r = _reader()
+    text = "# a comment\na: 1\nb: 2\na: 3\nzz: 4\n"
+    assert _fails(r.mapping, _node(text), "s", ("a", "b")) == f"{FILE}:4: s.a: duplicate key"
+    assert _fails(r.mapping, _node(text), "s", ("a",)) == f"{FILE}:3: s.b: unknown key (expected one of: a)"
+    text = "# a comment\na: 1\nb: 2\n"
+    assert _fails(r.mapping, _node(text), "s", ("a", "b", "c"), ("c",)) == f"{FILE}:2: s: missing required key 'c'"
+    # YAML's own key rules come in the keys' order, with the toolkit's
+    assert _fails(r.mapping, _node("zz: 1\non: 2\n"), "s", ("a",)).startswith(f"{FILE}:1: s.zz: unknown key")
+    assert "reads as True" in _fails(r.mapping, _node("a: 1\non: 2\nzz: 3\n"), "s", ("a",))
+    assert _fails(r.mapping, _node("zz: 1\n[a]: 2\n"), "s", ("a",)).startswith(f"{FILE}:1: s.zz: unknown key")
+    assert _fails(r.mapping, _node("a: 1\n[a]: 2\n"), "s", ("a",)) == f"{FILE}:2: s: keys must be plain words"
+
+
 @pytest.mark.parametrize(
     "method, text, words",
     [
