@@ -12,12 +12,15 @@ kinds of :class:`Invalid`, so the location travels with them; the spec reader al
 ``file:line`` of the YAML node in front of the path.
 
 A check *decides*; a :class:`Wording` *words*. What counts as an integer (never a bool), a
-number (finite), an allowed set of keys (each once, none unknown, the required ones there) is
-decided once, here; how a refusal reads is the boundary's own, because each has its readers:
-the wire's messages are terse (a worker's value is never echoed back), ``report.json``'s name
-the type it found, a spec file's show the value and list what is allowed, and put a bad key's
-problem at the key's own path. Each check takes the boundary's :class:`Wording`
-(:data:`TERSE` unless told), and only builds a message once it has refused a value.
+number (finite), a list of bounded length, one of some choices, an object's keys (each given
+once, none unknown, the required ones there) is decided once, here; how a refusal reads
+belongs to the boundary, whose messages are part of what it promises: the wire says what it
+expected and never shows what a worker sent (:data:`TERSE`), ``report.json`` names the type it
+found (:data:`TYPE_NAMING`), a spec file shows its author the value, lists what is allowed and
+puts a bad key's problem at the key's own path (``grader.spec.spec_reading.SpecWording``).
+The checks several boundaries share take a ``wording`` (:data:`TERSE` unless told); the
+wire's own readers (:func:`text`, :func:`array_shape`, :func:`keys_within`,
+:func:`optional_integer`) keep their one terse message.
 
 The checks do no more than their checks on the way through (no copies, no logging, the
 diagnosis of what exactly is wrong only after the one fast test failed): the observation

@@ -148,3 +148,12 @@ def test_values_of_each_kind_and_refs_only_to_earlier_names():
     assert "no earlier step is named 'later'" in _fails(read_value, r, _node("{ref: later}"), "v", set())
     assert "exactly one key" in _fails(read_value, r, _node("{ops: [relu], ref: a}"), "v", set())
     assert "unknown value kind 'tensor'" in _fails(read_value, r, _node("{tensor: 1}"), "v", set())
+
+
+def test_a_plain_value_is_a_number_text_a_bool_or_null():
+    r = _reader()
+    assert read_value(r, _node("[1, 2.5, x, true, null]"), "v", set()) == PlainValue((1, 2.5, "x", True, None))
+    assert _fails(read_value, r, _node("[1, 2020-01-31]"), "v", set()) == (
+        f"{FILE}:1: v[1]: expected a number, text, true/false or null, got datetime.date(2020, 1, 31)"
+    )
+    assert _fails(read_value, r, _node("[.inf]"), "v", set()) == f"{FILE}:1: v[0]: expected a finite number, got inf"

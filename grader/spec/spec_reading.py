@@ -5,6 +5,12 @@ Everything a part of the loader needs to turn one YAML node into one typed value
 choices) and the value readers (plain values, ops, arrays, step arguments). Every
 problem is a :class:`SpecError` already phrased as ``file:line: path: message``,
 in one line, whichever part of the loader (or which check kind) found it.
+
+The checks themselves are the grader's one validation toolkit (:mod:`grader.validation`),
+the same that reads a worker's frames and ``report.json``, here worded for a spec's author
+(:class:`SpecWording`). What stays here is YAML's own part: a scalar node made a value, the
+rules for a mapping's keys that only YAML needs (a plain word, not a YAML bool), the rules only
+specs have (ids, text that is not blank), and the ``file:line`` of the node at fault.
 """
 
 from __future__ import annotations
@@ -152,7 +158,7 @@ class NodeReader:
         )
 
     def typed(self, node: Node, where: str, kinds: tuple[type, ...], what: str) -> Any:
-        value = self.scalar(node) if isinstance(node, ScalarNode) else node  # as self.value(node)
+        value = self.value(node)
         return self.checked(node, validation.of_kind, value, kinds, where, what, SPEC_WORDING)
 
     def text(self, node: Node, where: str) -> str:
@@ -212,14 +218,13 @@ def refuse_tags(ctx: NodeReader, root: Node) -> None:
 
 
 # ------------------------------------------------------------ values
+_PLAIN_KINDS = (bool, int, float, str, type(None))  # not a date, a timestamp or bytes (!!binary)
+_PLAIN = "a number, text, true/false or null"
+
+
 def read_plain(ctx: NodeReader, node: Node, where: str) -> object:
     if isinstance(node, ScalarNode):
-        value = ctx.scalar(node)
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ctx.fail(node, where, f"expected a finite number, got {value!r}")
-        if value is not None and not isinstance(value, (bool, int, float, str)):
-            raise ctx.fail(node, where, f"expected a number, text, true/false or null, got {value!r}")
-        return value
+        return ctx.checked(node, validation.of_kind, ctx.scalar(node), _PLAIN_KINDS, where, _PLAIN, SPEC_WORDING)
     if isinstance(node, SequenceNode):
         return tuple(read_plain(ctx, item, f"{where}[{i}]") for i, item in enumerate(node.value))
     raise ctx.fail(node, where, "expected a plain value, or a mapping with one of: array, ops, capturable, ref")
