@@ -55,6 +55,21 @@ def test_mapping_refuses_duplicates_missing_keys_and_yaml_booleans_as_keys():
     assert set(r.mapping(_node("a: 1\nb: 2\n"), "s", ("a", "b"), ("a",))) == {"a", "b"}
 
 
+def test_a_key_problem_is_at_the_key_line_and_a_missing_key_at_the_mapping_line():
+    """The toolkit's key check decides; the reader locates: the key being read, else the mapping."""
+    r = _reader()
+    text = "# a comment\na: 1\nb: 2\na: 3\nzz: 4\n"
+    assert _fails(r.mapping, _node(text), "s", ("a", "b")) == f"{FILE}:4: s.a: duplicate key"
+    assert _fails(r.mapping, _node(text), "s", ("a",)) == f"{FILE}:3: s.b: unknown key (expected one of: a)"
+    text = "# a comment\na: 1\nb: 2\n"
+    assert _fails(r.mapping, _node(text), "s", ("a", "b", "c"), ("c",)) == f"{FILE}:2: s: missing required key 'c'"
+    # YAML's own key rules come in the keys' order, with the toolkit's
+    assert _fails(r.mapping, _node("zz: 1\non: 2\n"), "s", ("a",)).startswith(f"{FILE}:1: s.zz: unknown key")
+    assert "reads as True" in _fails(r.mapping, _node("a: 1\non: 2\nzz: 3\n"), "s", ("a",))
+    assert _fails(r.mapping, _node("zz: 1\n[a]: 2\n"), "s", ("a",)).startswith(f"{FILE}:1: s.zz: unknown key")
+    assert _fails(r.mapping, _node("a: 1\n[a]: 2\n"), "s", ("a",)) == f"{FILE}:2: s: keys must be plain words"
+
+
 @pytest.mark.parametrize(
     "method, text, words",
     [
@@ -133,3 +148,12 @@ def test_values_of_each_kind_and_refs_only_to_earlier_names():
     assert "no earlier step is named 'later'" in _fails(read_value, r, _node("{ref: later}"), "v", set())
     assert "exactly one key" in _fails(read_value, r, _node("{ops: [relu], ref: a}"), "v", set())
     assert "unknown value kind 'tensor'" in _fails(read_value, r, _node("{tensor: 1}"), "v", set())
+
+
+def test_a_plain_value_is_a_number_text_a_bool_or_null():
+    r = _reader()
+    assert read_value(r, _node("[1, 2.5, x, true, null]"), "v", set()) == PlainValue((1, 2.5, "x", True, None))
+    assert _fails(read_value, r, _node("[1, 2020-01-31]"), "v", set()) == (
+        f"{FILE}:1: v[1]: expected a number, text, true/false or null, got datetime.date(2020, 1, 31)"
+    )
+    assert _fails(read_value, r, _node("[.inf]"), "v", set()) == f"{FILE}:1: v[0]: expected a finite number, got inf"

@@ -1,18 +1,21 @@
 """The validation toolkit (grader.validation): each typed reader accepts what it should, refuses
-the rest with one Invalid that names where and what; and each boundary (worker frames,
-report.json, spec files) raises its own kind of Invalid, location included."""
+the rest with one Invalid that names where and what; each check decides once and words its
+refusal in the wording it is given (terse, naming the type, or a spec file's); and each boundary
+(worker frames, report.json, spec files) raises its own kind of Invalid, location included."""
 
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
+import yaml
 
 from grader import codec, protocol, validation
 from grader.codec import ProtocolError
 from grader.judging.results import ReportError, report_from_json
-from grader.spec.spec_reading import SpecError
-from grader.validation import Invalid
+from grader.spec.spec_reading import SPEC_WORDING, SpecError
+from grader.validation import TERSE, TYPE_NAMING, Invalid
 
 
 def refused(call, *args, **kwargs) -> Invalid:
@@ -121,6 +124,130 @@ def test_required_and_optional():
     assert validation.optional(obj, "absent", int, "r", "default", 2) == "default"
     assert validation.optional(obj, "n", int, "r", 0, 2) == 3
     refused(validation.optional, obj, "s", int, "r", 0, 2)
+
+
+# ------------------------------------------------------------------ one check, each boundary's words
+def test_of_kind_decides_the_same_whatever_the_wording():
+    assert validation.of_kind(3, (int,), "x", "an integer", TERSE) == 3
+    assert validation.of_kind(True, (bool,), "x", "true or false", TERSE) is True
+    assert validation.of_kind(2.5, (int, float), "x", "a number", TERSE) == 2.5
+    for bad, kinds in ((True, (int,)), (False, (int, float)), (1.0, (int,)), ("1", (int, float)), (None, (str,))):
+        for wording in (TERSE, TYPE_NAMING, SPEC_WORDING):
+            refused(validation.of_kind, bad, kinds, "x", "it", wording)
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        refused(validation.of_kind, bad, (float,), "x", "a number", TERSE)
+
+
+def test_of_kind_words_its_refusal_as_told():
+    assert str(refused(validation.of_kind, "3", (int,), "a.b", "an integer", TERSE)) == "a.b: expected an integer"
+    assert (
+        str(refused(validation.of_kind, "3", (int,), "a.b", "an integer", TYPE_NAMING))
+        == "a.b: expected an integer, got str"
+    )
+    assert (
+        str(refused(validation.of_kind, "3", (int,), "a.b", "an integer", SPEC_WORDING))
+        == "a.b: expected an integer, got '3'"
+    )
+    # no ``what``: the kinds' names
+    assert (
+        str(refused(validation.of_kind, [], (int, float), "k", None, TYPE_NAMING))
+        == "k: expected int or float, got list"
+    )
+    assert str(refused(validation.of_kind, float("nan"), (float,), "k", None, TYPE_NAMING)) == "k: not a finite number"
+    assert (
+        str(refused(validation.of_kind, float("inf"), (float,), "k", "a number", SPEC_WORDING))
+        == "k: expected a finite number, got inf"
+    )
+
+
+def test_integer_tells_a_wrong_kind_from_a_wrong_size_where_the_wording_does():
+    assert validation.integer(10**40, "x", -math.inf, math.inf) == 10**40  # open bounds
+    assert validation.integer(-(10**40), "x", -math.inf, 0) == -(10**40)
+    assert str(refused(validation.integer, 2, "n", 3, math.inf, SPEC_WORDING)) == "n: expected an integer >= 3, got 2"
+    assert str(refused(validation.integer, 9, "n", -math.inf, 9, SPEC_WORDING)) == "n: expected an integer < 9, got 9"
+    assert str(refused(validation.integer, 9, "n", 0, 9, SPEC_WORDING)) == "n: expected an integer in [0, 9), got 9"
+    assert str(refused(validation.integer, True, "n", 3, math.inf, SPEC_WORDING)) == "n: expected an integer, got True"
+    assert str(refused(validation.integer, 2**70, "n", 0, 2**63, TYPE_NAMING)) == "n: integer out of range"
+    assert str(refused(validation.integer, 2.0, "n", 0, 2**63, TYPE_NAMING)) == "n: expected an integer, got float"
+    # the wire's wording says the same for both, and shows neither value
+    assert str(refused(validation.integer, 2**70, "n")) == str(refused(validation.integer, "x" * 99, "n"))
+
+
+def test_bounded_list_bounds_both_ends():
+    assert validation.bounded_list([1, 2], "w", math.inf, 2) == [1, 2]
+    assert str(refused(validation.bounded_list, [1], "w", 5, 2)) == "w: expected a bounded list"
+    assert str(refused(validation.bounded_list, [1], "w", math.inf, 2, "a list", SPEC_WORDING)) == (
+        "w: expected at least 2 items"
+    )
+    assert str(refused(validation.bounded_list, [], "w", math.inf, 1, "a list", SPEC_WORDING)) == (
+        "w: expected at least 1 item"
+    )
+    assert str(refused(validation.bounded_list, [1, 2], "w", 1, 0, "a list", SPEC_WORDING)) == (
+        "w: expected at most 1 item"
+    )
+    assert (
+        str(refused(validation.bounded_list, "ab", "w", 5, 0, "a list", SPEC_WORDING)) == "w: expected a list, got 'ab'"
+    )
+    node = yaml.compose("a: 1")
+    assert str(refused(validation.bounded_list, node, "w", 5, 0, "a list", SPEC_WORDING)) == (
+        "w: expected a list, got a mapping"
+    )
+
+
+def test_one_of_in_each_wording():
+    assert validation.one_of("b", ("a", "b"), "k", "letter", SPEC_WORDING) == "b"
+    assert str(refused(validation.one_of, "c", ("a", "b"), "k", "letter", SPEC_WORDING)) == (
+        "k: unknown letter 'c' (expected one of: a, b)"
+    )
+    assert str(refused(validation.one_of, "c", ("a", "b"), "k", "letter")) == "k: 'c' is not one of a, b"
+
+
+def test_object_keys_names_the_first_key_that_breaks_a_rule():
+    allowed = ("a", "b", "c")
+    assert validation.object_keys(["a", "c"], allowed, "o", ("a",), TERSE) == {"a", "c"}
+    # in the order given: the unknown key before the repeated one, or the other way round
+    assert str(refused(validation.object_keys, ["z", "a", "a"], allowed, "o", (), TERSE)) == "o: unknown key 'z'"
+    assert str(refused(validation.object_keys, ["a", "a", "z"], allowed, "o", (), TERSE)) == "o: duplicate key 'a'"
+    # every given key is fine before a required one is missed; required keys in their order
+    assert str(refused(validation.object_keys, ["a", "z"], allowed, "o", ("b",), TERSE)) == "o: unknown key 'z'"
+    assert str(refused(validation.object_keys, ["a"], allowed, "o", ("c", "b"), TERSE)) == "o: missing key 'c'"
+    # the spec's wording puts a key's problem at the key's path, and a missing key at the object
+    err = refused(validation.object_keys, ["a", "zz"], allowed, "specs[0]", ("a",), SPEC_WORDING)
+    assert (err.where, err.problem) == ("specs[0].zz", "unknown key (expected one of: a, b, c)")
+    err = refused(validation.object_keys, ["a", "a"], allowed, "s", (), SPEC_WORDING)
+    assert (err.where, err.problem) == ("s.a", "duplicate key")
+    err = refused(validation.object_keys, [], allowed, "s", ("b",), SPEC_WORDING)
+    assert (err.where, err.problem) == ("s", "missing required key 'b'")
+
+
+def test_object_keys_reads_a_generator_one_key_at_a_time():
+    """A boundary's own rule for a key (raised from its generator) comes in the keys' order."""
+    pulled = []
+
+    def keys():
+        for key in ("a", "zz", "boom"):
+            if key == "boom":
+                raise AssertionError("read past the unknown key")
+            pulled.append(key)
+            yield key
+
+    assert str(refused(validation.object_keys, keys(), ("a",), "o", (), TERSE)) == "o: unknown key 'zz'"
+    assert pulled == ["a", "zz"]
+
+
+def test_a_wording_words_and_does_not_decide():
+    """A made-up wording changes every message of a check, and nothing it accepts or refuses."""
+
+    class Loud(validation.Wording):
+        def expected(self, what, value):
+            return f"WANTED {what.upper()}"
+
+    loud = Loud()
+    assert validation.integer(4, "x", 0, 5, loud) == 4
+    assert str(refused(validation.integer, "4", "x", 0, 5, loud)) == "x: WANTED AN INTEGER"
+    assert str(refused(validation.integer, 5, "x", 0, 5, loud)) == "x: WANTED AN INTEGER"  # range: the base's default
+    assert str(refused(validation.bounded_list, [1, 2], "x", 1, 0, "a pair", loud)) == "x: WANTED A PAIR"
+    assert str(refused(validation.object_keys, ["q"], ("a",), "x", (), loud)) == "x: unknown key 'q'"
 
 
 # ------------------------------------------------------------------ the boundaries

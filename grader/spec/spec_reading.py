@@ -5,32 +5,85 @@ Everything a part of the loader needs to turn one YAML node into one typed value
 choices) and the value readers (plain values, ops, arrays, step arguments). Every
 problem is a :class:`SpecError` already phrased as ``file:line: path: message``,
 in one line, whichever part of the loader (or which check kind) found it.
+
+The checks themselves are the grader's one validation toolkit (:mod:`grader.validation`),
+the same that reads a worker's frames and ``report.json``, here worded for a spec's author
+(:class:`SpecWording`). What stays here is YAML's own part: a scalar node made a value, the
+rules for a mapping's keys that only YAML needs (a plain word, not a YAML bool), the rules only
+specs have (ids, text that is not blank), and the ``file:line`` of the node at fault.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from grader import validation
 from grader.ops import FLOAT_DTYPES, OP_KINDS, OpSpec
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value
-from grader.validation import Invalid
+
+T = TypeVar("T")
 
 MAX_ARRAY_ELEMENTS = 1 << 16
 MAX_INT_DIGITS = 300  # a longer integer is no spec's number (and would not fit a float)
 
 
-class SpecError(Invalid):
+class SpecError(validation.Invalid):
     """One problem in one spec file, already phrased as ``file:line: path: message`` (its
     ``where`` is ``file:line: path`` when the loader knows them)."""
 
 
 # ------------------------------------------------------------ node helpers
+class SpecWording(validation.Wording):
+    """How a spec file's problems read: for its author, so each shows the value it refused (a
+    list or mapping by its kind), lists what is allowed, and puts a key's problem at the key's
+    own path (``specs[0].colour``)."""
+
+    def expected(self, what: str, value: Any) -> str:
+        return f"expected {what}, got {node_kind(value) if isinstance(value, Node) else repr(value)}"
+
+    def out_of_range(self, what: str, value: Any, lo: float, hi: float) -> str:
+        bound = f">= {lo}" if hi == math.inf else f"< {hi}" if lo == -math.inf else f"in [{lo}, {hi})"
+        return f"expected {what} {bound}, got {value}"
+
+    def length(self, what: str, value: Any, min_len: float, max_len: float) -> str:
+        if len(value) < min_len:
+            return f"expected at least {min_len} item{'s' if min_len != 1 else ''}"
+        return f"expected at most {max_len} item{'s' if max_len != 1 else ''}"
+
+    def not_finite(self, value: float) -> str:
+        return self.expected("a finite number", value)
+
+    def not_one_of(self, value: Any, choices: tuple[str, ...], what: str) -> str:
+        return f"unknown {what} {value!r} (expected one of: {', '.join(choices)})"
+
+    def key_where(self, where: str, key: str) -> str:
+        return f"{where}.{key}"
+
+    def unknown_key(self, key: str, allowed: Iterable[str]) -> str:
+        return f"unknown key (expected one of: {', '.join(allowed)})"
+
+    def duplicate_key(self, key: str) -> str:
+        return "duplicate key"
+
+    def missing_key(self, key: str) -> str:
+        return f"missing required key {key!r}"
+
+
+SPEC_WORDING = SpecWording()
+
+
 class NodeReader:
+    """Reads one spec file's nodes with the toolkit's checks (:mod:`grader.validation`, in the
+    :class:`SpecWording`). What is YAML's own stays here: a scalar node made a value (with the
+    safe loader's tags only), a key that must be a plain word and must not read as a bool, and
+    the ``file:line`` of the node at fault in front of every problem."""
+
     def __init__(self, path: str) -> None:
         self.path = path
         self._constructor = yaml.SafeLoader("")
@@ -39,6 +92,14 @@ class NodeReader:
         line = node.start_mark.line + 1 if node is not None else 1
         where, message = printable(where), printable(message)  # a key such as "\n" keeps the error one line
         return SpecError(message, f"{self.path}:{line}: {where}" if where else f"{self.path}:{line}")
+
+    def checked(self, node: Node, check: Callable[..., T], *args: Any) -> T:
+        """``check(*args)``, one of the toolkit's checks; what it refuses becomes a
+        :class:`SpecError` at ``node``'s line."""
+        try:
+            return check(*args)
+        except validation.Invalid as exc:
+            raise self.fail(node, exc.where, exc.problem) from None
 
     def scalar(self, node: Node) -> Any:
         try:
@@ -53,51 +114,52 @@ class NodeReader:
             raise self.fail(node, "", f"a number of more than {MAX_INT_DIGITS} digits")
         return value
 
+    def value(self, node: Node) -> Any:
+        """What the toolkit checks for ``node``: a scalar's value; a list or mapping node itself
+        (the wording names its kind)."""
+        return self.scalar(node) if isinstance(node, ScalarNode) else node
+
     def mapping(
         self, node: Node, where: str, allowed: tuple[str, ...], required: tuple[str, ...] = ()
     ) -> dict[str, tuple[Node, Node]]:
-        if not isinstance(node, MappingNode):
-            raise self.fail(node, where, f"expected a mapping, got {node_kind(node)}")
+        self.checked(node, validation.of_kind, node, (MappingNode,), where, "a mapping", SPEC_WORDING)
         out: dict[str, tuple[Node, Node]] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, ScalarNode):
-                raise self.fail(key_node, where, "keys must be plain words")
-            raw_key = self.scalar(key_node)
-            if isinstance(raw_key, bool):
-                raise self.fail(
-                    key_node,
-                    where,
-                    f"key {key_node.value!r} reads as {raw_key} in YAML; quote it, or use the documented key name",
-                )
-            key = str(raw_key)
-            if key in out:
-                raise self.fail(key_node, f"{where}.{key}", "duplicate key")
-            if key not in allowed:
-                raise self.fail(key_node, f"{where}.{key}", f"unknown key (expected one of: {', '.join(allowed)})")
-            out[key] = (key_node, value_node)
-        for key in required:
-            if key not in out:
-                raise self.fail(node, where, f"missing required key {key!r}")
+        at_fault = [node]  # the node a key problem is at: the key being checked, else the mapping
+
+        def keys() -> Iterator[str]:  # YAML's own rules for each key, in turn with the toolkit's
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, ScalarNode):
+                    raise self.fail(key_node, where, "keys must be plain words")
+                raw_key = self.scalar(key_node)
+                if isinstance(raw_key, bool):
+                    raise self.fail(
+                        key_node,
+                        where,
+                        f"key {key_node.value!r} reads as {raw_key} in YAML; quote it, or use the documented key name",
+                    )
+                key = str(raw_key)
+                at_fault[0] = key_node
+                yield key
+                out[key] = (key_node, value_node)
+            at_fault[0] = node
+
+        try:
+            validation.object_keys(keys(), allowed, where, required, SPEC_WORDING)
+        except SpecError:
+            raise
+        except validation.Invalid as exc:
+            raise self.fail(at_fault[0], exc.where, exc.problem) from None
         return out
 
     def sequence(self, node: Node, where: str, min_len: int = 0) -> list[Node]:
-        if not isinstance(node, SequenceNode):
-            raise self.fail(node, where, f"expected a list, got {node_kind(node)}")
-        if len(node.value) < min_len:
-            raise self.fail(node, where, f"expected at least {min_len} item{'s' if min_len != 1 else ''}")
-        return list(node.value)
+        items = node.value if isinstance(node, SequenceNode) else node
+        return list(
+            self.checked(node, validation.bounded_list, items, where, math.inf, min_len, "a list", SPEC_WORDING)
+        )
 
     def typed(self, node: Node, where: str, kinds: tuple[type, ...], what: str) -> Any:
-        if not isinstance(node, ScalarNode):
-            raise self.fail(node, where, f"expected {what}, got {node_kind(node)}")
-        value = self.scalar(node)
-        if isinstance(value, bool) and bool not in kinds:
-            raise self.fail(node, where, f"expected {what}, got {value!r}")
-        if not isinstance(value, kinds):
-            raise self.fail(node, where, f"expected {what}, got {value!r}")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise self.fail(node, where, f"expected a finite number, got {value!r}")
-        return value
+        value = self.value(node)
+        return self.checked(node, validation.of_kind, value, kinds, where, what, SPEC_WORDING)
 
     def text(self, node: Node, where: str) -> str:
         value = self.typed(node, where, (str,), "text")
@@ -112,19 +174,15 @@ class NodeReader:
         return value
 
     def integer(self, node: Node, where: str, minimum: int | None = None) -> int:
-        value = self.typed(node, where, (int,), "an integer")
-        if minimum is not None and value < minimum:
-            raise self.fail(node, where, f"expected an integer >= {minimum}, got {value}")
-        return value
+        lo = -math.inf if minimum is None else minimum
+        return self.checked(node, validation.integer, self.value(node), where, lo, math.inf, SPEC_WORDING)
 
     def number(self, node: Node, where: str) -> float | int:
         return self.typed(node, where, (int, float), "a number")
 
     def choice(self, node: Node, where: str, choices: tuple[str, ...], what: str) -> str:
         value = self.typed(node, where, (str,), what)
-        if value not in choices:
-            raise self.fail(node, where, f"unknown {what} {value!r} (expected one of: {', '.join(choices)})")
-        return value
+        return self.checked(node, validation.one_of, value, choices, where, what, SPEC_WORDING)
 
 
 def printable(text: str) -> str:
@@ -160,14 +218,13 @@ def refuse_tags(ctx: NodeReader, root: Node) -> None:
 
 
 # ------------------------------------------------------------ values
+_PLAIN_KINDS = (bool, int, float, str, type(None))  # not a date, a timestamp or bytes (!!binary)
+_PLAIN = "a number, text, true/false or null"
+
+
 def read_plain(ctx: NodeReader, node: Node, where: str) -> object:
     if isinstance(node, ScalarNode):
-        value = ctx.scalar(node)
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ctx.fail(node, where, f"expected a finite number, got {value!r}")
-        if value is not None and not isinstance(value, (bool, int, float, str)):
-            raise ctx.fail(node, where, f"expected a number, text, true/false or null, got {value!r}")
-        return value
+        return ctx.checked(node, validation.of_kind, ctx.scalar(node), _PLAIN_KINDS, where, _PLAIN, SPEC_WORDING)
     if isinstance(node, SequenceNode):
         return tuple(read_plain(ctx, item, f"{where}[{i}]") for i, item in enumerate(node.value))
     raise ctx.fail(node, where, "expected a plain value, or a mapping with one of: array, ops, capturable, ref")
