@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -81,6 +82,15 @@ def _cancelled_on_error(background: similarity.BackgroundComparison | None):
         if background is not None:
             background.cancel()
         raise
+
+
+def _single_threaded_blas() -> None:
+    """Before numpy is first imported: its BLAS with one thread. graphgrade's arrays are a few
+    rows (the judge's oracles, the ops, the bench's batch); a BLAS thread pool only spins after
+    each product, on the cores a grading's workers need. Whatever the environment says wins."""
+    if "numpy" not in sys.modules:
+        for key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(key, "1")
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -598,6 +608,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _single_threaded_blas()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -7,6 +7,7 @@ The zygote must be started before the specs are loaded (see ``grader.run.worker.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import os
 import queue
@@ -226,6 +227,10 @@ def grade_submissions(
     # hands the lock to it sooner; the judging thread loses a few microseconds per hand-over.
     switch_interval = sys.getswitchinterval()
     sys.setswitchinterval(min(switch_interval, SWITCH_INTERVAL_S))
+    # What exists now (the specs, their oracles, every module) lives as long as the grading: the
+    # collector's full passes skip it instead of walking it again and again.
+    gc.collect()
+    gc.freeze()
     try:
         for future in [pool.submit(grade_one, i) for i in range(len(submissions))]:
             future.result()
@@ -236,6 +241,7 @@ def grade_submissions(
     finally:
         pool.shutdown(wait=True)
         sys.setswitchinterval(switch_interval)
+        gc.unfreeze()
         area.close()
     graded = [r for r in results if r is not None]
     return _write_batch(graded, out_dir, problem_report, names)
