@@ -319,8 +319,11 @@ def test_an_unusable_out_directory_is_a_usage_error(tmp_path):
 # ---------------------------------------------------------------- the Python API
 @pytest.mark.slow
 def test_grading_twice_gives_the_same_reports(klass, tmp_path, suite):
+    import gc
+
     names = ["alt", "template", "core_only", "crash_segv", "os_exit_batch3", "syntax"]
     settings = RunSettings(case_timeout_s=5.0)
+    interval, frozen = sys.getswitchinterval(), gc.get_freeze_count()
     with Zygote() as zygote:
         loaded = shipped_suite()
         first = grade_submissions(
@@ -329,6 +332,8 @@ def test_grading_twice_gives_the_same_reports(klass, tmp_path, suite):
         second = grade_submissions(
             zygote, loaded, loaded.suite.specs, [klass[n] for n in names], tmp_path / "b", settings, jobs=1
         )
+    # what grading tunes for itself (the switch interval, the collector's frozen heap) is put back
+    assert sys.getswitchinterval() == interval and gc.get_freeze_count() <= frozen
     assert [g.name for g in first] == [g.name for g in second] == names
     for a, b in zip(first, second):
         assert report_to_json(a.report, timing=False) == report_to_json(b.report, timing=False), a.name
