@@ -423,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
         print("  mean score by variant: " + ", ".join(f"{k} {sum(v) / len(v):.1f}%" for k, v in means.items()))
         rate = args.n / wall
         print(
-            f"  {args.n} submissions in {wall:.1f} s wall, {cpu:.1f} s CPU -> {rate:.2f} submissions/s ({cpu / args.n * 1000:.0f} ms CPU each)"
+            f"  {args.n} submissions in {wall:.1f} s wall, {cpu:.1f} s CPU -> {rate:.2f} submissions/s ({cpu / args.n * 1000:.0f} ms CPU each; "
+            f"{cpu / wall:.2f} of {cores} cores busy on average)"
         )
 
         # 2. the baseline, on a sample spread over the class, right after the cold run (load on a
