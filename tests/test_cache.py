@@ -5,6 +5,7 @@ the directory is private to the grader's user."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -144,6 +145,9 @@ def test_corrupted_and_foreign_entries_are_ignored_and_rerun(cold, tmp_path):
     cache = tmp_path / "cache"
     grade(tmp_path / "first", cache)
     entries = sorted((cache / "v1").rglob("*.json"))
+    comparisons = [p for p in entries if '\\"details\\"' in p.read_text()]  # the batch's similarity
+    assert len(comparisons) == (1 if importlib.util.find_spec("copydetect") else 0)
+    entries = [p for p in entries if p not in comparisons]
     assert len(entries) == CACHED + 3  # one per observed case, one per importable submission's import
     case_entries = [p for p in entries if '"frame"' in p.read_text()]
     case_entries[0].write_text(case_entries[0].read_text()[:-40])  # truncated
