@@ -132,14 +132,14 @@ SLOW_FIXTURES = frozenset(
 # The test files that cost the most CPU (measured with the whole suite: each grades a large
 # batch), collected first, so that pytest-xdist (pyproject's addopts: two workers, a file kept
 # whole on one) starts them at once and the many short files fill in behind them; collected
-# last, one of them would be a long tail with the other worker idle. xdist hands the first
-# files out to the workers in turn, so this order puts about as much on each (CPU seconds in
-# the comments, from one whole run on the 2-core VM).
+# last, one of them would be a long tail with the other worker idle. (With
+# --no-loadscope-reorder, xdist gives each worker the next file in this order whenever it runs
+# short of work. CPU seconds in the comments, from one whole run on the 2-core VM.)
 HEAVY_FIRST = (
     "test_isolation_modes.py",  # 90: every submission under tests/ graded in both isolation modes
     "test_audit.py",  # 65: the shipped audit (every mutant and baseline graded)
-    "test_grade_engine.py",  # 32
     "test_hostile.py",  # 56: the hostile batch
+    "test_grade_engine.py",  # 32
     "test_cache.py",  # 20
     "test_install.py",  # 19: fresh venvs and pip installs
 )
