@@ -1,11 +1,19 @@
 """Shared test fixtures."""
 
+import os
 import sys
 from pathlib import Path
 
-import pytest
+# One BLAS thread in the test processes and what they start (set before numpy loads, below):
+# OpenBLAS's thread pool spins while it waits, and with two test workers on a busy 2-core
+# machine that made numpy-heavy tests up to 10x slower (the sandboxed workers already run
+# single-threaded; see grader.run.worker.sandbox.SINGLE_THREADED). A value already set wins.
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
 
-import reference.cudagraph as reference_module
+import pytest  # noqa: E402
+
+import reference.cudagraph as reference_module  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
