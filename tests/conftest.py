@@ -5,9 +5,9 @@ import sys
 from pathlib import Path
 
 # One BLAS thread in the test processes and what they start (set before numpy loads, below):
-# OpenBLAS's thread pool spins while it waits, and with two test workers on a busy 2-core
-# machine that made numpy-heavy tests up to 10x slower (the sandboxed workers already run
-# single-threaded; see grader.run.worker.sandbox.SINGLE_THREADED). A value already set wins.
+# OpenBLAS's thread pool spins while it waits; with two CPU hogs running, gpu-check's GPU-test
+# step took 87 s with the default pool and 11 s with one thread (the sandboxed workers already
+# run single-threaded; see grader.run.worker.sandbox.SINGLE_THREADED). A value already set wins.
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
