@@ -1,7 +1,17 @@
 """``--isolation module`` (a worker runs all its submission's cases, each against a freshly
 executed submission) must give every case the verdict ``--isolation process`` (a process per
-case) gives: for the reference, the correct variants, every mutant and baseline of the audit,
-and the hostile submissions that attack only their own cases.
+case) gives: for every submission under tests/ (the reference, the correct variants, the honest
+and buggy submissions and the hostile ones that attack only their own cases), and for a fixed
+sample of the audit's mutants and baselines (AUDIT_SAMPLE).
+
+The sample, not all 48 mutants: grading every mutant twice more cost half of this module's
+time, and the audit (tests/test_audit.py) already grades every mutant in the default mode.
+The sample is the mutants whose bug lives in state that outlasts one call, which is what the
+two modes keep apart differently (a class attribute, a dict keyed once for the whole runner,
+graphs shared between runners, an output buffer reused across replays), and one baseline of
+each kind (a correct-but-eager solution, one that returns its input, and the untouched
+template, which raises in every case). The same names every run; a name that no longer
+exists fails the test.
 
 Left out: the hostile submissions that attack the grader's processes or pipes themselves
 (``h12_kill_parent`` signals its parent, which is the worker in one mode and the zygote in
@@ -37,6 +47,23 @@ ATTACK_THE_GRADER = (
     "h45_forged_shape",
 )
 VARIANTS = ROOT / "tests" / "correct_variants"
+AUDIT_SAMPLE = (
+    "counter_reset_noop",
+    "graphs_shared_between_runners",
+    "warmup_counted_globally",
+    "stale_output_on_replay",
+    "always_eager",
+    "identity",
+    "untouched_template",
+)
+
+
+def _audit_sample() -> list:
+    """The subjects of AUDIT_SAMPLE, in its order; each name must still be a mutant or baseline."""
+    subjects = {s.name: s.path for s in discover_mutants() + discover_baselines()}
+    missing = [n for n in AUDIT_SAMPLE if n not in subjects]
+    assert not missing, f"AUDIT_SAMPLE names what is no longer a mutant or baseline: {missing}"
+    return [subjects[n] for n in AUDIT_SAMPLE]
 
 
 def _hostile() -> list[str]:
@@ -57,7 +84,7 @@ def verdicts(tmp_path_factory):
         *sorted(p for p in VARIANTS.iterdir() if (p / "cudagraph.py").is_file()),
         *subs.values(),
     ]
-    trusted = [s.path for s in discover_mutants() + discover_baselines()]
+    trusted = _audit_sample()
     found = {}
     for mode in ("module", "process"):
         settings = RunSettings(case_timeout_s=3.0, submission_budget_s=30.0, isolation=mode)
@@ -80,8 +107,8 @@ def verdicts(tmp_path_factory):
 
 def test_both_modes_grade_the_same_submissions(verdicts):
     assert set(verdicts["module"]) == set(verdicts["process"])
-    assert len(verdicts["module"]) > 40  # reference, variants, hostile, mutants, baselines
-    assert "counter_reset_noop" in verdicts["module"] and "h17_monkeypatch" in verdicts["module"]
+    assert len(verdicts["module"]) > 40  # reference, variants, honest, buggy, hostile, the audit sample
+    assert {"reference", "honest", "buggy", "h17_monkeypatch", *AUDIT_SAMPLE} <= set(verdicts["module"])
 
 
 def test_every_case_gets_the_same_verdict_in_both_modes(verdicts):
