@@ -90,7 +90,7 @@ def compare_arrays(expected: np.ndarray, observed: object, tolerance_dtype: str)
     rtol, atol = TOLERANCE.get(tolerance_dtype, TOLERANCE["float32"])
     if observed.dtype.kind not in "fiub":
         return f"dtype {observed.dtype} is not numeric"
-    if np.array_equal(observed, expected):  # the usual case, and equal is close (NaN never gets here)
+    if np.array_equal(observed, expected):  # the usual case; equal is close (a NaN is never equal: see below)
         return None
     obs = observed.astype(np.float64)
     exp = expected.astype(np.float64)
