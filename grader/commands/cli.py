@@ -89,12 +89,14 @@ def _single_threaded_blas() -> None:
     rows (the judge's oracles, the ops, the bench's batch); a BLAS thread pool only spins after
     each product, on the cores a grading's workers need. Whatever the environment says wins."""
     if "numpy" not in sys.modules:
-        for key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ.setdefault(key, "1")
+        from grader.run.worker.sandbox import SINGLE_THREADED  # what every worker runs with
+
+        for key, value in SINGLE_THREADED.items():
+            os.environ.setdefault(key, value)
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from grader.commands.grade import grade_submissions
+    from grader.commands.grade import grade_submissions, unique_names
     from grader.commands.kit import grading_note, withheld_points
     from grader.commands.progress import Progress
     from grader.run.runner import RunSettings, Zygote, lost_layers, running_as_root
@@ -119,7 +121,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
     cache = _open_cache(args)
     names = None
     if args.shard is not None:
-        from grader.commands.grade import unique_names
         from grader.commands.shard import parse_shard, select, write_manifest
 
         k, n = parse_shard(args.shard)
@@ -135,8 +136,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
     # `graphgrade merge` compares the whole class)
     background = None
     if args.shard is None:
-        from grader.commands.grade import unique_names
-
         background = similarity.start_for_batch(
             args, unique_names(submissions), submissions, cache.dir if cache is not None else None
         )
