@@ -190,6 +190,7 @@ def profile(paths: list[Path], jobs: int, show: bool = True) -> float:
     import grader.judging.scoring
     import grader.protocol
     from grader.commands.grade import grade_submissions
+    from grader.commands.report_writers import ReportWriters
     from grader.run.runner import RunSettings, Zygote
     from grader.spec.loader import load_suite
 
@@ -210,7 +211,15 @@ def profile(paths: list[Path], jobs: int, show: bool = True) -> float:
         meter.wrap(grader.protocol, "decode_observations", "  of which decoding observations")
         meter.wrap(grader.commands.grade, "build_report", "judge and score")
         meter.wrap(grader.judging.scoring, "judge_case", "  of which judge_case")
-        meter.wrap(grader.commands.grade, "_write_outputs", "write report.json, report.html, results.json, junit.xml")
+        meter.wrap(ReportWriters, "write", "hand each report to a writer process (pickling it)")
+        writers_cpu = []  # the writer processes' CPU, known once they have ended
+        end_writers = ReportWriters.close
+
+        def close_writers(self) -> None:
+            end_writers(self)
+            writers_cpu.append(self.cpu_s)
+
+        ReportWriters.close = close_writers
         kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         with Zygote() as zygote:  # closing it waits for it, so its workers' and cases' CPU is counted
             loaded = load_suite(ROOT / "specs")
@@ -222,13 +231,15 @@ def profile(paths: list[Path], jobs: int, show: bool = True) -> float:
             wall = time.monotonic() - t0
             cpu1 = resource.getrusage(resource.RUSAGE_SELF)
             meter.unwrap()
+            ReportWriters.close = end_writers
         kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cases = sum(len(g.report.cases) for g in graded)
     per = 1000.0 / cases
     grader_u, grader_s = cpu1.ru_utime - cpu0.ru_utime, cpu1.ru_stime - cpu0.ru_stime
     work_u, work_s = kids1.ru_utime - kids0.ru_utime, kids1.ru_stime - kids0.ru_stime
-    work = work_u + work_s - zygote_start
-    total = (grader_u + grader_s) * per + work * per
+    writing = sum(writers_cpu)
+    work = work_u + work_s - zygote_start - writing
+    total = (grader_u + grader_s + writing + work) * per
     if not show:
         return total
     print(
@@ -243,6 +254,8 @@ def profile(paths: list[Path], jobs: int, show: bool = True) -> float:
     )
     for label, seconds in meter.seconds.items():
         print(f"    {label:<56} {seconds * per:6.3f} ms")
+    print(f"  report writer processes  {writing * per:6.2f} ms per case (report.json, report.html, staff.html,")
+    print("                           results.json, junit.xml; forked from the grader process)")
     print(f"  worker processes CPU     {work * per:6.2f} ms per case (user+sys of the zygote's workers;")
     print(f"                           the zygote's own start, {zygote_start:.2f} s once per run, taken out;")
     print(f"                           {(kids1.ru_minflt - kids0.ru_minflt) / cases:.0f} minor page faults per case)")

@@ -73,6 +73,13 @@ def environment() -> jinja2.Environment:
     return env
 
 
+def compile_templates() -> None:
+    """Compile the pages' templates now (once per process; forked report writers inherit them)."""
+    env = environment()
+    for name in ("submission.html.j2", "summary.html.j2"):
+        env.get_template(name)
+
+
 def _require_report(report: Any) -> Report:
     if not isinstance(report, Report):
         raise TypeError(f"expected a grader.judging.results.Report, got {type(report).__name__}")

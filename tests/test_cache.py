@@ -18,7 +18,8 @@ import pytest
 from support.shipped import shipped_suite
 
 from grader.errors import UsageError
-from grader.run.cache import ObservationCache
+from grader.run.cache import FORMAT, MAX_CACHED_FRAME, ObservationCache, case_entry, within_budget
+from grader.run.runner import CaseRun
 
 ROOT = Path(__file__).resolve().parents[1]
 # the reference, a correct variant, a buggy copy (made below) and one that cannot import (a
@@ -142,25 +143,29 @@ def test_editing_one_case_s_steps_reruns_that_case_only(cold):
 
 
 def test_corrupted_and_foreign_entries_are_ignored_and_rerun(cold, tmp_path):
-    """On a copy of the cache as the cold run wrote it (not a cold run of its own)."""
+    """On a copy of the cache as the cold run wrote it (not a cold run of its own). A damaged or
+    foreign submission file costs all its cases; a damaged case entry costs that case alone."""
     tmp, _ = cold
     cache = tmp_path / "cache"
     shutil.copytree(tmp / "cold-cache", cache)
-    entries = sorted((cache / "v1").rglob("*.json"))
-    comparisons = [p for p in entries if '\\"details\\"' in p.read_text()]  # the batch's similarity
+    files = sorted((cache / f"v{FORMAT}").rglob("*.json"))
+    comparisons = [p for p in files if '\\"details\\"' in p.read_text()]  # the batch's similarity
     assert len(comparisons) == (1 if importlib.util.find_spec("copydetect") else 0)
-    entries = [p for p in entries if p not in comparisons]
-    assert len(entries) == CACHED + 3  # one per observed case, one per importable submission's import
-    case_entries = [p for p in entries if '"frame"' in p.read_text()]
-    case_entries[0].write_text(case_entries[0].read_text()[:-40])  # truncated
-    case_entries[1].write_text(case_entries[2].read_text())  # another key's entry, filed under this key
-    frame_entry = json.loads(case_entries[3].read_text())
-    frame_entry["frame"] = (
-        "AAAAAAAA" + frame_entry["frame"][8:]
-    )  # a frame that no longer decodes (its magic zeroed; zeroing its tail may only zero array data)
-    case_entries[3].write_text(json.dumps(frame_entry))
+    submissions = [p for p in files if p not in comparisons]
+    assert len(submissions) == 3  # one per submission that imports, whatever its number of cases
+    stored = [json.loads(p.read_text()) for p in submissions]
+    assert all(len(entry["cases"]) == N_CASES for entry in stored)  # every case was observed and kept
+    truncated, foreign, damaged = submissions
+    truncated.write_text(truncated.read_text()[:-40])
+    foreign.write_text(json.dumps(stored[2]))  # another submission's file, filed under this key
+    entry = stored[2]
+    first, second, third = list(entry["cases"])[:3]
+    entry["cases"][first] = entry["cases"][second]  # another case's entry, under this case's key
+    # a frame that no longer decodes (its magic zeroed; zeroing its tail may only zero array data)
+    entry["cases"][third]["frame"] = "AAAAAAAA" + entry["cases"][third]["frame"][8:]
+    damaged.write_text(json.dumps(entry))
     hits, total, ignored = grade(tmp_path / "second", cache)
-    assert (hits, ignored) == (CACHED - 3, 3)
+    assert (hits, ignored) == (CACHED - 2 * N_CASES - 2, 2 * N_CASES + 2)
     assert outputs(tmp_path / "second") == outputs(tmp / "cold")
     hits, total, ignored = grade(tmp_path / "third", cache)  # rewritten by the rerun
     assert (hits, ignored) == (CACHED, 0)
@@ -205,3 +210,37 @@ def test_a_sandboxed_worker_cannot_read_the_cache(tmp_path):
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert probe.returncode != 0 and "PermissionError" in probe.stderr
+
+
+def _observed(uid: str, frame: bytes, tail: str = "") -> CaseRun:
+    return CaseRun(
+        uid=uid, status="observed", observation=None, message="", output_tail=tail, duration_s=0.5, frame=frame
+    )
+
+
+def test_only_observed_cases_with_a_bounded_frame_are_kept():
+    assert case_entry(_observed("a", b"xyz"))["case"] == "a"
+    assert case_entry(_observed("a", b"x" * (MAX_CACHED_FRAME + 1))) is None  # runs again on each regrade
+    assert case_entry(_observed("a", b"")) is None
+    assert case_entry(CaseRun.not_run("a", "timeout", "timed out")) is None
+
+
+def test_a_submission_file_keeps_this_run_s_cases_first_and_stays_within_its_budget(monkeypatch):
+    entries = {k: {"case": k, "frame": "f" * 100, "output_tail": ""} for k in ("old1", "new1", "old2", "new2")}
+    entries["junk"] = ["not", "an", "entry"]
+    assert list(within_budget(entries, ["new1", "new2"])) == ["new1", "new2", "old1", "old2"]
+    monkeypatch.setattr("grader.run.cache.MAX_SUBMISSION_BYTES", 2 * (256 + 4 + 6 * 104))
+    assert list(within_budget(entries, ["new1", "new2"])) == ["new1", "new2"]
+
+
+def test_a_submission_file_of_another_format_or_key_is_ignored_whole(tmp_path):
+    cache = ObservationCache(tmp_path / "c")
+    key, other = "ab" + "0" * 62, "cd" + "0" * 62
+    cache.put(key, {"output_tail": "hi", "cases": {}})
+    assert cache.read_submission(key, 5).output_tail == "hi" and cache.stats.ignored == 0
+    assert cache.read_submission(other, 5).output_tail is None and cache.stats.ignored == 0  # none stored
+    cache._path(other).parent.mkdir(exist_ok=True)
+    cache._path(other).write_bytes(cache._path(key).read_bytes())  # filed under a key not its own
+    assert cache.read_submission(other, 5).output_tail is None and cache.stats.ignored == 5
+    cache._path(other).write_text(json.dumps({"format": FORMAT - 1, "key": other, "output_tail": "", "cases": {}}))
+    assert cache.read_submission(other, 2).output_tail is None and cache.stats.ignored == 7

@@ -95,3 +95,71 @@ def test_every_case_gets_a_fresh_submission_and_a_restored_process(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["imported", "OK"]  # the re-execution printed nothing
+
+
+GENERATED = """
+import collections, dataclasses
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    shape: tuple
+    launches: int = 0
+
+Pair = collections.namedtuple("Pair", "a b")
+MADE = (Entry((2, 3)), repr(Entry((1,), 4)), Entry((1,)) == Entry((1,)), Pair(1, b=2), Pair._make([3, 4]).b)
+
+def sabotage():
+    del dataclasses.exec  # the worker's cache: the next case's dataclasses get it back
+"""
+
+GENERATED_DRIVER = """
+import dataclasses, sys
+from pathlib import Path
+from grader.run.worker import inprocess, submission
+
+root = Path(sys.argv[1])
+box = {}
+module = submission.import_submission(root, (), lambda: box.setdefault("fresh", inprocess.FreshSubmission((str(root),))))
+fresh = box["fresh"]
+fresh.fds, fresh.spec = inprocess.open_fds(), module.__spec__
+compiled = len(inprocess._GENERATED_CODE)
+assert compiled >= 3, compiled  # __init__, __repr__, __eq__, ... of Entry; Pair's __new__
+again = fresh.fresh_module()
+assert again.Entry is not module.Entry and again.Pair is not module.Pair, "fresh classes for every case"
+assert len(inprocess._GENERATED_CODE) == compiled, "nothing compiled again"
+assert again.Entry.__init__.__code__ is module.Entry.__init__.__code__  # the same code, new functions
+assert again.Entry.__init__ is not module.Entry.__init__
+assert repr(again.MADE) == repr(module.MADE), (again.MADE, module.MADE)
+assert again.MADE[1] == "Entry(shape=(1,), launches=4)" and again.MADE[2] is True and again.MADE[4] == 4
+try:
+    again.Entry((1,)).shape = (2,)
+except dataclasses.FrozenInstanceError:
+    pass
+else:
+    raise AssertionError("frozen")
+again.sabotage()
+third = fresh.fresh_module()
+assert repr(third.MADE) == repr(module.MADE)
+assert dataclasses.exec is inprocess._exec_compiled_once
+# exec and eval of a text given no namespaces run in their caller's, as the builtins do
+def caller():
+    local = 2
+    return inprocess._eval_compiled_once("local * 3"), inprocess._eval_compiled_once("__name__")
+assert caller() == (6, "__main__"), caller()
+print("OK")
+"""
+
+
+def test_generated_methods_are_compiled_once_and_classes_stay_fresh(tmp_path):
+    """dataclasses and namedtuple compile the source text they write once per worker: each case
+    still gets new classes with the same behaviour, and a case that removes the cache does not
+    take it from the next."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "cudagraph.py").write_text(GENERATED)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(GENERATED_DRIVER), str(sub)],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["OK"]

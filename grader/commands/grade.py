@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grader
+from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
 from grader.judging.integrity import integrity_flags
 from grader.judging.results import Report, write_report
 from grader.judging.scoring import build_report
@@ -92,6 +93,7 @@ class GradedSubmission:
 
 
 def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden") -> None:
+    """A submission's report.json and the files rendered from it (see reports.write_submission_outputs)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     write_report(report, out_dir / "report.json")
     from reports import write_submission_outputs
@@ -139,11 +141,17 @@ def grade_submissions(
     results: list[GradedSubmission | None] = [None] * len(submissions)
     done = 0
     lock = threading.Lock()
-    # Judging and writing reports is pure Python (it holds the GIL): two threads doing it at once
-    # take turns every switch interval, each turn costing CPU (the GIL hand-over, cold caches) and
-    # gaining nothing. One at a time; the other threads meanwhile wait on their workers' pipes.
+    # Judging is pure Python (it holds the GIL): two threads doing it at once take turns every
+    # switch interval, each turn costing CPU (the GIL hand-over, cold caches) and gaining
+    # nothing. One at a time; the other threads meanwhile wait on their workers' pipes.
     reporting = threading.Lock()
     stopping = threading.Event()
+    # Writing the reports, pure Python too, happens in processes of their own, forked now, while
+    # this process has no other thread (see grader.commands.report_writers).
+    from reports.html import compile_templates
+
+    compile_templates()
+    writers = ReportWriters(writer_count(jobs, len(submissions)), _write_outputs)
 
     def problem_report(index: int, message: str) -> Report:
         run = SubmissionRun.problem_only(message, cases)
@@ -186,16 +194,15 @@ def grade_submissions(
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
             failed = True
             report = problem_report(index, grader_problem("grading", exc))
-        with reporting:
+        try:
+            writers.write(report, target, hidden_visibility)
+        except Exception as exc:  # noqa: BLE001
+            failed = True
+            report = problem_report(index, grader_problem("writing its reports", exc))
             try:
-                _write_outputs(report, target, hidden_visibility)
-            except Exception as exc:  # noqa: BLE001
-                failed = True
-                report = problem_report(index, grader_problem("writing its reports", exc))
-                try:
-                    _write_outputs(report, target, hidden_visibility)
-                except Exception:  # noqa: BLE001 - nothing more to do here; the exit status says it
-                    pass
+                writers.write(report, target, hidden_visibility)
+            except Exception:  # noqa: BLE001 - nothing more to do here; the exit status says it
+                pass
         graded = GradedSubmission(
             submissions[index],
             names[index],
@@ -213,7 +220,7 @@ def grade_submissions(
                     report = dataclasses.replace(report, problem=grader_problem("printing its result", exc))
                     graded = dataclasses.replace(graded, report=report, grader_failed=True)
                     try:
-                        _write_outputs(report, target, hidden_visibility)
+                        writers.write(report, target, hidden_visibility)
                     except Exception:  # noqa: BLE001
                         pass
         results[index] = graded
@@ -240,6 +247,7 @@ def grade_submissions(
         raise
     finally:
         pool.shutdown(wait=True)
+        writers.close()
         sys.setswitchinterval(switch_interval)
         gc.unfreeze()
         area.close()
@@ -249,9 +257,8 @@ def grade_submissions(
 
 def grader_problem(doing: str, exc: BaseException) -> str:
     """A submission's problem when the grader, not the submission, failed on it."""
-    return (
-        f"the grader failed while {doing} ({type(exc).__name__}: {safe_one_line(str(exc))[:300]}); please report this"
-    )
+    name = exc.type_name if isinstance(exc, WriteFailed) else type(exc).__name__
+    return f"the grader failed while {doing} ({name}: {safe_one_line(str(exc))[:300]}); please report this"
 
 
 def _write_batch(

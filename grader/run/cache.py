@@ -8,11 +8,15 @@ check, an expected value or points rejudges the whole class from the cache; edit
 spec's steps reruns only that spec's cases.
 
 Only cases that were *observed* are kept (a timeout or a crash may be the machine's fluke,
-and is cheap to run again), and only for submissions that imported. An entry is one JSON
-file holding a format version, its own key, the case id and the worker's observation frame,
-which is validated again by :func:`grader.protocol.decode_observations` when read; an entry
-that is unreadable, of another format, or filed under a key that is not its own is ignored
-(and overwritten when the case has run again).
+and is cheap to run again), and only for submissions that imported. A submission's cases are
+kept together, in one JSON file per submission and runtime: its format version, its own key,
+the submission's output tail and, under each case's key, the case id and the worker's
+observation frame, which is validated again by :func:`grader.protocol.decode_observations`
+when read. One file per submission, not per case: a cold run writes one file where it wrote a
+hundred (each a temporary file, a rename and a directory entry, which cost more than judging
+the case), and a regrade reads one. A file that is unreadable, of another format or filed
+under a key that is not its own is ignored whole; a case entry that does not decode is ignored
+alone; either is rewritten once its cases have run again.
 
 The cache holds hidden cases' observations (what a submission returned for hidden inputs),
 so it is staff-only: its directory is made mode 0700 and must belong to the grader's user;
@@ -44,9 +48,14 @@ from grader.run.copying import SubmissionProblem, walk_submission
 from grader.run.runner import MODULE_FILE, CaseRun, RunSettings, SubmissionRun, run_submission
 from grader.spec_model import Case
 
-FORMAT = 1
+FORMAT = 2  # 2: a submission's cases in one file (1: a file per case, no longer read)
 BACKEND = "numpy-cpu"  # the workers run the submission on numpy, on the CPU
-MAX_ENTRY_BYTES = 2 * codec.MAX_FRAME_BYTES
+MAX_ENTRY_BYTES = 2 * codec.MAX_FRAME_BYTES  # a text entry (see get_text)
+# A case whose observation frame is larger is not kept (it runs again on every regrade), so that
+# a submission's file stays small enough to read whole: at most MAX_SUBMISSION_BYTES, cases
+# beyond it are not kept either.
+MAX_CACHED_FRAME = 1 << 20
+MAX_SUBMISSION_BYTES = 64 << 20
 
 
 def default_cache_dir() -> Path:
@@ -92,6 +101,18 @@ def submission_hash(submission: Path) -> str | None:
     return h.hexdigest()
 
 
+@dataclass(frozen=True)
+class StoredSubmission:
+    """What the cache holds of one submission: its output tail (None: nothing usable) and, per
+    case key, the case's entry as stored (checked when it is used, by :meth:`ObservationCache.case_run`)."""
+
+    output_tail: str | None
+    cases: dict[str, dict]
+
+
+NOTHING_STORED = StoredSubmission(None, {})
+
+
 @dataclass
 class CacheStats:
     hits: int = 0
@@ -113,30 +134,46 @@ class ObservationCache:
     def _path(self, key: str) -> Path:
         return self.dir / f"v{FORMAT}" / key[:2] / f"{key}.json"
 
-    def get(self, key: str, case: Case) -> CaseRun | None:
+    def read_submission(self, key: str, looked_up: int) -> StoredSubmission:
+        """The entry of one submission; :data:`NOTHING_STORED` when there is none, or when it is
+        unreadable, of another format or not filed under its own key (then the ``looked_up``
+        cases the caller wanted from it count as ignored)."""
         try:
             with open(self._path(key), "rb") as f:
-                raw = f.read(MAX_ENTRY_BYTES + 1)
+                raw = f.read(MAX_SUBMISSION_BYTES + 1)
         except OSError:
-            return None
+            return NOTHING_STORED
         try:
             entry = json.loads(raw)
             if (
-                len(raw) > MAX_ENTRY_BYTES
+                len(raw) > MAX_SUBMISSION_BYTES
                 or not isinstance(entry, dict)
                 or entry.get("format") != FORMAT
                 or entry.get("key") != key
-                or entry.get("case") != case.uid
+                or not isinstance(entry.get("output_tail"), str)
+                or not isinstance(entry.get("cases"), dict)
             ):
                 raise ValueError("not an entry for this key")
+        except (ValueError, RecursionError):
+            self._ignored(looked_up)
+            return NOTHING_STORED
+        return StoredSubmission(entry["output_tail"], entry["cases"])
+
+    def case_run(self, entry: object, case: Case) -> CaseRun | None:
+        """The observed run of ``case`` from its stored entry; None when there is none, or when
+        it is not whole (counted as ignored: the case runs again)."""
+        if entry is None:
+            return None
+        try:
+            if not isinstance(entry, dict) or entry.get("case") != case.uid:
+                raise ValueError("not an entry for this case")
             frame = base64.b64decode(entry["frame"], validate=True)
             observation = protocol.decode_observations(frame, case.uid, len(case.steps))
             tail, duration = entry["output_tail"], entry["duration_s"]
             if not isinstance(tail, str) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
                 raise ValueError("bad fields")
         except (ValueError, TypeError, KeyError, RecursionError, protocol.ProtocolError):
-            with self._lock:
-                self.stats.ignored += 1
+            self._ignored(1)
             return None
         return CaseRun(
             uid=case.uid,
@@ -147,6 +184,10 @@ class ObservationCache:
             duration_s=float(duration),
             frame=frame,
         )
+
+    def _ignored(self, n: int) -> None:
+        with self._lock:
+            self.stats.ignored += n
 
     def get_text(self, key: str) -> str | None:
         try:
@@ -174,17 +215,34 @@ class ObservationCache:
         except OSError:
             pass  # a full or read-only cache costs speed, never a grade
 
-    def put_case(self, key: str, run: CaseRun) -> None:
-        if run.status == "observed" and run.frame:
-            self.put(
-                key,
-                {
-                    "case": run.uid,
-                    "frame": base64.b64encode(run.frame).decode(),
-                    "output_tail": run.output_tail,
-                    "duration_s": run.duration_s,
-                },
-            )
+
+def case_entry(run: CaseRun) -> dict | None:
+    """What the cache keeps of a case that ran: only an observed one, with a frame of bounded size."""
+    if run.status != "observed" or not run.frame or len(run.frame) > MAX_CACHED_FRAME:
+        return None
+    return {
+        "case": run.uid,
+        "frame": base64.b64encode(run.frame).decode(),
+        "output_tail": run.output_tail,
+        "duration_s": run.duration_s,
+    }
+
+
+def within_budget(cases: dict[str, object], first: list[str]) -> dict[str, dict]:
+    """``cases`` as one submission's file may keep them: the keys in ``first`` (this run's cases)
+    before any other, each while the file stays under MAX_SUBMISSION_BYTES (counting every
+    character of an output tail as JSON's longest escape)."""
+    kept: dict[str, dict] = {}
+    size = 0
+    for key in dict.fromkeys([*first, *cases]):
+        entry = cases.get(key)
+        if not isinstance(entry, dict):
+            continue  # not this run's, and not an entry: dropped
+        size += 256 + len(key) + sum(6 * len(v) for v in entry.values() if isinstance(v, str))
+        if size > MAX_SUBMISSION_BYTES:
+            break
+        kept[key] = entry
+    return kept
 
 
 def _private_dir(directory: Path) -> None:
@@ -214,6 +272,11 @@ def case_key(runtime: str, submission: str, message: bytes, hidden: bool = False
     ).hexdigest()
 
 
+def submission_key(runtime: str, submission: str) -> str:
+    """A submission's entry: everything its cases' keys share."""
+    return hashlib.sha256(b"submission\0" + runtime.encode() + b"\0" + submission.encode()).hexdigest()
+
+
 def run_with_cache(
     cache: ObservationCache,
     zygote,
@@ -233,15 +296,15 @@ def run_with_cache(
     runtime = runtime_key(settings)
     hidden = redacted if redacted is not None else (False,) * len(messages)
     keys = [case_key(runtime, digest, message, h) for message, h in zip(messages, hidden)]
-    import_key = hashlib.sha256(b"import\0" + runtime.encode() + b"\0" + digest.encode()).hexdigest()
-    found = [cache.get(key, case) for key, case in zip(keys, cases)]
-    import_tail = cache.get_text(import_key)
+    entry_key = submission_key(runtime, digest)
+    stored = cache.read_submission(entry_key, len(cases))
+    found = [cache.case_run(stored.cases.get(key), case) for key, case in zip(keys, cases)]
     missing = [i for i, run in enumerate(found) if run is None]
     with cache._lock:
         cache.stats.hits += len(cases) - len(missing)
         cache.stats.misses += len(missing)
-    if not missing and import_tail is not None:
-        return SubmissionRun("", tuple(found), import_tail, sum(r.duration_s for r in found))  # type: ignore[union-attr]
+    if not missing and stored.output_tail is not None:
+        return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))  # type: ignore[union-attr]
     if len(missing) == len(cases):
         fresh = run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
     else:
@@ -255,8 +318,13 @@ def run_with_cache(
         if len(missing) != len(cases):
             return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
         return fresh
+    entries = dict(stored.cases)  # other specs' cases stay, for a run with those specs
     for i, run in zip(missing, fresh.cases):
-        cache.put_case(keys[i], run)
+        entry = case_entry(run)
+        if entry is None:
+            entries.pop(keys[i], None)  # a damaged entry goes; a timeout is not kept
+        else:
+            entries[keys[i]] = entry
         found[i] = replace(run, frame=b"")
-    cache.put(import_key, {"text": fresh.output_tail})
+    cache.put(entry_key, {"output_tail": fresh.output_tail, "cases": within_budget(entries, keys)})
     return SubmissionRun("", tuple(found), fresh.output_tail, fresh.duration_s)  # type: ignore[arg-type]
