@@ -168,7 +168,7 @@ class OpSpec:
     def kind(self) -> OpKind:
         return OP_KINDS[self.name]
 
-    @property
+    @functools.cached_property  # spec data: the same text for every submission graded
     def label(self) -> str:
         return self.name if self.param is None else f"{self.name}({self.param:g})"
 
@@ -234,11 +234,20 @@ def data_address(x: object) -> int:
 
 
 def build_array(value) -> np.ndarray:
-    """The array a spec's ``array`` value stands for; the same in worker and judge."""
+    """The array a spec's ``array`` value stands for; the same in worker and judge. A new array
+    on every call (a case may write into its inputs), copied from one made once per process:
+    seeding a generator costs more than the copy."""
+    return _built_once(value).copy()
+
+
+@functools.lru_cache(maxsize=512)
+def _built_once(value) -> np.ndarray:
     if value.values is not None:
-        return np.array(value.values, dtype=value.dtype)
-    rng = np.random.default_rng(value.seed)
-    return rng.standard_normal(value.shape).astype(value.dtype)
+        built = np.array(value.values, dtype=value.dtype)
+    else:
+        built = np.random.default_rng(value.seed).standard_normal(value.shape).astype(value.dtype)
+    built.flags.writeable = False
+    return built
 
 
 class GraderOp:

@@ -13,6 +13,7 @@ See ``specs/README.md`` for the YAML form of everything here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from grader.ops import OpSpec
@@ -60,7 +61,7 @@ class ArrayValue:
     seed: int | None = None
     values: tuple | None = None  # nested tuples, when given literally
 
-    @property
+    @cached_property  # spec data: the same text for every submission graded
     def label(self) -> str:
         dims = ", ".join(str(d) for d in self.shape)
         src = f" seed {self.seed}" if self.seed is not None else " (literal)"
@@ -73,7 +74,7 @@ class OpsValue:
 
     chain: tuple[OpSpec, ...]
 
-    @property
+    @cached_property  # spec data: the same text for every submission graded
     def label(self) -> str:
         return "[" + ", ".join(op.label for op in self.chain) + "]"
 
@@ -84,7 +85,7 @@ class MaskValue:
 
     mask: tuple[bool, ...]
 
-    @property
+    @cached_property  # spec data: the same text for every submission graded
     def label(self) -> str:
         return "is_capturable=" + "".join("C" if m else "E" for m in self.mask)
 
@@ -95,7 +96,7 @@ class RefValue:
 
     name: str
 
-    @property
+    @cached_property  # spec data: the same text for every submission graded
     def label(self) -> str:
         return self.name
 
@@ -106,7 +107,7 @@ class PlainValue:
 
     value: object
 
-    @property
+    @cached_property  # spec data: the same text for every submission graded
     def label(self) -> str:
         return repr(self.value)
 
@@ -136,7 +137,7 @@ class Step:
     implicit: bool = False
     line: int = 0
 
-    @property
+    @cached_property  # spec data: the same text for every submission graded
     def label(self) -> str:
         args = [v.label for v in self.args] + [f"{k}={v.label}" for k, v in self.kwargs]
         joined = ", ".join(args)

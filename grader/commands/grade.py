@@ -146,12 +146,6 @@ def grade_submissions(
     # nothing. One at a time; the other threads meanwhile wait on their workers' pipes.
     reporting = threading.Lock()
     stopping = threading.Event()
-    # Writing the reports, pure Python too, happens in processes of their own, forked now, while
-    # this process has no other thread (see grader.commands.report_writers).
-    from reports.html import compile_templates
-
-    compile_templates()
-    writers = ReportWriters(writer_count(jobs, len(submissions)), _write_outputs)
 
     def problem_report(index: int, message: str) -> Report:
         run = SubmissionRun.problem_only(message, cases)
@@ -234,10 +228,17 @@ def grade_submissions(
     # hands the lock to it sooner; the judging thread loses a few microseconds per hand-over.
     switch_interval = sys.getswitchinterval()
     sys.setswitchinterval(min(switch_interval, SWITCH_INTERVAL_S))
-    # What exists now (the specs, their oracles, every module) lives as long as the grading: the
-    # collector's full passes skip it instead of walking it again and again.
+    from reports.html import compile_templates
+
+    compile_templates()
+    # What exists now (the specs, their oracles, every module, the templates) lives as long as
+    # the grading: the collector's full passes skip it instead of walking it again and again
+    # (in a forked writer, walking it would also copy every page of it).
     gc.collect()
     gc.freeze()
+    # Writing the reports, pure Python too, happens in processes of their own, forked now, while
+    # this process has no other thread (see grader.commands.report_writers).
+    writers = ReportWriters(writer_count(jobs, len(submissions)), _write_outputs)
     try:
         for future in [pool.submit(grade_one, i) for i in range(len(submissions))]:
             future.result()

@@ -55,7 +55,10 @@ class ReportWriters:
             count = 0  # see the module's docstring
         ends: list[Connection] = []
         for _ in range(count):
-            ours, theirs = Pipe()
+            try:
+                ours, theirs = Pipe()
+            except OSError:  # no descriptor to spare: the rest is written here
+                break
             try:
                 pid = os.fork()
             except OSError:  # no process to spare: the rest is written here

@@ -35,7 +35,7 @@ def _render(value: object) -> str:
     if isinstance(value, np.ndarray):
         dims = ", ".join(str(d) for d in value.shape)
         flat = value.ravel()
-        head = ", ".join(number_text(v) for v in flat[:4])
+        head = ", ".join(number_text(v) for v in flat[:4].tolist())  # Python numbers: formatted faster
         more = ", …" if flat.size > 4 else ""
         return f"{dtype_name(value.dtype)}[{dims}] = [{head}{more}]"
     if isinstance(value, EnumValue):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.ops import FLOAT_DTYPES, OpSpec, build_array
+from grader.ops import FLOAT_DTYPES, OpSpec, build_array, dtype_name
 from grader.spec.checks.base import Check
 from grader.spec.describing import compare_arrays, describe
 from grader.spec.schema_parts import STEP_NAME, schema_object
@@ -82,7 +82,7 @@ class OutputCheck(Check):
                 None if ok else f"returned shape {got}, expected {list(self.shape)}.",
             )
         if self.dtype is not None:
-            got = str(value.dtype) if isinstance(value, np.ndarray) else describe(value)
+            got = dtype_name(value.dtype) if isinstance(value, np.ndarray) else describe(value)
             j.record(
                 step,
                 "output dtype",
@@ -112,7 +112,7 @@ class OutputCheck(Check):
         if self.equals is not None:
             comparisons.append((build_array(self.equals), "output equals the given values"))
         for expected, what in comparisons:
-            problem = compare_arrays(expected, value, str(expected.dtype))
+            problem = compare_arrays(expected, value, dtype_name(expected.dtype))
             j.record(
                 step,
                 what,
