@@ -285,9 +285,9 @@ def floor(paths: list[Path]) -> tuple[float, dict[str, float]]:
     """The in-process floor: the work each submission needs whatever its isolation, done for the
     same cases in this one process with no sandbox, worker, pipe or copy. Per submission: every
     case observed against a freshly executed copy of the submission (its module code compiled
-    once, as a worker does), its observations encoded and decoded (the one JSON form both sides
-    judge from), judged and scored into the submission's report, and that report written as
-    ``grade`` writes it (report.json, report.html, staff.html, results.json, junit.xml: the same
+    once, and the methods its dataclasses generate, as a worker does), its observations
+    encoded and decoded (the one JSON form both sides judge from), judged and scored into the
+    submission's report, and that report written as ``grade`` writes it (report.json, report.html, staff.html, results.json, junit.xml: the same
     renderers, into a temporary folder). The renderers' start (importing Jinja, compiling the
     templates) is taken out, as in :func:`profile`; so is everything isolation-specific (the
     zygote, the workers, putting a worker's process back between cases, the pipes and frames,
@@ -303,12 +303,14 @@ def floor(paths: list[Path]) -> tuple[float, dict[str, float]]:
     from grader.judging.scoring import build_report
     from grader.observe.interpreter import run_case
     from grader.run.runner import CaseRun, SubmissionRun
+    from grader.run.worker.inprocess import compile_generated_once
     from grader.spec.loader import load_suite
 
     loaded = load_suite(ROOT / "specs")
     specs = loaded.suite.specs
     cases = [c for s in specs for c in s.cases]
     codes = [compile(p.joinpath("cudagraph.py").read_text(), str(p / "cudagraph.py"), "exec") for p in paths]
+    compile_generated_once()  # as a worker does: a dataclass's generated methods compiled once
     parts = {"observe and decode": 0.0, "judge and score": 0.0, "write the reports": 0.0}
     scan = 0.0
     with tempfile.TemporaryDirectory(prefix="graphgrade-floor-") as tmp:
