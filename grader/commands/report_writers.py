@@ -51,8 +51,8 @@ class ReportWriters:
         self._tokens: queue.Queue[tuple[int, Connection | None]] = queue.Queue()
         self._local = threading.Lock()  # writing in this process: one submission at a time
         self.forked = 0
-        if threading.active_count() > 1:
-            count = 0  # see the module's docstring
+        if threading.active_count() > 1 or not hasattr(os, "fork"):
+            count = 0  # see the module's docstring; and a system without fork writes here
         ends: list[Connection] = []
         for _ in range(count):
             try:
