@@ -229,6 +229,8 @@ def test_a_submission_file_keeps_this_run_s_cases_first_and_stays_within_its_bud
     entries = {k: {"case": k, "frame": "f" * 100, "output_tail": ""} for k in ("old1", "new1", "old2", "new2")}
     entries["junk"] = ["not", "an", "entry"]
     assert list(within_budget(entries, ["new1", "new2"])) == ["new1", "new2", "old1", "old2"]
+    entries["old3"] = entries["old1"]
+    assert list(within_budget(entries, ["new1", "new2"])) == ["new1", "new2", "old1", "old2"]  # as many others
     monkeypatch.setattr("grader.run.cache.MAX_SUBMISSION_BYTES", 2 * (256 + 4 + 6 * 104))
     assert list(within_budget(entries, ["new1", "new2"])) == ["new1", "new2"]
 

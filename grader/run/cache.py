@@ -55,7 +55,7 @@ MAX_ENTRY_BYTES = 2 * codec.MAX_FRAME_BYTES  # a text entry (see get_text)
 # a submission's file stays small enough to read whole: at most MAX_SUBMISSION_BYTES, cases
 # beyond it are not kept either.
 MAX_CACHED_FRAME = 1 << 20
-MAX_SUBMISSION_BYTES = 64 << 20
+MAX_SUBMISSION_BYTES = 16 << 20
 
 
 def default_cache_dir() -> Path:
@@ -229,15 +229,21 @@ def case_entry(run: CaseRun) -> dict | None:
 
 
 def within_budget(cases: dict[str, object], first: list[str]) -> dict[str, dict]:
-    """``cases`` as one submission's file may keep them: the keys in ``first`` (this run's cases)
-    before any other, each while the file stays under MAX_SUBMISSION_BYTES (counting every
-    character of an output tail as JSON's longest escape)."""
+    """``cases`` as one submission's file keeps them: the keys in ``first`` (this run's cases)
+    first, then at most as many others (a run with other specs, the kit's visible ones say,
+    finds its own again; older ones go), each while the file stays under MAX_SUBMISSION_BYTES
+    (counting every character of an output tail as JSON's longest escape)."""
+    current = set(first)
     kept: dict[str, dict] = {}
-    size = 0
+    size = others = 0
     for key in dict.fromkeys([*first, *cases]):
         entry = cases.get(key)
         if not isinstance(entry, dict):
             continue  # not this run's, and not an entry: dropped
+        if key not in current:
+            if others == len(current):
+                break
+            others += 1
         size += 256 + len(key) + sum(6 * len(v) for v in entry.values() if isinstance(v, str))
         if size > MAX_SUBMISSION_BYTES:
             break
