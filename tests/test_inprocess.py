@@ -53,8 +53,9 @@ REAL_LEN = len
 COUNT = 0
 """
 
-DRIVER = """
-import os, sys, threading
+# Imports the submission in argv[1] as a module-mode worker does: `module`, and `fresh` to renew it.
+WORKER_START = """
+import dataclasses, os, sys, threading
 from pathlib import Path
 from grader.run.worker import inprocess, submission
 
@@ -63,6 +64,9 @@ box = {}
 module = submission.import_submission(root, (), lambda: box.setdefault("fresh", inprocess.FreshSubmission((str(root),))))
 fresh = box["fresh"]
 fresh.fds, fresh.spec = inprocess.open_fds(), module.__spec__
+"""
+
+DRIVER = WORKER_START + """
 first = module.SEEN
 module.mutate()
 again = fresh.fresh_module()
@@ -112,16 +116,7 @@ def sabotage():
     del dataclasses.exec  # the worker's cache: the next case's dataclasses get it back
 """
 
-GENERATED_DRIVER = """
-import dataclasses, sys
-from pathlib import Path
-from grader.run.worker import inprocess, submission
-
-root = Path(sys.argv[1])
-box = {}
-module = submission.import_submission(root, (), lambda: box.setdefault("fresh", inprocess.FreshSubmission((str(root),))))
-fresh = box["fresh"]
-fresh.fds, fresh.spec = inprocess.open_fds(), module.__spec__
+GENERATED_DRIVER = WORKER_START + """
 compiled = len(inprocess._GENERATED_CODE)
 assert compiled >= 3, compiled  # __init__, __repr__, __eq__, ... of Entry; Pair's __new__
 again = fresh.fresh_module()
