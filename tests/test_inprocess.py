@@ -66,7 +66,9 @@ fresh = box["fresh"]
 fresh.fds, fresh.spec = inprocess.open_fds(), module.__spec__
 """
 
-DRIVER = WORKER_START + """
+DRIVER = (
+    WORKER_START
+    + """
 first = module.SEEN
 module.mutate()
 again = fresh.fresh_module()
@@ -87,6 +89,7 @@ threading.Thread(target=lambda: __import__("time").sleep(2), daemon=True).start(
 assert fresh.lasting_damage() == "a thread left running"
 print("OK")
 """
+)
 
 
 def test_every_case_gets_a_fresh_submission_and_a_restored_process(tmp_path):
@@ -116,7 +119,9 @@ def sabotage():
     del dataclasses.exec  # the worker's cache: the next case's dataclasses get it back
 """
 
-GENERATED_DRIVER = WORKER_START + """
+GENERATED_DRIVER = (
+    WORKER_START
+    + """
 compiled = len(inprocess._GENERATED_CODE)
 assert compiled >= 3, compiled  # __init__, __repr__, __eq__, ... of Entry; Pair's __new__
 again = fresh.fresh_module()
@@ -143,6 +148,7 @@ def caller():
 assert caller() == (6, "__main__"), caller()
 print("OK")
 """
+)
 
 
 def test_generated_methods_are_compiled_once_and_classes_stay_fresh(tmp_path):
