@@ -287,8 +287,9 @@ def floor(paths: list[Path]) -> tuple[float, dict[str, float]]:
     case observed against a freshly executed copy of the submission (its module code compiled
     once, and the methods its dataclasses generate, as a worker does), its observations
     encoded and decoded (the one JSON form both sides judge from), judged and scored into the
-    submission's report, and that report written as ``grade`` writes it (report.json, report.html, staff.html, results.json, junit.xml: the same
-    renderers, into a temporary folder). The renderers' start (importing Jinja, compiling the
+    submission's report, and that report written as ``grade`` writes it (report.json,
+    report.html, staff.html, results.json, junit.xml: the same renderers, into a temporary
+    folder). The renderers' start (importing Jinja, compiling the
     templates) is taken out, as in :func:`profile`; so is everything isolation-specific (the
     zygote, the workers, putting a worker's process back between cases, the pipes and frames,
     the output log) and the integrity scan (a staff note about the code, not grading).
