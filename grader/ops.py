@@ -51,18 +51,11 @@ def _host_weights_made(seed: int, n: int, dtype: str) -> np.ndarray:
     return weights
 
 
-_DTYPE_NAMES: dict[np.dtype, str] = {}
-
-
+@functools.lru_cache(maxsize=256)  # bounded: a submission's exotic dtypes cannot grow it
 def dtype_name(dtype: np.dtype) -> str:
     """``str(dtype)``, remembered: numpy builds the text anew on every call, and the grader names
     the dtype of every array an op is handed, observed and judged."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = str(dtype)
-        if len(_DTYPE_NAMES) < 256:  # a submission's exotic dtypes cannot grow it without bound
-            _DTYPE_NAMES[dtype] = name
-    return name
+    return str(dtype)
 
 
 # (seed, n, dtype name, device id) -> the weights on that device. Filled by the first

@@ -122,11 +122,11 @@ def sabotage():
 GENERATED_DRIVER = (
     WORKER_START
     + """
-compiled = len(inprocess._GENERATED_CODE)
+compiled = inprocess._compiled.cache_info().currsize
 assert compiled >= 3, compiled  # __init__, __repr__, __eq__, ... of Entry; Pair's __new__
 again = fresh.fresh_module()
 assert again.Entry is not module.Entry and again.Pair is not module.Pair, "fresh classes for every case"
-assert len(inprocess._GENERATED_CODE) == compiled, "nothing compiled again"
+assert inprocess._compiled.cache_info().currsize == compiled, "nothing compiled again"
 assert again.Entry.__init__.__code__ is module.Entry.__init__.__code__  # the same code, new functions
 assert again.Entry.__init__ is not module.Entry.__init__
 assert repr(again.MADE) == repr(module.MADE), (again.MADE, module.MADE)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import json
 import math
 import os
@@ -389,14 +390,9 @@ def comparison_key(texts: dict[str, str], boilerplate: str, threshold: float) ->
     except metadata.PackageNotFoundError:
         version = "?"
     digest = hashlib.sha256()
-    for part in (
-        f"similarity {CACHE_FORMAT} copydetect {version} {NOISE_K} {WINDOW} {MAX_PAIRS_SHOWN} {threshold!r}",
-        boilerplate,
-    ):
+    header = f"similarity {CACHE_FORMAT} copydetect {version} {NOISE_K} {WINDOW} {MAX_PAIRS_SHOWN} {threshold!r}"
+    for part in (header, boilerplate, *itertools.chain.from_iterable(texts.items())):
         digest.update(len(part).to_bytes(8, "big") + part.encode("utf-8", "surrogatepass"))
-    for name, text in texts.items():
-        for part in (name, text):
-            digest.update(len(part).to_bytes(8, "big") + part.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 

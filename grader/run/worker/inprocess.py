@@ -39,6 +39,7 @@ process, which never runs submission code.
 from __future__ import annotations
 
 import _signal  # the C functions: no enum conversion per signal, per case
+import functools
 import gc
 import importlib
 import importlib.machinery
@@ -109,20 +110,10 @@ _MISSING = object()
 _TAG_VALUE = operator.attrgetter("value")  # of a dict version tag view (see dict_versions)
 
 
-# Code compiled from the source text dataclasses and namedtuple generate: (text, mode) -> code.
-_GENERATED_CODE: dict[tuple[str, str], CodeType] = {}
-GENERATED_CODE_LIMIT = 4096  # distinct texts kept; past it, each is compiled as exec would
-
-
+@functools.lru_cache(maxsize=4096)  # the texts dataclasses and namedtuple generate, compiled
 def _compiled(source: str, mode: str) -> CodeType:
-    key = (source, mode)
-    code = _GENERATED_CODE.get(key)
-    if code is None:
-        # what exec/eval of the text compiles: same file name, no flags taken from this module
-        code = compile(source, "<string>", mode, dont_inherit=True)
-        if len(_GENERATED_CODE) < GENERATED_CODE_LIMIT:
-            _GENERATED_CODE[key] = code
-    return code
+    # what exec/eval of the text compiles: same file name, no flags taken from this module
+    return compile(source, "<string>", mode, dont_inherit=True)
 
 
 def _caller_namespaces(globals, locals):
