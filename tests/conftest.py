@@ -4,12 +4,14 @@ import os
 import sys
 from pathlib import Path
 
-# One BLAS thread in the test processes and what they start (set before numpy loads, below):
-# OpenBLAS's thread pool spins while it waits; with two CPU hogs running, gpu-check's GPU-test
-# step took 87 s with the default pool and 11 s with one thread (the sandboxed workers already
-# run single-threaded; see grader.run.worker.sandbox.SINGLE_THREADED). A value already set wins.
-for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
-    os.environ.setdefault(_name, "1")
+from grader.run.worker.sandbox import SINGLE_THREADED  # imports no numpy
+
+# One BLAS thread in the test processes and what they start (set before numpy loads, below), as
+# the sandboxed workers and `graphgrade` itself run: OpenBLAS's thread pool spins while it waits;
+# with two CPU hogs running, gpu-check's GPU-test step took 87 s with the default pool and 11 s
+# with one thread. A value already set wins.
+for _name, _value in SINGLE_THREADED.items():
+    os.environ.setdefault(_name, _value)
 
 import pytest  # noqa: E402
 
