@@ -424,11 +424,14 @@ def build_student_kit(
 
 # ------------------------------------------------------------------ the command
 def cmd_student_kit(args: argparse.Namespace) -> int:
-    from grader.commands.cli_common import load_specs
+    from grader.commands.cli_common import specs_how
+    from grader.commands.validate import refuse_unless_valid
 
-    load_specs(args.specs)  # every spec error, one line each, before anything is written
     if args.output.suffix != ".zip":
         raise UsageError(f"--output {args.output}: the kit is a zip that pip installs; name it *.zip")
+    refuse_unless_valid(
+        args.specs, specs_how(args), "student-kit"
+    )  # the checks of validate, before anything is written
     try:
         counts = build_student_kit(args.output, args.specs)
     except BundleError as exc:
@@ -450,13 +453,13 @@ def add_student_kit_parser(sub) -> None:
         help="build the student kit: a zip students pip-install (grader, template, contract, public specs only)",
         description="Build the zip students install with 'pip install KIT.zip': the grader, the reports, the student "
         "template, the contract document and the visible specs. Hidden specs and the reference solution never go in; "
-        "the build stops if anything of them would.",
+        "the build stops if anything of them would. The specs are checked first as `graphgrade validate` checks them.",
     )
     k.add_argument(
         "--specs",
         type=Path,
         default=None,
-        help="spec directory whose visible specs go into the kit (default: the bundled suite)",
+        help="spec directory whose visible specs go into the kit (default: this checkout's specs/ when run inside one, else the installed suite)",
     )
     k.add_argument(
         "--output", type=Path, default=Path("graphgrade-kit.zip"), help="zip to write (default: graphgrade-kit.zip)"
