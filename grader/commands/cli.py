@@ -19,7 +19,6 @@ from pathlib import Path
 
 import grader
 from grader.commands import similarity, spec_source
-from grader.commands.spec_source import specs_line
 from grader.commands.cli_common import (
     EXIT_FINDINGS,
     EXIT_INTERNAL,
@@ -29,6 +28,7 @@ from grader.commands.cli_common import (
     number_arg,
     specs_how,
 )
+from grader.commands.spec_source import specs_line
 
 EXIT_CODES_HELP = """exit status (every subcommand):
   0  done, whatever the scores
@@ -51,6 +51,20 @@ def reference_dir() -> Path:
     return Path(reference.__file__).resolve().parent
 
 
+def refuse_without_reference(command: str | None) -> None:
+    """An install stripped for a grading image (deploy/strip-install) has no reference solution:
+    the commands that run it say so in one line."""
+    import importlib.util
+
+    from grader.commands.kit import FULL_PACKAGE_COMMANDS
+
+    if command in FULL_PACKAGE_COMMANDS and importlib.util.find_spec("reference") is None:
+        raise UsageError(
+            f"'graphgrade {command}' needs the reference solution, which this install leaves out "
+            "(a grading image: deploy/strip-install); run it where graphgrade is installed in full"
+        )
+
+
 # ------------------------------------------------------------------ grade
 def _default_submission() -> tuple[list[Path], Path | None]:
     """No path given: ./cudagraph.py when there is one, otherwise the bundled reference, said
@@ -59,9 +73,11 @@ def _default_submission() -> tuple[list[Path], Path | None]:
     if here.is_file():
         print("graphgrade: no submission given: grading ./cudagraph.py", file=sys.stderr)
         return [here], None
+    import importlib.util
+
     from grader.commands.kit import kit_info
 
-    if kit_info() is not None:  # a student kit holds no reference solution to fall back on
+    if kit_info() is not None or importlib.util.find_spec("reference") is None:  # no reference to fall back on
         raise UsageError(
             "no submission given and no cudagraph.py here: give the folder of your work, e.g. graphgrade grade my-lab/"
         )
@@ -503,13 +519,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         print("graphgrade: a COMMAND is needed (see the list above)", file=sys.stderr)
         return EXIT_USAGE
-    if hasattr(args, "specs"):  # --specs, else this checkout's specs/, else the installed suite
-        args.specs_source = spec_source.choose(args.specs)
-        args.specs = args.specs_source.path
     try:
         from grader.commands.kit import refuse_in_kit
 
         refuse_in_kit(args.command)  # a student kit has no reference: say so in one line
+        refuse_without_reference(args.command)
+        if hasattr(args, "specs"):  # --specs, else this checkout's specs/, else the installed suite
+            args.specs_source = spec_source.choose(args.specs)
+            args.specs = args.specs_source.path
         return args.func(args)
     except UsageError as exc:
         print(f"graphgrade: {exc}", file=sys.stderr)

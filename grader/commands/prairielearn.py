@@ -22,9 +22,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader.commands.spec_source import SPECS_ENV  # the specs baked into the private image (deploy/Dockerfile)
+
 # Where a question may put its specs, in the order they are looked for (relative to --root).
 SPEC_PLACES = ("tests/specs", "tests", "serverFilesCourse/graphgrade/specs", "serverFilesCourse/specs")
-SPECS_ENV = "GRAPHGRADE_SPECS"  # the specs baked into a container image (deploy/Dockerfile)
 
 
 def find_specs(root: Path, explicit: Path | None) -> Path:
@@ -40,7 +41,13 @@ def find_specs(root: Path, explicit: Path | None) -> Path:
         return Path(os.environ[SPECS_ENV])
     from grader.commands.spec_source import bundled_specs_dir
 
-    return bundled_specs_dir()  # a job's folder is no checkout: the installed suite
+    bundled = bundled_specs_dir()  # a job's folder is no checkout: the installed suite
+    if not any(bundled.glob("*.y*ml")):  # the default image holds none (deploy/strip-install)
+        raise ValueError(
+            f"no specs: put the question's specs in {root}/tests (the question's tests/ folder) or "
+            f"{root}/serverFilesCourse/graphgrade/specs, or give --specs"
+        )
+    return bundled
 
 
 def specs_origin(root: Path, explicit: Path | None, found: Path) -> str:

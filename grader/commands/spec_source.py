@@ -3,14 +3,16 @@
 Without ``--specs``, a command run inside a graphgrade checkout (a folder holding ``specs/``
 beside a ``pyproject.toml`` that names graphgrade: the current folder or the nearest such
 folder above it) reads that checkout's ``specs/``, so an instructor's new case counts at once,
-with no reinstall. Elsewhere it reads the suite installed with graphgrade; in a student kit,
-always the kit's public specs. ``--specs`` always wins. Every command that reads specs prints
+with no reinstall. Elsewhere it reads ``$GRAPHGRADE_SPECS`` when set (the private image of
+deploy/Dockerfile bakes the specs there), else the suite installed with graphgrade; in a
+student kit, always the kit's public specs. ``--specs`` always wins. Every command that reads specs prints
 :func:`specs_line` on standard error: the folder, where it came from, and its counts.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,8 @@ GIVEN = "given with --specs"
 CHECKOUT = "this checkout's specs/"
 BUNDLED = "the suite installed with graphgrade"
 KIT = "the public specs bundled in this student kit"
+SPECS_ENV = "GRAPHGRADE_SPECS"
+ENVIRONMENT = f"${SPECS_ENV}"
 SPECS_HELP = "spec directory (default: this checkout's specs/ when run inside one, else the installed suite)"
 _NAMES_GRAPHGRADE = re.compile(r"""^\s*name\s*=\s*["']graphgrade["']\s*(#.*)?$""", re.MULTILINE)
 
@@ -64,7 +68,17 @@ def default_specs() -> SpecSource:
     checkout = find_checkout()
     if checkout is not None:
         return SpecSource(checkout / "specs", CHECKOUT)
-    return SpecSource(bundled_specs_dir(), BUNDLED)
+    if os.environ.get(SPECS_ENV):
+        return SpecSource(Path(os.environ[SPECS_ENV]), ENVIRONMENT)
+    bundled = bundled_specs_dir()
+    if not any(bundled.glob("*.y*ml")):  # deploy/strip-install took them out: a grading image
+        from grader.errors import UsageError
+
+        raise UsageError(
+            "this install holds no specs (a grading image keeps them outside it): give --specs DIR, "
+            f"or set ${SPECS_ENV}"
+        )
+    return SpecSource(bundled, BUNDLED)
 
 
 def choose(given: Path | None) -> SpecSource:
