@@ -15,7 +15,8 @@ from typing import Any
 
 from grader.judging.results import Report
 
-from .view import case_text, clean_text, fmt_percent, fmt_points, full_view, one_bit, student_duration, tag_groups
+from .keyed_text import case_text_with_key
+from .view import clean_text, fmt_percent, fmt_points, full_view, one_bit, student_duration, tag_groups
 
 # Gradescope test visibilities. "hidden" tests are shown to staff only; the others reach the
 # student (now or later), so a hidden case placed there is shown as one bit.
@@ -102,7 +103,7 @@ def to_gradescope(report: Report, hidden_visibility: str = "hidden") -> dict[str
                 "score": _num(view.score),
                 "max_score": _num(view.max_score),
                 "status": "passed" if view.passed else "failed",
-                "output": case_text(view, spec.hint if spec else ""),
+                "output": case_text_with_key(view, spec.hint if spec else ""),
                 "output_format": "text",
                 "tags": [clean_text(view.tag)] if view.tag else [],
                 "visibility": visibility,

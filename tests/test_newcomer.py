@@ -41,3 +41,50 @@ def test_a_key_typo_says_did_you_mean_with_file_and_line(typo, line, guess):
 def test_an_unlike_key_gets_no_guess():
     message = _spec_error(GOOD.replace("    hint: ", "    zzzzzzzz: ", 1))
     assert "unknown key" in message and "did you mean" not in message
+
+
+# ------------------------------------------------------------------ the hosted graders' notation key
+def _shorthand_case():
+    from dataclasses import replace
+
+    from test_reports_samples import REPLAY_FAIL
+
+    from grader.judging.results import StepLine
+
+    steps = (
+        StepLine(0, "runner = PiecewiseGraphRunner(ops=[relu, attention(5), tanh], is_capturable=CEC)", "returned"),
+        StepLine(1, "runner(x: float32[4, 8] seed 1)", "returned float32[4, 8]"),
+    )
+    return replace(REPLAY_FAIL, steps=steps)
+
+
+def test_gradescope_and_prairielearn_text_carries_the_notation_key():
+    from test_reports_samples import make_report
+
+    from reports.gradescope import to_gradescope
+    from reports.prairielearn import to_prairielearn
+
+    report = make_report("alice", [_shorthand_case()])
+    outputs = [
+        to_gradescope(report)["tests"][0]["output"],
+        next(t["output"] for t in to_prairielearn(report)["tests"] if t["output"]),
+    ]
+    for text in outputs:
+        assert "is_capturable=CEC" in text and "float32[4, 8] seed 1" in text
+        key = text.split("\n\nNotation:\n", 1)[1]
+        assert "is_capturable=CEC: one letter per op, in order: C the op may be captured" in key
+        assert "float32[4, 8] seed 1: an input array of that dtype and shape" in key
+        assert "attention(5)" in key
+
+
+def test_no_key_where_no_shorthand_is_used():
+    from dataclasses import replace
+
+    from test_reports_samples import REPLAY_FAIL, make_report
+
+    from grader.judging.results import StepLine
+    from reports.gradescope import to_gradescope
+
+    plain = replace(REPLAY_FAIL, steps=(StepLine(0, "runner = GraphRunner(ops=[relu])", "returned a GraphRunner"),))
+    plain = replace(plain, checks=(), description="A plain case.")
+    assert "Notation:" not in to_gradescope(make_report("alice", [plain]))["tests"][0]["output"]
