@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 import grader
+from grader.commands import kit_marker
 from grader.commands.bundles import (
     CONTRACT_NAME,
     DOCS_PACKAGE,
@@ -43,11 +44,10 @@ from grader.commands.bundles import (
     walk,
     write_zip,
 )
+from grader.commands.kit_marker import KIT_FORMAT, KIT_MARKER
 from grader.errors import UsageError
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: the same values, faster
-KIT_MARKER = "KIT.json"
-KIT_FORMAT = 1
 ROOT = "graphgrade-kit/"  # pip strips a zip's single top-level folder; `unzip` keeps things tidy
 KIT_PACKAGES = ("grader", "reports", "specs", "student_template")
 FULL_PACKAGE_COMMANDS = ("validate", "audit", "bench", "gradescope-bundle", "student-kit")
@@ -74,15 +74,7 @@ MIN_HIDDEN_TEXT = 20  # characters of a hidden title, hint, explanation or descr
 
 
 # ------------------------------------------------------------------ at run time
-def kit_info() -> dict[str, Any] | None:
-    """What this kit was built with (``grader/KIT.json``), or None in the full package."""
-    marker = Path(grader.__file__).resolve().parent / KIT_MARKER
-    try:
-        return json.loads(marker.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        return {"format": KIT_FORMAT}  # a damaged marker still means: this is a kit
+kit_info = kit_marker.kit_info  # grader/KIT.json (in a module of its own: see kit_marker)
 
 
 def refuse_in_kit(command: str | None) -> None:

@@ -328,7 +328,9 @@ def check_assignment(assignment: str, columns: list[str], roster: Roster, new_co
     close = difflib.get_close_matches(assignment, columns, n=1, cutoff=0.0)
     listed = ", ".join(repr(c) for c in columns) if columns else "none"
     closest = f"; the closest is {close[0]!r}" if close else ""
-    text = f"--assignment {assignment!r} is not a column of {roster.path.name} (its assignment columns: {listed}{closest})"
+    text = (
+        f"--assignment {assignment!r} is not a column of {roster.path.name} (its assignment columns: {listed}{closest})"
+    )
     if not new_column:
         raise UsageError(f"{text}: give one of those, or --new-column to add {assignment!r} as a new column")
     return f"warning: {text}; writing it as a new column (--new-column)"

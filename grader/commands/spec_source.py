@@ -61,7 +61,7 @@ def find_checkout(start: Path | None = None) -> Path | None:
 
 def default_specs() -> SpecSource:
     """The specs a command reads without ``--specs`` (see the module's docstring)."""
-    from grader.commands.kit import kit_info
+    from grader.commands.kit_marker import kit_info
 
     if kit_info() is not None:
         return SpecSource(bundled_specs_dir(), KIT)
