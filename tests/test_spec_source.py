@@ -139,3 +139,36 @@ def test_an_instructors_new_case_reaches_every_command_without_a_reinstall(tmp_p
     report = json.loads((tmp_path / "out" / "student" / "report.json").read_text(encoding="utf-8"))
     graded = [c for c in report["cases"] if "instructors-new-case" in json.dumps(c)]
     assert len(graded) == 1 and graded[0]["status"] == "passed"
+
+
+def test_in_a_student_kit_the_default_is_the_kits_public_specs(tmp_path, monkeypatch):
+    from grader.commands import kit_marker
+
+    monkeypatch.setattr(kit_marker, "kit_info", lambda: {"format": 1})
+    monkeypatch.chdir(checkout_copy(tmp_path))  # even inside a checkout: a kit grades its own public specs
+    assert spec_source.default_specs() == spec_source.SpecSource(spec_source.bundled_specs_dir(), spec_source.KIT)
+
+
+def test_audit_says_which_specs_it_read(tmp_path, monkeypatch, capsys):
+    from grader.commands import audit
+    from grader.judging.audit_results import AuditResult
+
+    def fake_run_audit(specs_dir, jobs, load):
+        load(specs_dir)  # the audit loads its specs through this
+        return AuditResult((), (), (), ())
+
+    monkeypatch.setattr(audit, "run_audit", fake_run_audit)
+    monkeypatch.chdir(checkout_copy(tmp_path))
+    assert main(["audit"]) == 0
+    assert f"graphgrade: specs: {Path.cwd() / 'specs'} (this checkout's specs/): " in capsys.readouterr().err
+
+
+def test_prairielearn_says_which_specs_the_job_brought(tmp_path, capsys):
+    job = tmp_path / "grade"
+    (job / "student").mkdir(parents=True)
+    shutil.copy(ROOT / "reference" / "cudagraph.py", job / "student")
+    (job / "tests").mkdir()
+    shutil.copy(ROOT / "specs" / "02_eager.yaml", job / "tests")
+    assert main(["prairielearn", "--root", str(job)]) == 0
+    err = capsys.readouterr().err
+    assert f"graphgrade: specs: {job / 'tests'} (the job's tests/): 1 file, 2 specs, " in err

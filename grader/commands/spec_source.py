@@ -88,7 +88,8 @@ def choose(given: Path | None) -> SpecSource:
 def specs_line(source: SpecSource, loaded) -> str:
     """``specs: DIR (how): F files, S specs, C cases, P points``: one line, for standard error."""
     suite = loaded.suite
-    return (
-        f"graphgrade: specs: {source.path} ({source.how}): {len(suite.files)} files, {len(suite.specs)} specs, "
-        f"{len(suite.cases)} cases, {sum(s.points for s in suite.specs):g} points"
+    counts = ", ".join(
+        f"{n} {word}{'' if n == 1 else 's'}"
+        for n, word in ((len(suite.files), "file"), (len(suite.specs), "spec"), (len(suite.cases), "case"))
     )
+    return f"graphgrade: specs: {source.path} ({source.how}): {counts}, {sum(s.points for s in suite.specs):g} points"
