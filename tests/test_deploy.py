@@ -210,7 +210,7 @@ def copied_sources(stage: list[str]) -> list[tuple[str, str]]:
 
 def pyproject_needs() -> set[str]:
     """The top-level source folders and files ``pip install .`` reads, from pyproject.toml."""
-    import tomllib
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     setuptools = project["tool"]["setuptools"]
