@@ -8,7 +8,7 @@
 # the +1. Change the number of shards by changing --array only.
 #
 # Run it as root inside a container (Apptainer/Singularity with --fakeroot, or the image of
-# deploy/Dockerfile): as a normal user every worker shares your uid, so without Landlock one
+# deploy/Dockerfile's private with-specs target, or pass --specs): as a normal user every worker shares your uid, so without Landlock one
 # submission could read the others, the specs and the observation cache (graphgrade warns).
 #SBATCH --job-name=graphgrade
 #SBATCH --array=0-3

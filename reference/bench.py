@@ -182,8 +182,8 @@ def _measure(n, eager_of, replay_of, inputs, copy, to_host, counter, clock, repe
 
 
 def _numpy_chain(n: int) -> list:
-    """The CPU twin of ``reference.cuda.elementwise_chain``: the same maths."""
-    from reference.cuda import elementwise_chain
+    """The CPU twin of ``reference.device_ops.elementwise_chain``: the same maths."""
+    from reference.device_ops import elementwise_chain
 
     return [op.numpy for op in elementwise_chain(n)]
 

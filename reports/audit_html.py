@@ -1,6 +1,6 @@
 """The instructor's page of a spec audit: which cases catch which mutant.
 
-Rendered from a :class:`grader.commands.audit.AuditResult` with the same Jinja
+Rendered from a :class:`grader.judging.audit_results.AuditResult` with the same Jinja
 environment as the other reports (autoescape forced on, ``StrictUndefined``,
 every value cleaned on output). The page is self-contained: CSS inline, no
 scripts, no external URLs. The matrix has a row per mutant and a column per
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.commands.audit import AuditResult
+from grader.judging.audit_results import AuditResult
 
 from . import view as v
 from .html import environment
@@ -74,7 +74,7 @@ def _rows(result: AuditResult) -> tuple[Row, ...]:
 def render_audit(result: AuditResult) -> str:
     """The audit page as one HTML document."""
     if not isinstance(result, AuditResult):
-        raise TypeError(f"expected a grader.commands.audit.AuditResult, got {type(result).__name__}")
+        raise TypeError(f"expected a grader.judging.audit_results.AuditResult, got {type(result).__name__}")
     live = [m for m in result.mutants if not m.problem]
     columns = tuple(
         Column(i + 1, s.id, s.title, s.tag, s.visibility, len(s.cases), sum(1 for m in live if m.kills_in(s.id)))

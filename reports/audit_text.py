@@ -1,7 +1,7 @@
 """The audits as text for a terminal: ``graphgrade audit`` (:func:`format_text`, the kill matrix
 of the named mutants) and ``graphgrade audit --deep`` (:func:`format_deep_text`, the mutation score).
 
-Pure: an :class:`grader.commands.audit.AuditResult` or :class:`grader.commands.deep_audit.DeepResult` in, text out
+Pure: an :class:`grader.judging.audit_results.AuditResult` or :class:`grader.judging.audit_results.DeepResult` in, text out
 (the HTML page of the named-mutant audit is :mod:`reports.audit_html`).
 """
 
@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
-from grader.commands.audit import AuditResult
-from grader.commands.deep_audit import TARGET_NAME, DeepResult
+from grader.judging.audit_results import TARGET_NAME, AuditResult, DeepResult
 
 
 # ------------------------------------------------------------------ graphgrade audit

@@ -15,7 +15,8 @@ from typing import Any
 
 from grader.judging.results import Report
 
-from .view import case_text, clean_text, fmt_percent, fmt_points, full_view, one_bit, student_duration, tag_groups
+from .keyed_text import case_text_with_key
+from .view import clean_text, fmt_percent, fmt_points, full_view, one_bit, student_duration, tag_groups
 
 # Gradescope test visibilities. "hidden" tests are shown to staff only; the others reach the
 # student (now or later), so a hidden case placed there is shown as one bit.
@@ -26,6 +27,14 @@ def _num(x: float) -> float:
     """Points in hundredths (the grader's precision): per-test scores add up to the total."""
     x = float(x)
     return round(x, 2) if math.isfinite(x) else 0.0
+
+
+def execution_time(report: Report) -> int:
+    """Whole seconds, rounded up: the submission's real grading time; when a hidden case ran,
+    the time of the cases the student sees in full (a hidden case's timing is the submission's
+    to choose, so it could signal what the case was given), as junit.xml's total says."""
+    seconds = student_duration(report) or sum(c.duration_s for c in report.cases if not c.redacted)
+    return math.ceil(seconds) if math.isfinite(seconds) and seconds > 0 else 0
 
 
 def _overview(report: Report) -> str:
@@ -94,7 +103,7 @@ def to_gradescope(report: Report, hidden_visibility: str = "hidden") -> dict[str
                 "score": _num(view.score),
                 "max_score": _num(view.max_score),
                 "status": "passed" if view.passed else "failed",
-                "output": case_text(view, spec.hint if spec else ""),
+                "output": case_text_with_key(view, spec.hint if spec else ""),
                 "output_format": "text",
                 "tags": [clean_text(view.tag)] if view.tag else [],
                 "visibility": visibility,
@@ -102,7 +111,7 @@ def to_gradescope(report: Report, hidden_visibility: str = "hidden") -> dict[str
         )
     return {
         "score": _num(report.score),
-        "execution_time": int(round(student_duration(report))) if math.isfinite(report.duration_s) else 0,
+        "execution_time": execution_time(report),
         "output": _overview(report),
         "output_format": "text",
         "visibility": "visible",

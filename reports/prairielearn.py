@@ -24,7 +24,8 @@ from typing import Any
 
 from grader.judging.results import Report
 
-from .view import case_text, case_views, clean_text, fmt_percent, fmt_points, tag_groups
+from .keyed_text import case_text_with_key
+from .view import case_views, clean_text, fmt_percent, fmt_points, tag_groups
 
 # PrairieLearn drops results over 1 MB; leave room for the transport around them.
 RESULTS_BUDGET = 900_000
@@ -94,7 +95,7 @@ def to_prairielearn(report: Report, budget: int = RESULTS_BUDGET) -> dict[str, A
         else:
             description = view.description or (clean_text(spec.explanation) if spec else "")
             message = view.message or ("Passed." if view.passed else "Failed.")
-            output = "" if view.passed else case_text(view, spec.hint if spec else "")
+            output = "" if view.passed else case_text_with_key(view, spec.hint if spec else "")
         tests.append(
             {
                 "name": f"{title} ({clean_text(view.label)})",

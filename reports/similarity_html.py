@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .html import environment, safe_href
+from .spans import normalise_spans
 
 
 @dataclass(frozen=True)
@@ -39,13 +40,11 @@ class SimilarBlock:
 
 
 def segments(code: str, spans: Sequence[tuple[int, int]]) -> tuple[Segment, ...]:
-    """``code`` cut into runs, each shared with the other submission or not (spans merged)."""
+    """``code`` cut into runs, each shared with the other submission or not: every character
+    once, in order, with the spans normalised first (:func:`reports.spans.normalise_spans`)."""
     out: list[Segment] = []
     pos = 0
-    for start, end in sorted((max(0, s), min(len(code), e)) for s, e in spans):
-        if end <= pos:
-            continue
-        start = max(start, pos)
+    for start, end in normalise_spans(spans, len(code)):
         if start > pos:
             out.append(Segment(code[pos:start], False))
         out.append(Segment(code[start:end], True))

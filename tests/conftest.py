@@ -44,13 +44,14 @@ def strict_cupy(monkeypatch):
     """
     import grader.ops
     import reference.cuda
+    import reference.device_ops
 
     saved = _cupy_modules()
     for name in saved:
         del sys.modules[name]
     monkeypatch.syspath_prepend(str(STRICT_CUPY))
     grader.ops._DEVICE_WEIGHTS.clear()
-    reference.cuda._KERNELS.clear()
+    reference.device_ops._KERNELS.clear()
     import cupy
 
     assert getattr(cupy, "__standin__", False), "the strict stand-in was not the cupy imported"
@@ -58,7 +59,7 @@ def strict_cupy(monkeypatch):
         yield cupy
     finally:
         grader.ops._DEVICE_WEIGHTS.clear()
-        reference.cuda._KERNELS.clear()
+        reference.device_ops._KERNELS.clear()
         for name in _cupy_modules():
             del sys.modules[name]
         sys.modules.update(saved)

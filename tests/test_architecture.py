@@ -485,11 +485,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     },
 }
 # Imports against that table, as (file, imported module); each must still occur (remove it with the use).
-KNOWN_STAGE_EXCEPTIONS: set[tuple[str, str]] = {
-    ("reports/audit_html.py", "grader.commands.audit"),  # renders the audit's result type
-    ("reports/audit_text.py", "grader.commands.audit"),
-    ("reports/audit_text.py", "grader.commands.deep_audit"),
-}
+# None today: the audit's result types moved below the renderers (grader/judging/audit_results.py).
+KNOWN_STAGE_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def stage_of(name: str, stages=MAY_IMPORT, entry=ENTRY_MODULES) -> str | None:

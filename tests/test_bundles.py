@@ -325,6 +325,11 @@ def test_find_leaks_refuses_the_reference_and_unreadable_files():
     assert len(leaks) == 3 and not any("ok.py" in leak for leak in leaks)
 
 
+def _errors(err: str) -> str:
+    """stderr without the line saying which specs were read."""
+    return "".join(line for line in err.splitlines(keepends=True) if not line.startswith("graphgrade: specs: "))
+
+
 @pytest.mark.slow
 def test_cli_student_kit(tmp_path, capsys):
     out = tmp_path / "k.zip"
@@ -337,6 +342,8 @@ def test_cli_student_kit(tmp_path, capsys):
     _edit_visible(specs / "01_launch_counter.yaml", lambda v, h: v.update(hint=h["id"]))
     assert main(["student-kit", "--specs", str(specs), "--output", str(tmp_path / "leak.zip")]) == 2
     err = capsys.readouterr().err
+    assert err.startswith(f"graphgrade: specs: {specs} (given with --specs): ")  # which folder, then the refusal
+    err = _errors(err)
     assert err.count("\n") == 1 and "refusing to build a kit that leaks" in err and not (tmp_path / "leak.zip").exists()
 
 
@@ -346,7 +353,7 @@ def test_unwritable_output_is_one_line(tmp_path, capsys):
     blocker.write_text("")
     for command in ("student-kit", "gradescope-bundle"):
         assert main([command, "--output", str(blocker / "sub" / "x.zip")]) == 2
-        err = capsys.readouterr().err
+        err = _errors(capsys.readouterr().err)
         assert err.count("\n") == 1 and "--output" in err and "Traceback" not in err
 
 
@@ -379,3 +386,34 @@ def test_a_kit_cannot_build_a_kit(monkeypatch, tmp_path):
     monkeypatch.setattr(kit, "kit_info", lambda: {"format": 1})
     with pytest.raises(BundleError, match="student kit"):
         kit.build_student_kit(tmp_path / "k.zip", SPECS)
+
+
+def _reference_fails(specs: Path) -> int:
+    """Make the first case of 02_eager.yaml expect a launch count the reference never gives; its line."""
+    path = specs / "02_eager.yaml"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "launches: {step: out, equals: 3}" in line)
+    lines[at] = lines[at].replace("equals: 3", "equals: 4")
+    path.write_text("".join(lines), encoding="utf-8")
+    return at + 1
+
+
+@pytest.mark.parametrize("command", ["student-kit", "gradescope-bundle"])
+@pytest.mark.parametrize("breakage", ["reference fails", "does not load"])
+def test_bundles_validate_first_and_write_nothing(tmp_path, capsys, command, breakage):
+    specs = _specs_copy(tmp_path)
+    if breakage == "reference fails":
+        line = _reference_fails(specs)
+        expect = f"{specs / '02_eager.yaml'}:{line}: "
+    else:
+        path = specs / "03_shape_cache.yaml"
+        path.write_text(path.read_text(encoding="utf-8").replace("    tag: ", "    tags: ", 1), encoding="utf-8")
+        expect = f"{path}:"
+    out = tmp_path / "bundle.zip"
+    assert main([command, "--specs", str(specs), "--output", str(out)]) == 2
+    captured = capsys.readouterr()
+    err = _errors(captured.err)
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"graphgrade: {command}: nothing written, the specs do not validate: ") and expect in err
+    assert "Traceback" not in err and "wrote" not in captured.out
+    assert not out.exists() and not list(tmp_path.glob("*.zip")) and not list(tmp_path.glob(".graphgrade-*"))

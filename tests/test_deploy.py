@@ -142,6 +142,11 @@ def test_run_autograder_unimportable_still_writes_results(tmp_path):
     assert proc.returncode == 0, proc.stderr
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     assert results["score"] == 0 and "cudagraph.py:1: SyntaxError" in results["output"]
+    # its last line names what it leaves, not the scratch folder graphgrade wrote to (removed on exit)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"run_autograder: wrote {root / 'results' / 'results.json'} ")
+    named = re.findall(r"(/[^\s()]+)", last)
+    assert named and all(Path(p.rstrip("/.")).exists() for p in named), last
 
 
 @needs_root
@@ -178,20 +183,155 @@ def test_prairielearn_job_as_a_normal_user(open_tmp):
     assert (root / "results" / "results.json").stat().st_uid == 65534
 
 
-def test_dockerfile_installs_entry_points_and_locks_secrets():
-    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
-    # the files the image copies exist, and the entry points it names are the ones tested above
+def dockerfile_stages() -> dict[str, list[str]]:
+    """``{stage name: its instruction lines}`` of deploy/Dockerfile (continuation lines joined)."""
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
+    stages: dict[str, list[str]] = {}
+    current = None
     for line in text.splitlines():
-        if line.startswith("COPY "):
-            for src in line.split()[1:-1]:
-                assert (ROOT / src).exists(), src
-    assert "COPY deploy/run_autograder /autograder/run_autograder" in text
+        if line.startswith("FROM "):
+            current = line.split(" AS ")[-1].strip() if " AS " in line else f"stage{len(stages)}"
+            stages[current] = [line]
+        elif current is not None and line.strip() and not line.startswith("#"):
+            stages[current].append(line)
+    return stages
+
+
+def copied_sources(stage: list[str]) -> list[tuple[str, str]]:
+    """``(source, destination)`` of each plain COPY of a stage (not ``COPY --from``)."""
+    pairs = []
+    for line in stage:
+        words = line.split()
+        if words[0] == "COPY" and not words[1].startswith("--"):
+            *sources, dest = words[1:]
+            pairs += [(src, dest.rstrip("/") + "/" + Path(src).name if dest.endswith("/") else dest) for src in sources]
+    return pairs
+
+
+def pyproject_needs() -> set[str]:
+    """The top-level source folders and files ``pip install .`` reads, from pyproject.toml."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    setuptools = project["tool"]["setuptools"]
+    mapped = setuptools.get("package-dir", {})
+    needs = {"pyproject.toml", project["project"]["readme"]}
+    for package in setuptools["packages"]:
+        top = next((mapped[p] for p in mapped if package == p or package.startswith(p + ".")), package)
+        needs.add(top.split("/")[0].split(".")[0])
+    return needs
+
+
+def test_dockerfile_build_stage_copies_what_pyproject_needs():
+    stages = dockerfile_stages()
+    assert list(stages)[-1] == "image" and "with-specs" in stages and "build" in stages
+    build = copied_sources(stages["build"])
+    installed = {
+        dest.removeprefix("/tmp/graphgrade-src/") for _, dest in build if dest.startswith("/tmp/graphgrade-src/")
+    }
+    assert pyproject_needs() <= installed, pyproject_needs() - installed
+    for src, _ in build:
+        assert (ROOT / src).exists(), src
+    build_text = "\n".join(stages["build"])
+    assert "pip install /tmp/graphgrade-src" in build_text and "graphgrade-strip-install" in build_text
+
+
+def test_the_default_image_holds_no_spec_and_no_reference():
+    stages = dockerfile_stages()
+    # the default target (the last stage) is the grader stage: it copies the stripped venv and
+    # the entry script, nothing of the source tree
+    assert stages["image"] == ["FROM grader AS image"]
+    grader_stage = stages["grader"]
+    assert [line for line in grader_stage if line.startswith("COPY ")] == [
+        "COPY --from=build /opt/graphgrade /opt/graphgrade",
+        "COPY deploy/run_autograder /autograder/run_autograder",
+    ]
+    assert not any("GRAPHGRADE_SPECS" in line for line in grader_stage)
+    # the specs go into the named private target only, with its warning
+    assert copied_sources(stages["with-specs"]) == [("specs", "/opt/graphgrade-specs")]
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
+    assert "--target with-specs" in text and "PRIVATE registry only" in text
     assert "/usr/local/bin/graphgrade prairielearn" in text
-    assert "graphgrade-lock-down" in text and "graphgrade validate" in text
     # nothing fetched at grading time: the entry scripts never install or download
-    for script in ("run_autograder", "lock-down"):
+    for script in ("run_autograder", "lock-down", "strip-install"):
         body = (DEPLOY / script).read_text(encoding="utf-8")
         assert not re.search(r"\b(pip3?|apt-get|apt|curl|wget|git)\b", body), script
+
+
+@pytest.mark.slow
+def test_the_dockerfile_file_set_installs_and_strips_to_a_grader_without_secrets(tmp_path):
+    """The build stage's COPY lines, copied as Docker would, installed with a plain pip install
+    into a fresh venv, then stripped as the image is (Docker itself is not needed)."""
+    from test_install import _link_dependencies, _pip_install, _site, _venv
+
+    context = tmp_path / "graphgrade-src"
+    context.mkdir()
+    for src, dest in copied_sources(dockerfile_stages()["build"]):
+        if not dest.startswith("/tmp/graphgrade-src/"):
+            continue
+        target = context / dest.removeprefix("/tmp/graphgrade-src/")
+        if (ROOT / src).is_dir():
+            shutil.copytree(ROOT / src, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(ROOT / src, target)
+    deps = tmp_path / "deps"
+    _link_dependencies(deps)
+    venv = _venv(tmp_path / "venv", deps)
+    _pip_install(venv, context)  # a folder the Dockerfile leaves out fails here
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    cli = [str(venv / "bin" / "graphgrade")]
+    done = subprocess.run(
+        [*cli, "validate", "--specs", str(context / "specs")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr  # the build stage's check
+    done = subprocess.run(
+        ["bash", str(DEPLOY / "strip-install"), str(venv / "bin" / "python")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    shutil.rmtree(context)
+    site = _site(venv)
+    files = [p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()]
+    assert not [f for f in files if f.startswith(("reference/", "specs/")) and f != "specs/__init__.py"]
+    assert not [f for f in files if f.endswith((".yaml", ".yml")) or "mutants" in f]
+    reference_lines = {
+        line.strip()
+        for line in REFERENCE.read_text(encoding="utf-8").splitlines()
+        if len(line.strip()) > 40 and not line.strip().startswith(("#", '"', "def ", "class "))
+    }
+    template = (ROOT / "student_template" / "cudagraph.py").read_text(encoding="utf-8")
+    distinctive = {line for line in reference_lines if line not in template}
+    assert distinctive
+    for path in site.rglob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert not any(line in text for line in distinctive), path
+    # and it still grades, against specs that come with the job, and says where it found none
+    job = grade_tree(tmp_path, REFERENCE.read_text(encoding="utf-8"))
+    done = subprocess.run(
+        [*cli, "prairielearn", "--root", str(job)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((job / "results" / "results.json").read_text(encoding="utf-8"))["score"] == 1.0
+    assert f"specs: {job / 'tests'} (the job's tests/): " in done.stderr
+    done = subprocess.run(
+        [*cli, "grade", str(job / "student"), "--out", str(tmp_path / "out"), "--no-cache"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert done.returncode == 2 and "this install holds no specs" in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run([*cli, "validate"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert done.returncode == 2 and "reference" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 @needs_root

@@ -114,3 +114,12 @@ def test_the_overview_says_why_a_submission_could_not_be_graded():
     gs = to_gradescope(problem_report())
     assert "could not be graded completely" in gs["output"] and "def __call__(self x):" in gs["output"]
     assert "could not be graded" not in to_gradescope(failing_report())["output"]
+
+
+def test_execution_time_is_the_real_time_and_leaves_hidden_cases_out():
+    report = passing_report()  # no hidden case: the submission's whole grading time, rounded up
+    assert not any(c.redacted for c in report.cases) and to_gradescope(report)["execution_time"] == 4  # 3.4 s
+    cases = [replace(c, duration_s=0.3) for c in report.cases]
+    cases[0] = replace(cases[0], redacted=True, duration_s=50.0)  # a hidden case's own time stays out
+    mixed = replace(report, cases=tuple(cases), duration_s=60.0)
+    assert to_gradescope(mixed)["execution_time"] == math.ceil(0.3 * (len(cases) - 1))

@@ -12,6 +12,7 @@ tells them apart. Staff outputs (report.json, staff.html) do tell them apart.
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -79,6 +80,7 @@ def _student_view(out: Path, name: str) -> dict[str, str]:
     }
     gs = json.loads(files["results.json"])
     assert all(t["visibility"] != "hidden" for t in gs["tests"])  # placed where students see them
+    files["results.json"] = re.sub(r'"execution_time": \d+', '"execution_time": T', files["results.json"])
     # Visible cases run first and keep their own timings (the student's own, noisy from run to
     # run); a hidden case has none.
     assert re.findall(r'name="Hidden case \d+" time="([^"]*)"', files["junit.xml"]) and all(
@@ -117,5 +119,7 @@ def test_the_five_ways_a_hidden_case_ends_are_one_bit_to_the_student(graded):
     # No timing a hidden case could choose.
     for name in VARIANTS:
         gs = json.loads((graded / name / "results.json").read_text())
-        assert gs["execution_time"] == 0
+        junit = (graded / name / "junit.xml").read_text()
+        visible = float(re.search(r'<testsuite [^>]*time="([^"]*)"', junit).group(1))
+        assert abs(gs["execution_time"] - math.ceil(visible)) <= 1  # the visible cases' time only
         assert "graded in" not in views[name]["report.html"]

@@ -105,8 +105,9 @@ def test_canvas_semicolons_and_a_new_column_to_stdout(tmp_path, gradebook):
     csv.writer(buf, delimiter=";", lineterminator="\r\n").writerows(rows(CANVAS_EXPORT.lstrip("\ufeff")))
     semi.write_bytes(("\ufeff" + buf.getvalue()).encode("utf-8"))
     out = make_out(tmp_path, {"jdoe": 80.0, "bnguyen": 95.5})
-    proc = export("canvas", str(out), "--roster", str(semi), "--assignment", "Lab 2")
+    proc = export("canvas", str(out), "--roster", str(semi), "--assignment", "Lab 2", "--new-column")
     assert proc.returncode == 0, proc.stderr
+    assert "warning: --assignment 'Lab 2' is not a column of grades-semicolon.csv" in proc.stderr
     got = rows(proc.stdout, ";")
     assert got[0][-1] == "Lab 2"
     assert got[1] == ["    Points Possible", "", "", "", "", "100"]  # a new column: points as graded
@@ -174,6 +175,7 @@ def test_moodle_import_file(tmp_path):
         str(target),
         "--points-possible",
         "20",
+        "--new-column",
     )
     assert proc.returncode == 0, proc.stderr
     assert rows(target.read_text(encoding="utf-8")) == [["Email address", "CUDA graphs lab"], ["jdoe@uni.edu", "15.4"]]
@@ -219,3 +221,32 @@ def test_roster_reading_and_keys(tmp_path, gradebook):
         "5c1e7a0b9d",
     ]
     assert match_key("Jane.Doe@Uni.edu") == match_key("jane.doe_uni.edu")
+
+
+@pytest.mark.parametrize("lms", ["canvas", "moodle"])
+def test_a_mistyped_assignment_is_refused_naming_the_columns_and_the_closest(tmp_path, gradebook, lms):
+    out = make_out(tmp_path, {"jdoe": 100.0})
+    if lms == "canvas":
+        roster, typo, right = gradebook, "CUDA graphs lab (48123)", ASSIGNMENT
+        columns = "'Quiz 1 (48100)', 'CUDA graphs lab (48213)'"  # not the IDs, not the read-only totals
+    else:
+        roster = tmp_path / "moodle.csv"
+        roster.write_text(
+            '"First name","Last name","Email address","Assignment: Lab (Real)","Quiz: One (Real)","Course total (Real)"\n'
+            '"Jane","Doe","jdoe","-","-","-"\n',
+            encoding="utf-8",
+        )
+        typo, right = "Assignment: Lab (Reel)", "Assignment: Lab (Real)"
+        columns = "'Assignment: Lab (Real)', 'Quiz: One (Real)', 'Course total (Real)'"
+    target = tmp_path / "import.csv"
+    proc = export(lms, str(out), "--roster", str(roster), "--assignment", typo, "--output", str(target))
+    assert proc.returncode == 2 and not target.exists() and "Traceback" not in proc.stderr
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1
+    assert f"--assignment {typo!r} is not a column of {roster.name} (its assignment columns: {columns}" in line
+    assert f"the closest is {right!r}" in line and "--new-column" in line
+    proc = export(lms, str(out), "--roster", str(roster), "--assignment", right)  # the right name: no warning
+    assert proc.returncode == 0 and "warning" not in proc.stderr and right in proc.stdout.splitlines()[0]
+    proc = export(lms, str(out), "--roster", str(roster), "--assignment", typo, "--new-column")
+    assert proc.returncode == 0, proc.stderr
+    assert f"warning: --assignment {typo!r} is not a column" in proc.stderr and typo in proc.stdout.splitlines()[0]

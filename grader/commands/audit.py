@@ -37,6 +37,9 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+# the typed results live below the renderers (re-exported here for the audit's callers)
+from grader.judging.audit_results import AuditResult, BaselineResult, MutantResult, SpecInfo  # noqa: F401
+
 ROOT = Path(__file__).resolve().parent.parent.parent  # holds the grader, reference and specs packages
 MUTANTS_DIR = ROOT / "reference" / "mutants"
 BASELINES_DIR = MUTANTS_DIR / "baselines"
@@ -97,119 +100,6 @@ def discover_mutants(directory: Path = MUTANTS_DIR) -> list[Subject]:
 
 def discover_baselines(directory: Path = BASELINES_DIR) -> list[Subject]:
     return _subjects(directory, baselines=True)
-
-
-# ------------------------------------------------------------------ results
-@dataclass(frozen=True)
-class SpecInfo:
-    id: str
-    title: str
-    tag: str
-    visibility: str
-    cases: tuple[str, ...]  # "spec/case"
-
-
-@dataclass(frozen=True)
-class MutantResult:
-    name: str
-    description: str
-    killed_by: tuple[str, ...]  # "spec/case", in suite order
-    problem: str = ""  # the mutant could not be imported: an audit bug, not a kill
-
-    @property
-    def killed(self) -> bool:
-        return bool(self.killed_by) and not self.problem
-
-    def kills_in(self, spec_id: str) -> tuple[str, ...]:
-        return tuple(c for c in self.killed_by if c.split("/", 1)[0] == spec_id)
-
-
-@dataclass(frozen=True)
-class BaselineResult:
-    name: str
-    description: str
-    score: float
-    max_score: float
-    percent: float
-    max_percent: float
-    passed: tuple[str, ...]  # the cases it passes: where the points came from
-
-    @property
-    def ok(self) -> bool:
-        return self.percent <= self.max_percent + 1e-9
-
-
-@dataclass(frozen=True)
-class AuditResult:
-    specs: tuple[SpecInfo, ...]
-    mutants: tuple[MutantResult, ...]
-    baselines: tuple[BaselineResult, ...]
-    control_failures: tuple[str, ...]  # cases the reference itself does not pass
-    duration_s: float = 0.0
-    specs_dir: str = ""
-    regraded: tuple[str, ...] = ()  # graded a second time after a crash, timeout or import problem
-
-    @property
-    def survivors(self) -> tuple[MutantResult, ...]:
-        return tuple(m for m in self.mutants if not m.killed_by and not m.problem)
-
-    @property
-    def broken(self) -> tuple[MutantResult, ...]:
-        return tuple(m for m in self.mutants if m.problem)
-
-    @property
-    def baselines_too_high(self) -> tuple[BaselineResult, ...]:
-        return tuple(b for b in self.baselines if not b.ok)
-
-    @property
-    def specs_killing_nothing(self) -> tuple[str, ...]:
-        return tuple(s.id for s in self.specs if not any(m.kills_in(s.id) for m in self.mutants if not m.problem))
-
-    @property
-    def cases_killing_nothing(self) -> tuple[str, ...]:
-        killing = {c for m in self.mutants if not m.problem for c in m.killed_by}
-        return tuple(c for s in self.specs for c in s.cases if c not in killing)
-
-    @property
-    def ok(self) -> bool:
-        return not (self.survivors or self.broken or self.baselines_too_high or self.control_failures)
-
-    def to_json(self) -> dict:
-        return {
-            "mutants": [
-                {
-                    "name": m.name,
-                    "description": m.description,
-                    "killed_by": list(m.killed_by),
-                    **({"problem": m.problem} if m.problem else {}),
-                }
-                for m in self.mutants
-            ],
-            "baselines": [
-                {
-                    "name": b.name,
-                    "description": b.description,
-                    "score": round(b.score, 6),
-                    "max_score": round(b.max_score, 6),
-                    "percent": round(b.percent, 3),
-                    "max_percent": b.max_percent,
-                    "ok": b.ok,
-                    "passed": list(b.passed),
-                }
-                for b in self.baselines
-            ],
-            "specs_killing_nothing": list(self.specs_killing_nothing),
-            "cases_killing_nothing": list(self.cases_killing_nothing),
-            "survivors": [m.name for m in self.survivors],
-            "reference_failures": list(self.control_failures),
-            "specs": [
-                {"id": s.id, "title": s.title, "tag": s.tag, "visibility": s.visibility, "cases": list(s.cases)}
-                for s in self.specs
-            ],
-            "regraded": list(self.regraded),
-            "duration_s": round(self.duration_s, 2),
-            "ok": self.ok,
-        }
 
 
 # ------------------------------------------------------------------ running it

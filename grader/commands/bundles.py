@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import grader
+from grader.errors import UsageError
 
 DIST_NAME = "graphgrade"
 ALL_PACKAGES = ("grader", "reference", "reports", "specs", "student_template")
@@ -297,3 +298,40 @@ def build_bundle(zip_path, specs_dir, package_dirs: Mapping[str, Path] | None = 
     """
     entries = bundle_entries(specs_dir, package_dirs)
     return write_zip(zip_path, entries, first=("setup.sh", "run_autograder"))
+
+
+# ------------------------------------------------------------------ the command
+def cmd_gradescope_bundle(args) -> int:
+    from grader.commands.cli_common import specs_how
+    from grader.commands.validate import refuse_unless_valid
+
+    refuse_unless_valid(args.specs, specs_how(args), "gradescope-bundle")  # the checks of validate, first
+    try:
+        build_bundle(args.output, args.specs)  # from the installed packages: editable, wheel or `pip install .`
+    except BundleError as exc:
+        raise UsageError(f"gradescope-bundle: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"--output {args.output}: cannot write the bundle ({exc.strerror or exc})") from None
+    print(f"wrote {args.output}: upload it as the autograder of a Gradescope programming assignment")
+    return 0
+
+
+def add_gradescope_bundle_parser(sub) -> None:
+    """Register ``graphgrade gradescope-bundle`` on the CLI's subparsers."""
+    from grader.commands.spec_source import SPECS_HELP
+
+    z = sub.add_parser(
+        "gradescope-bundle",
+        help="build a ready Gradescope autograder zip (the specs are validated first)",
+        description="Build the zip to upload as a Gradescope autograder. The specs are checked first as "
+        "`graphgrade validate` checks them; a spec that does not load or that the reference fails stops the build.",
+    )
+    z.add_argument("--specs", type=Path, default=None, help=SPECS_HELP)
+    z.add_argument(
+        "--output",
+        type=Path,
+        default=Path("graphgrade-autograder.zip"),
+        metavar="ZIP",
+        help="where to write the zip to upload (default: graphgrade-autograder.zip)",
+    )
+    z.set_defaults(func=cmd_gradescope_bundle)

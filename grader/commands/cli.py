@@ -18,16 +18,17 @@ import time
 from pathlib import Path
 
 import grader
-from grader.commands import similarity
+from grader.commands import similarity, spec_source
 from grader.commands.cli_common import (
     EXIT_FINDINGS,
     EXIT_INTERNAL,
     EXIT_OK,
     EXIT_USAGE,
-    default_specs_dir,
     load_specs,
     number_arg,
+    specs_how,
 )
+from grader.commands.spec_source import specs_line
 
 EXIT_CODES_HELP = """exit status (every subcommand):
   0  done, whatever the scores
@@ -50,6 +51,20 @@ def reference_dir() -> Path:
     return Path(reference.__file__).resolve().parent
 
 
+def refuse_without_reference(command: str | None) -> None:
+    """An install stripped for a grading image (deploy/strip-install) has no reference solution:
+    the commands that run it say so in one line."""
+    import importlib.util
+
+    from grader.commands.kit import FULL_PACKAGE_COMMANDS
+
+    if command in FULL_PACKAGE_COMMANDS and importlib.util.find_spec("reference") is None:
+        raise UsageError(
+            f"'graphgrade {command}' needs the reference solution, which this install leaves out "
+            "(a grading image: deploy/strip-install); run it where graphgrade is installed in full"
+        )
+
+
 # ------------------------------------------------------------------ grade
 def _default_submission() -> tuple[list[Path], Path | None]:
     """No path given: ./cudagraph.py when there is one, otherwise the bundled reference, said
@@ -58,9 +73,11 @@ def _default_submission() -> tuple[list[Path], Path | None]:
     if here.is_file():
         print("graphgrade: no submission given: grading ./cudagraph.py", file=sys.stderr)
         return [here], None
+    import importlib.util
+
     from grader.commands.kit import kit_info
 
-    if kit_info() is not None:  # a student kit holds no reference solution to fall back on
+    if kit_info() is not None or importlib.util.find_spec("reference") is None:  # no reference to fall back on
         raise UsageError(
             "no submission given and no cudagraph.py here: give the folder of your work, e.g. graphgrade grade my-lab/"
         )
@@ -141,7 +158,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         )
     # the zygote is started before any spec is read: workers never hold hidden cases
     with _cancelled_on_error(background), Zygote() as zygote:
-        loaded = load_specs(args.specs)  # while the zygote starts (it answers once it has)
+        loaded = load_specs(args.specs, specs_how(args))  # while the zygote starts (it answers once it has)
         for lost in lost_layers(zygote.layers()):
             print(f"graphgrade: sandbox: {lost} (see SECURITY.md)", file=sys.stderr)
         if len(submissions) > 1 and not running_as_root():
@@ -217,7 +234,7 @@ def add_grade_parser(sub) -> None:
     g.add_argument(
         "submissions", nargs="*", metavar="SUBMISSION", help="a directory holding cudagraph.py, or that file"
     )
-    g.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    g.add_argument("--specs", type=Path, default=None, help=spec_source.SPECS_HELP)
     g.add_argument(
         "--out", type=Path, default=Path("graphgrade-out"), help="output directory (default: graphgrade-out)"
     )
@@ -310,9 +327,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from grader.commands.validate import validate_suite
     from reference.backend import BackendUnavailable, load_backend
 
-    if args.dir is not None and args.specs is not None:
-        raise UsageError("give the spec directory once: --specs DIR (or the older positional DIR), not both")
-    specs_dir = args.specs or args.dir or default_specs_dir()
+    if args.dir is not None:
+        if specs_how(args) == spec_source.GIVEN:
+            raise UsageError("give the spec directory once: --specs DIR (or the older positional DIR), not both")
+        args.specs, args.specs_source = args.dir, spec_source.SpecSource(args.dir, spec_source.GIVEN)
+    specs_dir = args.specs
     if not specs_dir.is_dir():
         raise UsageError(f"{specs_dir}: no such directory")
     try:
@@ -320,7 +339,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except BackendUnavailable as exc:
         raise UsageError(f"cannot validate on the {args.backend} backend: {exc}") from None
     notes: list[str] = []
-    problems, summary = validate_suite(specs_dir, backend=args.backend, notes=notes)
+    problems, summary = validate_suite(
+        specs_dir,
+        backend=args.backend,
+        notes=notes,
+        on_loaded=lambda loaded: print(
+            specs_line(spec_source.SpecSource(specs_dir, specs_how(args)), loaded), file=sys.stderr
+        ),
+    )
     for note in notes:  # cupy: keys run eagerly on purpose, and why
         print(note)
     for problem in problems:
@@ -342,7 +368,7 @@ def add_validate_parser(sub) -> None:
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    v.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
+    v.add_argument("--specs", type=Path, default=None, help=spec_source.SPECS_HELP)
     v.add_argument(
         "dir",
         nargs="?",
@@ -396,20 +422,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
-    from grader.commands.bundles import BundleError, build_bundle
-
-    load_specs(args.specs)  # refuse to bundle specs that do not load
-    try:
-        build_bundle(args.output, args.specs)  # from the installed packages: editable, wheel or `pip install .`
-    except BundleError as exc:
-        raise UsageError(f"gradescope-bundle: {exc}") from None
-    except OSError as exc:
-        raise UsageError(f"--output {args.output}: cannot write the bundle ({exc.strerror or exc})") from None
-    print(f"wrote {args.output}: upload it as the autograder of a Gradescope programming assignment")
-    return EXIT_OK
-
-
 def add_bench_parser(sub) -> None:
     b = sub.add_parser(
         "bench",
@@ -449,117 +461,6 @@ def add_bench_parser(sub) -> None:
     b.set_defaults(func=cmd_bench)
 
 
-def add_gradescope_bundle_parser(sub) -> None:
-    z = sub.add_parser(
-        "gradescope-bundle",
-        help="build a ready Gradescope autograder zip",
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    z.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
-    z.add_argument(
-        "--output",
-        type=Path,
-        default=Path("graphgrade-autograder.zip"),
-        metavar="ZIP",
-        help="where to write the zip to upload (default: graphgrade-autograder.zip)",
-    )
-    z.set_defaults(func=cmd_gradescope_bundle)
-
-
-# ------------------------------------------------------------------ audit
-def cmd_audit(args: argparse.Namespace) -> int:
-    from grader.commands.audit import AuditSetupError, run_audit
-    from reports.audit_text import format_text
-
-    if args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    if args.html is not None and args.html.is_dir():
-        raise UsageError(f"--html {args.html}: is a directory, give a file name")
-    if not Path(args.specs).is_dir():
-        raise UsageError(f"{args.specs}: not a directory of spec files")
-    if getattr(args, "deep", False):
-        return cmd_deep_audit(args)
-    if getattr(args, "only", None):
-        raise UsageError("--only goes with --deep (it picks the deep audit's mutants)")
-    try:
-        result = run_audit(Path(args.specs), jobs=args.jobs, load=load_specs)
-    except AuditSetupError as exc:
-        raise UsageError(str(exc)) from None
-    if args.html is not None:
-        from reports import write_file
-        from reports.audit_html import render_audit
-
-        try:
-            write_file(args.html, render_audit(result))
-        except OSError as exc:
-            raise UsageError(f"--html {args.html}: cannot write ({exc.strerror or exc})") from None
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-    else:
-        sys.stdout.write(format_text(result))
-    if args.html is not None:
-        print(f"wrote {args.html}", file=sys.stderr)
-    return EXIT_OK if result.ok else EXIT_FINDINGS
-
-
-def cmd_deep_audit(args: argparse.Namespace) -> int:
-    """``audit --deep``: the mutation score on systematic mutants of the reference (grader.commands.deep_audit)."""
-    from grader.commands.audit import AuditSetupError
-    from grader.commands.deep_audit import run_deep_audit
-    from reports.audit_text import format_deep_text
-
-    if args.html is not None:
-        raise UsageError("--html goes with the named-mutant audit, not with --deep")
-    only = None
-    if args.only:
-        prefixes = tuple(args.only)
-        only = lambda scope: scope.startswith(prefixes)  # noqa: E731
-    try:
-        result = run_deep_audit(Path(args.specs), jobs=args.jobs, load=load_specs, only=only)
-    except (AuditSetupError, ImportError) as exc:
-        raise UsageError(str(exc)) from None
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-    else:
-        sys.stdout.write(format_deep_text(result))
-    return EXIT_OK if result.ok else EXIT_FINDINGS
-
-
-def add_audit_parser(sub) -> None:
-    """Register ``graphgrade audit`` on the CLI's subparsers."""
-    a = sub.add_parser(
-        "audit",
-        help="grade the mutants and baselines against the specs: which cases catch which mistake",
-        description=(
-            "Grade every mutant of the reference (one realistic mistake each, reference/mutants/) and the "
-            "baselines that must score low, through the same isolated path as students, against every spec. "
-            "Exit 1 when a mutant survives or a baseline scores too much."
-        ),
-    )
-    a.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled suite)")
-    a.add_argument("--json", action="store_true", help="print the result as JSON")
-    a.add_argument("--html", type=Path, default=None, metavar="FILE", help="also write an HTML page of the kill matrix")
-    a.add_argument("--jobs", type=int, default=2, help="submissions graded at once (default: 2)")
-    a.add_argument(
-        "--deep",
-        action="store_true",
-        help=(
-            "instead of the named mutants, grade every systematic single-change mutant of reference/cudagraph.py "
-            "and print the mutation score; survivors must be killed by a case or listed in "
-            "reference/mutants/equivalent.yaml (needs the 'audit' extra; takes minutes)"
-        ),
-    )
-    a.add_argument(
-        "--only",
-        action="append",
-        default=None,
-        metavar="SCOPE",
-        help="with --deep: mutate only functions whose name starts with SCOPE, e.g. GraphRunner._load (repeatable)",
-    )
-    a.set_defaults(func=cmd_audit)
-
-
 # ------------------------------------------------------------------ parser
 class _OneLineParser(argparse.ArgumentParser):
     """argparse, but a bad argument is one line (and where to look), not the usage block."""
@@ -581,6 +482,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_validate_parser(sub)
     add_schema_parser(sub)
     add_bench_parser(sub)
+    from grader.commands.bundles import add_gradescope_bundle_parser
+
     add_gradescope_bundle_parser(sub)
 
     from grader.commands.kit import add_student_kit_parser
@@ -590,6 +493,8 @@ def build_parser() -> argparse.ArgumentParser:
     from grader.commands.shard import add_merge_parser
 
     add_merge_parser(sub)
+
+    from grader.commands.audit_command import add_audit_parser
 
     add_audit_parser(sub)
     from grader.commands import prairielearn
@@ -614,12 +519,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         print("graphgrade: a COMMAND is needed (see the list above)", file=sys.stderr)
         return EXIT_USAGE
-    if args.command != "validate" and getattr(args, "specs", "") is None:
-        args.specs = default_specs_dir()
     try:
         from grader.commands.kit import refuse_in_kit
 
         refuse_in_kit(args.command)  # a student kit has no reference: say so in one line
+        refuse_without_reference(args.command)
+        if hasattr(args, "specs"):  # --specs, else this checkout's specs/, else the installed suite
+            args.specs_source = spec_source.choose(args.specs)
+            args.specs = args.specs_source.path
         return args.func(args)
     except UsageError as exc:
         print(f"graphgrade: {exc}", file=sys.stderr)

@@ -17,22 +17,39 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def default_specs_dir() -> Path:
-    import specs
+    """The folder a command reads without --specs: this checkout's specs/, else the installed
+    suite (see :mod:`grader.commands.spec_source`)."""
+    from grader.commands.spec_source import default_specs
 
-    return Path(specs.__file__).resolve().parent
+    return default_specs().path
 
 
-def load_specs(specs_dir: Path):
+def load_specs(specs_dir: Path, how: str | None = None):
     """The suite in ``specs_dir``; when it does not load, every error on stderr (one line
-    each, ``file:line``) and exit 2."""
+    each, ``file:line``) and exit 2. With ``how`` (where the folder came from), the folder and
+    its counts on one line of stderr (:func:`grader.commands.spec_source.specs_line`)."""
     from grader.spec.loader import SpecErrors, load_suite
 
     try:
-        return load_suite(specs_dir)
+        loaded = load_suite(specs_dir)
     except SpecErrors as errors:
         for error in errors.errors:
             print(f"graphgrade: {error}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE) from None
+    if how is not None:
+        from grader.commands.spec_source import SpecSource, specs_line
+
+        print(specs_line(SpecSource(Path(specs_dir), how), loaded), file=sys.stderr)
+    return loaded
+
+
+def specs_how(args: argparse.Namespace) -> str:
+    """Where ``args.specs`` came from (set by the CLI's main; a caller that built ``args``
+    itself gave the folder)."""
+    from grader.commands.spec_source import GIVEN
+
+    source = getattr(args, "specs_source", None)
+    return source.how if source is not None else GIVEN
 
 
 def number_arg(minimum: float, *, integer: bool = False, inclusive: bool = False, maximum: float | None = None):

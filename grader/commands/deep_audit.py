@@ -24,30 +24,21 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from grader.commands.audit import ROOT, AuditSetupError, unsettled
+from grader.judging.audit_results import (  # typed results, below the renderers
+    TARGET_NAME,
+    DeepMutant,
+    DeepResult,
+    Equivalent,
+)
 
 TARGET = ROOT / "reference" / "cudagraph.py"
-TARGET_NAME = "reference/cudagraph.py"
 EQUIVALENTS = ROOT / "reference" / "mutants" / "equivalent.yaml"
 ENTRY_KEYS = ("file", "scope", "line", "change", "reason")
-
-
-@dataclass(frozen=True)
-class Equivalent:
-    file: str
-    scope: str
-    line: str  # the text of the line, stripped
-    change: str
-    reason: str
-
-    @property
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.file, self.scope, self.line, self.change)
 
 
 def load_equivalents(path: Path = EQUIVALENTS) -> tuple[Equivalent, ...]:
@@ -71,89 +62,6 @@ def load_equivalents(path: Path = EQUIVALENTS) -> tuple[Equivalent, ...]:
             raise AuditSetupError(f"{path}: equivalent[{i}]: needs exactly the text keys {', '.join(ENTRY_KEYS)}")
         found.append(Equivalent(*(entry[k] for k in ENTRY_KEYS)))
     return tuple(found)
-
-
-@dataclass(frozen=True)
-class DeepMutant:
-    file: str
-    line: int
-    scope: str
-    line_text: str
-    change: str
-    killed_by: tuple[str, ...]
-    equivalent: str = ""  # the reason, when listed as equivalent
-
-    def brief(self) -> dict:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "change": self.change,
-            "scope": self.scope,
-            "line_text": self.line_text,
-        }
-
-
-@dataclass(frozen=True)
-class DeepResult:
-    mutants: tuple[DeepMutant, ...]
-    control_failures: tuple[str, ...]
-    stale: tuple[Equivalent, ...] = ()  # listed as equivalent but matching no mutant
-    duration_s: float = 0.0
-    regraded: int = 0
-    cases: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def killed(self) -> tuple[DeepMutant, ...]:
-        return tuple(m for m in self.mutants if m.killed_by)
-
-    @property
-    def equivalent(self) -> tuple[DeepMutant, ...]:
-        return tuple(m for m in self.mutants if m.equivalent and not m.killed_by)
-
-    @property
-    def not_equivalent(self) -> tuple[DeepMutant, ...]:
-        """Listed as equivalent, yet a case kills it: the entry is wrong."""
-        return tuple(m for m in self.mutants if m.equivalent and m.killed_by)
-
-    @property
-    def survived(self) -> tuple[DeepMutant, ...]:
-        return tuple(m for m in self.mutants if not m.killed_by and not m.equivalent)
-
-    @property
-    def score(self) -> float:
-        live = len(self.mutants) - len(self.equivalent)
-        return 100.0 * len(self.killed) / live if live else 100.0
-
-    @property
-    def ok(self) -> bool:
-        return not (self.survived or self.control_failures)
-
-    def kills_per_case(self) -> dict[str, int]:
-        counts = dict.fromkeys(self.cases, 0)
-        for m in self.mutants:
-            for uid in m.killed_by:
-                counts[uid] = counts.get(uid, 0) + 1
-        return counts
-
-    def to_json(self) -> dict:
-        return {
-            "deep": {
-                "mutants": len(self.mutants),
-                "killed": len(self.killed),
-                "equivalent": len(self.equivalent),
-                "survived": [m.brief() for m in self.survived],
-                "score": round(self.score, 2),
-                "listed_equivalent_but_killed": [
-                    {**m.brief(), "killed_by": list(m.killed_by)} for m in self.not_equivalent
-                ],
-                "stale_equivalents": [
-                    {"file": e.file, "scope": e.scope, "line": e.line, "change": e.change} for e in self.stale
-                ],
-                "reference_failures": list(self.control_failures),
-                "duration_s": round(self.duration_s, 1),
-                "ok": self.ok,
-            }
-        }
 
 
 def run_deep_audit(

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 import grader
+from grader.commands import kit_marker
 from grader.commands.bundles import (
     CONTRACT_NAME,
     DOCS_PACKAGE,
@@ -43,11 +44,10 @@ from grader.commands.bundles import (
     walk,
     write_zip,
 )
+from grader.commands.kit_marker import KIT_FORMAT, KIT_MARKER
 from grader.errors import UsageError
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: the same values, faster
-KIT_MARKER = "KIT.json"
-KIT_FORMAT = 1
 ROOT = "graphgrade-kit/"  # pip strips a zip's single top-level folder; `unzip` keeps things tidy
 KIT_PACKAGES = ("grader", "reports", "specs", "student_template")
 FULL_PACKAGE_COMMANDS = ("validate", "audit", "bench", "gradescope-bundle", "student-kit")
@@ -74,15 +74,7 @@ MIN_HIDDEN_TEXT = 20  # characters of a hidden title, hint, explanation or descr
 
 
 # ------------------------------------------------------------------ at run time
-def kit_info() -> dict[str, Any] | None:
-    """What this kit was built with (``grader/KIT.json``), or None in the full package."""
-    marker = Path(grader.__file__).resolve().parent / KIT_MARKER
-    try:
-        return json.loads(marker.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        return {"format": KIT_FORMAT}  # a damaged marker still means: this is a kit
+kit_info = kit_marker.kit_info  # grader/KIT.json (in a module of its own: see kit_marker)
 
 
 def refuse_in_kit(command: str | None) -> None:
@@ -424,11 +416,14 @@ def build_student_kit(
 
 # ------------------------------------------------------------------ the command
 def cmd_student_kit(args: argparse.Namespace) -> int:
-    from grader.commands.cli_common import load_specs
+    from grader.commands.cli_common import specs_how
+    from grader.commands.validate import refuse_unless_valid
 
-    load_specs(args.specs)  # every spec error, one line each, before anything is written
     if args.output.suffix != ".zip":
         raise UsageError(f"--output {args.output}: the kit is a zip that pip installs; name it *.zip")
+    refuse_unless_valid(
+        args.specs, specs_how(args), "student-kit"
+    )  # the checks of validate, before anything is written
     try:
         counts = build_student_kit(args.output, args.specs)
     except BundleError as exc:
@@ -450,13 +445,13 @@ def add_student_kit_parser(sub) -> None:
         help="build the student kit: a zip students pip-install (grader, template, contract, public specs only)",
         description="Build the zip students install with 'pip install KIT.zip': the grader, the reports, the student "
         "template, the contract document and the visible specs. Hidden specs and the reference solution never go in; "
-        "the build stops if anything of them would.",
+        "the build stops if anything of them would. The specs are checked first as `graphgrade validate` checks them.",
     )
     k.add_argument(
         "--specs",
         type=Path,
         default=None,
-        help="spec directory whose visible specs go into the kit (default: the bundled suite)",
+        help="spec directory whose visible specs go into the kit (default: this checkout's specs/ when run inside one, else the installed suite)",
     )
     k.add_argument(
         "--output", type=Path, default=Path("graphgrade-kit.zip"), help="zip to write (default: graphgrade-kit.zip)"

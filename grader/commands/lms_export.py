@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import difflib
 import io
 import math
 import re
@@ -39,6 +40,20 @@ from grader.errors import UsageError
 CANVAS_ID_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "Points Possible"
 TEST_STUDENT_NAMES = ("student, test", "test student")  # Canvas's "Student View" user
+# Canvas's other identity and account columns; Moodle's identity columns (every other column of
+# a Moodle export is a grade item, "Assignment: Lab (Real)", or the course total).
+CANVAS_OTHER_COLUMNS = ("Integration ID", "Root Account")
+MOODLE_ID_COLUMNS = (
+    "First name",
+    "Last name",
+    "Surname",
+    "ID number",
+    "Username",
+    "Institution",
+    "Department",
+    "Email address",
+    "Last downloaded from this course",
+)
 MAX_ROSTER_BYTES = 32 * 1024 * 1024
 
 
@@ -292,6 +307,35 @@ def _points_possible(args: argparse.Namespace, roster: Roster, column: str | Non
     return None
 
 
+def assignment_columns(roster: Roster, lms: str, match_column: str) -> list[str]:
+    """The gradebook's assignment (grade item) columns: Canvas's with points possible that are
+    not read-only totals; Moodle's that are not identity columns."""
+    if lms == "canvas":
+        skip = {*CANVAS_ID_COLUMNS, *CANVAS_OTHER_COLUMNS, match_column}
+        return [
+            c
+            for c in roster.header
+            if c not in skip and "read only" not in roster.points_possible.get(c, "").casefold() and c
+        ]
+    return [c for c in roster.header if c not in {*MOODLE_ID_COLUMNS, match_column} and c]
+
+
+def check_assignment(assignment: str, columns: list[str], roster: Roster, new_column: bool) -> str | None:
+    """None when ``assignment`` is a column of the gradebook; else the warning that names its
+    assignment columns and the closest one (a usage error without ``--new-column``)."""
+    if assignment in roster.header:
+        return None
+    close = difflib.get_close_matches(assignment, columns, n=1, cutoff=0.0)
+    listed = ", ".join(repr(c) for c in columns) if columns else "none"
+    closest = f"; the closest is {close[0]!r}" if close else ""
+    text = (
+        f"--assignment {assignment!r} is not a column of {roster.path.name} (its assignment columns: {listed}{closest})"
+    )
+    if not new_column:
+        raise UsageError(f"{text}: give one of those, or --new-column to add {assignment!r} as a new column")
+    return f"warning: {text}; writing it as a new column (--new-column)"
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     lms = args.lms
     column = args.match_column or ("SIS Login ID" if lms == "canvas" else "Email address")
@@ -302,6 +346,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     m = match(graded, roster, column, args.prefix, mapping)
     assignment = args.assignment or "graphgrade"
     possible = _points_possible(args, roster, assignment if assignment in roster.header else None)
+    warning = check_assignment(assignment, assignment_columns(roster, lms, column), roster, args.new_column)
+    if warning:
+        print(f"graphgrade: {warning}", file=sys.stderr)
     if lms == "canvas":
         rows = canvas_rows(m, roster, assignment, possible)
         if possible is not None and args.points_possible is None:
@@ -384,6 +431,12 @@ def register(sub) -> None:
             default=None,
             metavar="NAME",
             help='the grade column: Canvas wants "Name (ID)" of an existing assignment, or a new name (default: graphgrade)',
+        )
+        p.add_argument(
+            "--new-column",
+            action="store_true",
+            help="--assignment is deliberately a new column (without it, a name the roster lacks is refused, "
+            "with the roster's assignment columns and the closest one)",
         )
         p.add_argument(
             "--match-column",

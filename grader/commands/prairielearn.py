@@ -22,9 +22,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader.commands.spec_source import SPECS_ENV  # the specs baked into the private image (deploy/Dockerfile)
+
 # Where a question may put its specs, in the order they are looked for (relative to --root).
 SPEC_PLACES = ("tests/specs", "tests", "serverFilesCourse/graphgrade/specs", "serverFilesCourse/specs")
-SPECS_ENV = "GRAPHGRADE_SPECS"  # the specs baked into a container image (deploy/Dockerfile)
 
 
 def find_specs(root: Path, explicit: Path | None) -> Path:
@@ -38,9 +39,27 @@ def find_specs(root: Path, explicit: Path | None) -> Path:
             return folder
     if os.environ.get(SPECS_ENV):
         return Path(os.environ[SPECS_ENV])
-    from grader.commands.cli_common import default_specs_dir
+    from grader.commands.spec_source import bundled_specs_dir
 
-    return default_specs_dir()
+    bundled = bundled_specs_dir()  # a job's folder is no checkout: the installed suite
+    if not any(bundled.glob("*.y*ml")):  # the default image holds none (deploy/strip-install)
+        raise ValueError(
+            f"no specs: put the question's specs in {root}/tests (the question's tests/ folder) or "
+            f"{root}/serverFilesCourse/graphgrade/specs, or give --specs"
+        )
+    return bundled
+
+
+def specs_origin(root: Path, explicit: Path | None, found: Path) -> str:
+    """Where :func:`find_specs` found ``found``, in words (the job log's "specs:" line)."""
+    from grader.commands.spec_source import BUNDLED, GIVEN
+
+    if explicit is not None:
+        return GIVEN
+    try:
+        return f"the job's {found.resolve().relative_to(root.resolve()).as_posix()}/"
+    except ValueError:
+        return f"${SPECS_ENV}" if os.environ.get(SPECS_ENV) else BUNDLED
 
 
 def lock_down(folder: Path) -> None:
@@ -87,7 +106,7 @@ def grade_job(root: Path, specs: Path | None, timeout: float, budget: float) -> 
         specs_dir = find_specs(root, specs)
         if specs is None and specs_dir.resolve().is_relative_to(root.resolve()):
             lock_down(specs_dir)  # the job's own copy; an image locks its baked-in specs when it is built
-        loaded = load_specs(specs_dir)
+        loaded = load_specs(specs_dir, specs_origin(root, specs, specs_dir))  # and say which, in the job log
         if not loaded.suite.specs:
             raise ValueError(f"{specs_dir}: no specs to grade against")
         if not student.is_dir():
@@ -135,7 +154,7 @@ def register(sub) -> None:
         ),
     )
     p.add_argument("--root", type=Path, default=Path("/grade"), help="the job's folder (default: /grade)")
-    # dest is not "specs": the CLI fills a missing --specs with the bundled suite, and this one is looked for.
+    # dest is not "specs": the CLI fills a missing --specs with its default folder, and this one is looked for.
     p.add_argument(
         "--specs",
         dest="job_specs",

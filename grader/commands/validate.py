@@ -17,7 +17,9 @@ from grader.spec.loader import SpecErrors, load_suite
 from grader.spec_model import TAGS
 
 
-def validate_suite(directory: Path, backend: str = "numpy", notes: list[str] | None = None) -> tuple[list[str], str]:
+def validate_suite(
+    directory: Path, backend: str = "numpy", notes: list[str] | None = None, on_loaded=None
+) -> tuple[list[str], str]:
     """Returns (problems, one-line summary). Problems are one line each, naming file and line.
 
     On the cupy backend every key a runner did not capture is accounted for: a
@@ -29,6 +31,8 @@ def validate_suite(directory: Path, backend: str = "numpy", notes: list[str] | N
         loaded = load_suite(directory)
     except SpecErrors as errors:
         return [str(e) for e in errors.errors], f"{len(errors.errors)} problem(s) in {directory}"
+    if on_loaded is not None:  # the CLI's one line: which folder, and its counts
+        on_loaded(loaded)
     from reference.backend import BackendUnavailable, load_backend
 
     try:
@@ -84,6 +88,23 @@ def validate_suite(directory: Path, backend: str = "numpy", notes: list[str] | N
         + f" specs: {'OK' if not problems else f'{len(problems)} problem(s)'} on the {backend} reference{note}"
     )
     return problems, summary
+
+
+def refuse_unless_valid(specs_dir: Path, how: str, command: str) -> None:
+    """Before a bundle packs ``specs_dir``: the checks of ``graphgrade validate`` (every spec
+    loads, the reference passes every case); the first problem (file:line) in one line otherwise."""
+    import sys
+
+    from grader.commands.spec_source import SpecSource, specs_line
+    from grader.errors import UsageError
+
+    def say(loaded) -> None:
+        print(specs_line(SpecSource(Path(specs_dir), how), loaded), file=sys.stderr)
+
+    problems, _ = validate_suite(Path(specs_dir), on_loaded=say)
+    if problems:
+        more = f" (and {len(problems) - 1} more; graphgrade validate lists them)" if len(problems) > 1 else ""
+        raise UsageError(f"{command}: nothing written, the specs do not validate: {problems[0]}{more}")
 
 
 def _capture_records(backend):

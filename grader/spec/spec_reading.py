@@ -15,6 +15,7 @@ specs have (ids, text that is not blank), and the ``file:line`` of the node at f
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -66,7 +67,10 @@ class SpecWording(validation.Wording):
         return f"{where}.{key}"
 
     def unknown_key(self, key: str, allowed: Iterable[str]) -> str:
-        return f"unknown key (expected one of: {', '.join(allowed)})"
+        allowed = list(allowed)
+        close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.5)
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        return f"unknown key ({guess}expected one of: {', '.join(allowed)})"
 
     def duplicate_key(self, key: str) -> str:
         return "duplicate key"
