@@ -1,5 +1,6 @@
-"""The pages' CSS: ``templates/_style.css.j2`` (graphgrade's own file) inline in every page, without
-comments or spare whitespace, and without the rules for classes the page does not use.
+"""The pages' inline assets: the CSS of ``templates/_style.css.j2`` (graphgrade's own file)
+without comments, spare whitespace or the rules for classes the page does not use, and the icon
+sprite without the icons the page does not show.
 
 A page carries its CSS inline (no network, no second file to lose), so on a student's page it is
 a fifth of the bytes; most of it styles things another page has (the class summary's tables, the
@@ -23,6 +24,7 @@ MARKER = Markup("/* graphgrade: the page's CSS */")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _CLASS_ATTR = re.compile(r'\bclass="([^"]*)"')
 _CLASS_IN_SELECTOR = re.compile(r"\.(-?[A-Za-z_][\w-]*)")
+_SYMBOL = re.compile(r'<symbol id="(i-[\w-]+)".*?</symbol>\n?', re.S)  # see _macros.html.j2: sprite()
 
 Rule = tuple[str, tuple[frozenset[str], ...], str]  # (selector text, classes per selector, body)
 Block = tuple[str, tuple[Rule, ...]]  # ("" or an @media prelude, its rules)
@@ -78,5 +80,6 @@ def css_for(classes: frozenset[str]) -> str:
 
 
 def with_style(html: str) -> str:
-    """A rendered page with its CSS where :data:`MARKER` stands."""
+    """A rendered page with its CSS where :data:`MARKER` stands, and only the icons it uses."""
+    html = _SYMBOL.sub(lambda m: m.group(0) if f'href="#{m.group(1)}"' in html else "", html)
     return html.replace(MARKER, css_for(page_classes(html)), 1)
