@@ -31,15 +31,27 @@ STUDENT_PAGE_BYTES = 70_000
 STAFF_PAGE_BYTES = 130_000  # 70 / 202 of the 377 KB staff.html of the untouched template
 
 
-@pytest.fixture(scope="module")
-def template_graded(tmp_path_factory) -> Path:
-    """student_template/cudagraph.py as handed out, graded with the default specs (all of them)."""
+@pytest.fixture(scope="module", params=["module", "process"])
+def template_graded(request, tmp_path_factory) -> Path:
+    """student_template/cudagraph.py as handed out, graded with the default specs (all of them),
+    in each isolation mode."""
     root = tmp_path_factory.mktemp("untouched")
     lab = root / "lab"
     lab.mkdir()
     shutil.copy(REPO / "student_template" / "cudagraph.py", lab / "cudagraph.py")
     proc = subprocess.run(
-        [str(GRAPHGRADE), "grade", str(lab), "--out", str(root / "out"), "--jobs", "1", "--no-cache"],
+        [
+            str(GRAPHGRADE),
+            "grade",
+            str(lab),
+            "--out",
+            str(root / "out"),
+            "--jobs",
+            "1",
+            "--isolation",
+            request.param,
+            "--no-cache",
+        ],
         capture_output=True,
         text=True,
         timeout=600,

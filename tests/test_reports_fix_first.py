@@ -38,10 +38,11 @@ def _fix_box(page: str) -> str:
     return page[start : page.index("</section>", start)]
 
 
-@pytest.fixture(scope="module")
-def core_and_stretch_unwritten(tmp_path_factory) -> Path:
+@pytest.fixture(scope="module", params=["module", "process"])
+def core_and_stretch_unwritten(request, tmp_path_factory) -> Path:
     """The reference with one core part (PiecewiseGraphRunner) and one stretch part
-    (InferenceGraphCapture) unwritten, graded as a student grades it (the public specs)."""
+    (InferenceGraphCapture) unwritten, graded as a student grades it (the public specs), in each
+    isolation mode."""
     root = tmp_path_factory.mktemp("two-parts")
     lab = root / "lab"
     lab.mkdir()
@@ -49,7 +50,19 @@ def core_and_stretch_unwritten(tmp_path_factory) -> Path:
         (REPO / "reference" / "cudagraph.py").read_text(encoding="utf-8") + UNWRITTEN, encoding="utf-8"
     )
     proc = subprocess.run(
-        [str(GRAPHGRADE), "grade", str(lab), "--visibility", "visible", "--out", str(root / "out"), "--jobs", "1"],
+        [
+            str(GRAPHGRADE),
+            "grade",
+            str(lab),
+            "--visibility",
+            "visible",
+            "--out",
+            str(root / "out"),
+            "--jobs",
+            "1",
+            "--isolation",
+            request.param,
+        ],
         capture_output=True,
         text=True,
         timeout=600,
