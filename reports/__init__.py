@@ -4,8 +4,8 @@ The modules below are pure (typed :class:`grader.judging.results.Report` in, tex
 dicts out); this module does the file I/O:
 
 - :func:`write_submission_outputs` writes ``report.html`` (the student's),
-  ``staff.html`` (hidden cases in full), ``results.json`` (Gradescope) and
-  ``junit.xml`` for one submission (``report.json`` is the grader's own);
+  ``staff.html`` (hidden cases in full; not in a student's own run), ``results.json``
+  (Gradescope) and ``junit.xml`` for one submission (``report.json`` is the grader's own);
 - :func:`write_batch_outputs` writes ``summary.html`` and ``grades.csv`` for a
   class;
 - :func:`write_grades_csv` writes ``grades.csv`` alone, and :func:`write_file` is how
@@ -54,13 +54,16 @@ def write_file(path: Path, text: str) -> None:
         raise
 
 
-def write_submission_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden") -> None:
-    """Write ``report.html`` (the student's page), ``staff.html`` (every case in full),
-    ``results.json`` (Gradescope; ``hidden_visibility`` is the test visibility of hidden cases)
-    and ``junit.xml`` into ``out_dir``."""
+def write_submission_outputs(
+    report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True
+) -> None:
+    """Write ``report.html`` (the student's page), ``staff.html`` (every case in full; left out
+    with ``staff=False``, a student's own run), ``results.json`` (Gradescope;
+    ``hidden_visibility`` is the test visibility of hidden cases) and ``junit.xml`` into ``out_dir``."""
     out_dir = Path(out_dir)
     write_file(out_dir / "report.html", render_submission(report))
-    write_file(out_dir / "staff.html", render_submission(report, staff=True))
+    if staff:
+        write_file(out_dir / "staff.html", render_submission(report, staff=True))
     write_file(
         out_dir / "results.json",
         json.dumps(to_gradescope(report, hidden_visibility), indent=2, ensure_ascii=False, allow_nan=False) + "\n",

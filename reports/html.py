@@ -23,6 +23,7 @@ from markupsafe import Markup
 
 from grader.judging.results import Report
 
+from . import style
 from . import view as v
 from .review import needs_review
 
@@ -69,6 +70,7 @@ def environment() -> jinja2.Environment:
         percent=v.percent,
         launch_chart=v.launch_chart,
         case_notes=v.case_notes,
+        page_style=lambda: style.MARKER,  # see reports.style.with_style
     )
     return env
 
@@ -92,23 +94,18 @@ def _require_report(report: Any) -> Report:
 
 def render_submission(report: Report, staff: bool = False) -> str:
     """The student's ``report.html`` for one graded submission, or with ``staff=True`` the
-    staff's ``staff.html``: every hidden case in full (steps, expected vs observed, output)."""
+    staff's ``staff.html``: every hidden case as a student's visible case is shown.
+
+    Not-passed cases with one cause make one block per spec: the cause's lead case in full
+    (steps, expected vs observed, output), the others one line each, every case keeping its
+    anchor; "Fix this first" names the cause that stops the most core points, then the most
+    points; the notation key is written once, at the end of the page."""
     report = _require_report(report)
     specs = v.spec_views(report, staff)
+    causes = v.page_causes(specs)
     n_cases = len(report.cases)
     n_passed = sum(1 for c in report.cases if c.status == "passed")
-    texts = [
-        t
-        for s in specs
-        for c in s.cases
-        for t in (
-            *(st.action for st in c.steps),
-            *(k.expected for k in c.checks),
-            *(k.observed for k in c.checks),
-            c.message,
-        )
-    ]
-    return (
+    return style.with_style(
         environment()
         .get_template("submission.html.j2")
         .render(
@@ -118,10 +115,11 @@ def render_submission(report: Report, staff: bool = False) -> str:
             problem=v.clean_text(report.problem),
             problem_output=v.clean_text(report.output_tail),
             specs=specs,
+            page=causes,
             groups=v.tag_groups(report.specs, report.cases),
             headline=v.headline(report),
-            fix=v.fix_first(specs),
-            notes=v.notation_notes(texts),
+            fix=v.fix_first(specs, causes),
+            notes=v.page_notes(specs, causes),
             duration=report.duration_s if staff else v.student_duration(report),
             n_cases=n_cases,
             n_passed=n_passed,
@@ -380,7 +378,7 @@ def render_summary(
         ),
         key=lambda s: (s.percent, s.name.lower(), s.name),
     )
-    return (
+    return style.with_style(
         environment()
         .get_template("summary.html.j2")
         .render(

@@ -186,6 +186,24 @@ def test_kit_grades_the_template_and_a_correct_submission(kit_venv, tmp_path):
     assert correct["score"] == correct["max_score"] == template_report["max_score"]
     assert {s["visibility"] for s in correct["specs"]} == {"visible"}
     assert all(c["status"] == "passed" for c in correct["cases"]) and len(correct["cases"]) > 30
+    assert not list((tmp_path / "out").glob("*/staff.html"))  # a batch in the kit: no staff page either
+
+
+def test_kit_output_folder_holds_the_students_files_only(kit_venv, tmp_path):
+    """The README's own commands, in the installed kit: the student's files and nothing of the
+    staff's (issue 26, point 6)."""
+    template = _site(kit_venv) / "student_template"
+    shutil.copytree(template, tmp_path / "my-lab", ignore=shutil.ignore_patterns("__pycache__"))
+    done = _run(kit_venv, "graphgrade", "grade", ".", "--out", "report", cwd=tmp_path / "my-lab")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "my-lab" / "report"
+    assert [p.name for p in out.iterdir()] == ["my-lab"]
+    assert sorted(p.name for p in (out / "my-lab").iterdir()) == [
+        "junit.xml",
+        "report.html",
+        "report.json",
+        "results.json",
+    ]
 
 
 def test_kit_has_no_reference_and_refuses_what_needs_it(kit_venv, tmp_path):

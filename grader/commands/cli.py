@@ -114,7 +114,7 @@ def _single_threaded_blas() -> None:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from grader.commands.grade import grade_submissions, unique_names
-    from grader.commands.kit import grading_note, withheld_points
+    from grader.commands.kit import grading_note, student_outputs_only, withheld_points
     from grader.commands.progress import Progress
     from grader.run.runner import RunSettings, Zygote, lost_layers, running_as_root
 
@@ -148,6 +148,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         submissions, names = [submissions[i] for i in chosen], [names[i] for i in chosen]
         if not submissions:
             return EXIT_OK
+    if getattr(args, "similarity", None) is None:  # comparing students is the staff's: the student kit leaves it out
+        args.similarity = not student_outputs_only()
     started = time.monotonic()
     # the similarity of a batch: compared in the background while it is graded (not for a shard:
     # `graphgrade merge` compares the whole class)
@@ -186,6 +188,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             withheld_points=withheld_points(args.specs),
             cache=cache,
             names=names,
+            student_only=student_outputs_only(),
         )
     if cache is not None:
         s = cache.stats
@@ -226,6 +229,8 @@ def add_grade_parser(sub) -> None:
             "Grade each SUBMISSION in isolated, time-limited workers and write OUT/<name>/report.html (the student's "
             "page: hidden cases as passed / not passed only), staff.html and report.json (everything, hidden cases "
             "included), results.json (Gradescope), junit.xml, and OUT/summary.html and OUT/grades.csv for the batch. "
+            "In the student kit: the student's files only (no staff.html or similarity files; for one submission no "
+            "summary.html or grades.csv). "
             "With no SUBMISSION: ./cudagraph.py when there is one, otherwise the bundled reference solution (said so)."
         ),
         epilog=EXIT_CODES_HELP,
@@ -308,6 +313,7 @@ def add_grade_parser(sub) -> None:
         "give every shard the same list, then join the --out folders with `graphgrade merge`",
     )
     similarity.add_grade_options(g)
+    g.set_defaults(similarity=None)  # on, but in the student kit (see cmd_grade): staff files
     g.set_defaults(func=cmd_grade)
 
 

@@ -7,6 +7,7 @@ The zygote must be started before the specs are loaded (see ``grader.run.worker.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import itertools
 import os
@@ -92,13 +93,13 @@ class GradedSubmission:
     is_reference: bool = False  # the bundled solution, graded because no submission was given
 
 
-def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden") -> None:
+def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True) -> None:
     """A submission's report.json and the files rendered from it (see reports.write_submission_outputs)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     write_report(report, out_dir / "report.json")
     from reports import write_submission_outputs
 
-    write_submission_outputs(report, out_dir, hidden_visibility)
+    write_submission_outputs(report, out_dir, hidden_visibility, staff)
 
 
 def grade_submissions(
@@ -115,6 +116,7 @@ def grade_submissions(
     withheld_points: float = 0.0,
     cache=None,
     names: list[str] | None = None,
+    student_only: bool = False,
 ) -> list[GradedSubmission]:
     """Grade every submission against ``specs``; writes OUT/<name>/ for each and returns them in order.
 
@@ -123,7 +125,9 @@ def grade_submissions(
     ``withheld_points``: points of hidden specs that are not in ``loaded`` (a student kit's).
     ``cache``: a :class:`grader.run.cache.ObservationCache`; cases it holds are judged without running.
     ``names``: the output name of each submission (default :func:`unique_names`; a shard passes
-    the names it got from the whole list)."""
+    the names it got from the whole list).
+    ``student_only``: write the student's files only (a run of the student kit): no staff.html,
+    and for a single submission no summary.html or grades.csv."""
     in_run_order = run_order(specs)
     cases = tuple(c for s in in_run_order for c in s.cases)
     messages = case_messages(cases)  # encoded once, shared by every submission
@@ -238,7 +242,9 @@ def grade_submissions(
     gc.freeze()
     # Writing the reports, pure Python too, happens in processes of their own, forked now, while
     # this process has no other thread (see grader.commands.report_writers).
-    writers = ReportWriters(writer_count(jobs, len(submissions)), _write_outputs)
+    writers = ReportWriters(
+        writer_count(jobs, len(submissions)), functools.partial(_write_outputs, staff=not student_only)
+    )
     try:
         for future in [pool.submit(grade_one, i) for i in range(len(submissions))]:
             future.result()
@@ -253,6 +259,8 @@ def grade_submissions(
         gc.unfreeze()
         area.close()
     graded = [r for r in results if r is not None]
+    if student_only and len(graded) == 1:
+        return graded  # one student's own run: a class summary of one is no file of theirs
     return _write_batch(graded, out_dir, problem_report, names)
 
 

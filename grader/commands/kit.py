@@ -77,6 +77,13 @@ MIN_HIDDEN_TEXT = 20  # characters of a hidden title, hint, explanation or descr
 kit_info = kit_marker.kit_info  # grader/KIT.json (in a module of its own: see kit_marker)
 
 
+def student_outputs_only() -> bool:
+    """Grading with the student kit writes the student's own files only: report.html,
+    report.json, results.json and junit.xml, never the staff's page (staff.html), and for a
+    single submission no class summary (summary.html, grades.csv)."""
+    return kit_info() is not None
+
+
 def refuse_in_kit(command: str | None) -> None:
     """In a student kit, the commands that need the reference solution stop here, in one line."""
     if command in FULL_PACKAGE_COMMANDS and kit_info() is not None:

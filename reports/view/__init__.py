@@ -9,8 +9,9 @@ Everything here is a pure function of typed report objects, one job per module:
 - :mod:`.cases`: one case as a reader may see it; to a student a hidden case is one bit;
 - :mod:`.specs`: the specs of a report with their cases;
 - :mod:`.headline`: the sentence at the top of a student's report;
-- :mod:`.causes`: one message per cause, and the cause to fix first;
-- :mod:`.notation`: the short forms a report uses, explained;
+- :mod:`.causes`: one message per cause, a page's causes ranked by the points they stop and
+  laid out per spec, and the cause to fix first;
+- :mod:`.notation`: the short forms a report uses, explained once per page;
 - :mod:`.plain`: one case as plain text (Gradescope, JUnit, PrairieLearn);
 - :mod:`.chart`: the launch picture's geometry (SVG coordinates).
 
@@ -20,12 +21,22 @@ Renderers import what they need from here (``from reports import view as v``).
 from __future__ import annotations
 
 from .cases import HIDDEN_NOT_PASSED, HIDDEN_PASSED, CaseView, case_views, full_view, one_bit, student_duration
-from .causes import FixFirst, failure_cause, fix_first
+from .causes import (
+    Cause,
+    FailureBlock,
+    FixFirst,
+    PageCauses,
+    StoppedCase,
+    case_anchor,
+    failure_cause,
+    fix_first,
+    page_causes,
+)
 from .chart import Bar, LaunchChart, LaunchGroup, Tick, launch_chart, nice_top
 from .formats import fmt_percent, fmt_points, fmt_seconds, percent, step_no
 from .headline import Headline, headline
 from .labels import GROUP_TITLES, STATUS_ICONS, STATUS_LABELS, TAG_LABELS, tag_label
-from .notation import case_notes, notation_notes
+from .notation import case_notes, notation_notes, page_notes
 from .plain import case_text
 from .specs import SpecView, spec_titles, spec_views
 from .tags import CORE_TAGS, STRETCH_TAGS, TAGS, GroupView, TagView, tag_group, tag_groups, tag_sort_key
@@ -43,14 +54,19 @@ __all__ = [
     "TAG_LABELS",
     "Bar",
     "CaseView",
+    "Cause",
+    "FailureBlock",
     "FixFirst",
     "GroupView",
     "Headline",
     "LaunchChart",
     "LaunchGroup",
+    "PageCauses",
     "SpecView",
+    "StoppedCase",
     "TagView",
     "Tick",
+    "case_anchor",
     "case_notes",
     "case_text",
     "case_views",
@@ -67,6 +83,8 @@ __all__ = [
     "notation_notes",
     "one_bit",
     "one_line",
+    "page_causes",
+    "page_notes",
     "percent",
     "slug",
     "spec_titles",

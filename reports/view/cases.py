@@ -10,6 +10,8 @@ from grader.judging.results import CaseResult, CheckLine, LaunchPoint, Report, S
 
 from .text import clean_text
 
+STEP_RUNS = "the step runs"  # what grader.judging.judge expects of a step that must not fail
+
 
 @dataclass(frozen=True)
 class CaseView:
@@ -41,6 +43,18 @@ class CaseView:
         return tuple(c for c in self.checks if not c.passed)
 
     @property
+    def shown_failed_checks(self) -> tuple[CheckLine, ...]:
+        """The failed checks a page shows as expected-against-observed: all but a check that
+        the step ran whose observation is that step's own outcome ("raised ValueError: ..."),
+        which the step's line already says, marked as the first failing check."""
+        outcomes = {s.index: s.outcome for s in self.steps}
+        return tuple(
+            c
+            for c in self.failed_checks
+            if not (c.expected == STEP_RUNS and c.step is not None and outcomes.get(c.step) == c.observed)
+        )
+
+    @property
     def passed_checks(self) -> tuple[CheckLine, ...]:
         return tuple(c for c in self.checks if c.passed)
 
@@ -48,6 +62,45 @@ class CaseView:
     def first_bad_step(self) -> int | None:
         steps = [c.step for c in self.checks if not c.passed and c.step is not None]
         return min(steps) if steps else None
+
+    @property
+    def step_runs(self) -> tuple[StepRun, ...]:
+        """The steps as a page lists them: consecutive steps that did not run for one reason
+        make one line (their actions together), every other step a line of its own."""
+        return step_runs(self.steps, self.first_bad_step)
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """One line of a case's step list: one step, or several in a row that did not run alike."""
+
+    first: int  # 0-based, as StepLine.index
+    last: int
+    actions: tuple[str, ...]
+    outcome: str
+    here: bool  # holds the first step a failed check is about
+
+    @property
+    def action(self) -> str:
+        return "; ".join(self.actions)
+
+
+def step_runs(steps: tuple[StepLine, ...], first_bad: int | None = None) -> tuple[StepRun, ...]:
+    out: list[StepRun] = []
+    for st in steps:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and st.outcome.startswith("not run")
+            and st.outcome == prev.outcome
+            and st.index == prev.last + 1
+            and st.index != first_bad
+            and not prev.here
+        ):
+            out[-1] = StepRun(prev.first, st.index, (*prev.actions, st.action), st.outcome, False)
+        else:
+            out.append(StepRun(st.index, st.index, (st.action,), st.outcome, st.index == first_bad))
+    return tuple(out)
 
 
 # The one bit a student sees of a hidden case: the same text for every way of not passing

@@ -1,4 +1,5 @@
-"""Notation: every short form a report uses, explained where it appears."""
+"""Notation: every short form a report uses, explained once per page (the page's key), and
+which of them one case uses (its detail links to the key)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import re
 from collections.abc import Iterable
 
 from .cases import CaseView
+from .causes import PageCauses
+from .specs import SpecView
 
 _NOTATIONS = (
     (
@@ -31,15 +34,31 @@ def notation_notes(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(note for pattern, note in _NOTATIONS if pattern.search(joined))
 
 
+def case_texts(view: CaseView) -> tuple[str, ...]:
+    """Every text of one case a page may show: its message, steps and checks."""
+    return (
+        view.message,
+        view.description,
+        *(s.action for s in view.steps),
+        *(s.outcome for s in view.steps),
+        *(c.what for c in view.checks),
+        *(c.expected for c in view.checks),
+        *(c.observed for c in view.checks),
+    )
+
+
 def case_notes(view: CaseView) -> tuple[str, ...]:
     """The notations one case's steps and checks use, explained."""
-    return notation_notes(
-        [
-            view.message,
-            *(s.action for s in view.steps),
-            *(s.outcome for s in view.steps),
-            *(c.what for c in view.checks),
-            *(c.expected for c in view.checks),
-            *(c.observed for c in view.checks),
-        ]
-    )
+    return notation_notes(case_texts(view))
+
+
+def page_notes(specs: Iterable[SpecView], causes: PageCauses) -> tuple[str, ...]:
+    """The page's notation key: the notations of what the page shows, each explained once.
+    A case shown in full gives all its texts; a case shown as one line its message and
+    description; a passed case its description (a hidden case a student sees as one bit: none)."""
+    texts: list[str] = []
+    for cause in causes.causes:
+        texts += case_texts(cause.lead.view)
+        texts += (t for c in cause.cases for t in (c.view.message, c.view.description))
+    texts += (c.description for s in specs for c in s.cases if c.passed)
+    return notation_notes(texts)
