@@ -50,6 +50,8 @@ def point_group(tag: str, reading: str = "handout") -> str:
     if tag in CORE_TAGS:
         return "core" if reading == "handout" else "stricter"
     return "stretch"
+
+
 VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
 
 # The names of the student contract (docs/contract.md) a step may use.

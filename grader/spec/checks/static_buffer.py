@@ -114,6 +114,7 @@ class StaticBufferCheck(Check):
             return False
         return True
 
+
 def graph_calls(draft, body, at) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     """``{of, steps}``: a GraphRunner built from a literal op list and two or more named calls of
     it with literal array inputs, all landing in one buffer shape. Returns the runner's name, the
