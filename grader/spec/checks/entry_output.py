@@ -41,8 +41,8 @@ class EntryOutputCheck(Check):
 
     def judge(self, j):
         for index in self.steps:
-            step, obs = j.case.steps[index], j.obs[index]
-            entry = graph_entry_after(j, step, obs, self.buffer_shape, self.of)
+            step = j.case.steps[index]
+            entry = graph_entry_after(j, index, self.buffer_shape, self.of)
             if entry is None:
                 return
             expected = j.oracle.outputs.get(index)

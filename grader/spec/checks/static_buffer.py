@@ -42,8 +42,8 @@ class StaticBufferCheck(Check):
     def judge(self, j):
         first_identity = None
         for index in self.steps:
-            step, obs = j.case.steps[index], j.obs[index]
-            entry = graph_entry_after(j, step, obs, self.buffer_shape, self.of)
+            step = j.case.steps[index]
+            entry = graph_entry_after(j, index, self.buffer_shape, self.of)
             if entry is None:
                 return
             identity = (entry.static_input_id, entry.static_input_address)
@@ -154,9 +154,11 @@ def graph_calls(draft, body, at) -> tuple[str, tuple[int, ...], tuple[int, ...]]
     return of, tuple(m.key for m in members), shapes.pop()
 
 
-def graph_entry_after(j, step, obs, buffer_shape, of: str):
-    """The GraphEntry of ``of.graphs`` whose static_input has ``buffer_shape`` after a call; None
-    (with the line recorded) when the call did not return or no entry has that shape."""
+def graph_entry_after(j, index: int, buffer_shape, of: str):
+    """The GraphEntry of ``of.graphs`` whose static_input has ``buffer_shape`` after call ``index``;
+    None (with the line recorded, naming the cause) when the call did not return or no entry has
+    that shape."""
+    step, obs = j.case.steps[index], j.obs[index]
     shape = list(buffer_shape)
     if obs.outcome != "returned":
         j.record(
@@ -169,12 +171,20 @@ def graph_entry_after(j, step, obs, buffer_shape, of: str):
         return None
     entries = [g for g in (obs.graphs or ()) if g.static_input is not None and g.static_input.shape == buffer_shape]
     if not entries:
+        x = j.oracle.inputs.get(index)
+        unpadded = x is not None and x.shape != buffer_shape
+        cause = (
+            f" The buffer must have the padded shape: round the batch up to its capture size and key the graph by that shape, not by the input's {list(x.shape)}."
+            if unpadded
+            and any(g.static_input is not None and g.static_input.shape == x.shape for g in obs.graphs or ())
+            else ""
+        )
         j.record(
             step,
             "static input buffer",
             f"a GraphEntry with static_input of shape {shape}",
             f"{len(obs.graphs or ())} entries, none with that shape",
-            f"after this call no GraphEntry in {of}.graphs holds a static_input array of shape {shape}.",
+            f"after this call no GraphEntry in {of}.graphs holds a static_input array of shape {shape}.{cause}",
         )
         return None
     return entries[0]
