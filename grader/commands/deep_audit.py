@@ -17,6 +17,16 @@ one-line reason, in ``reference/mutants/equivalent.yaml``. The score is
 and the deep audit fails (exit 1) while a mutant that is not listed survives.
 A listed mutant that some case does kill is reported too: it was not
 equivalent, so its entry should go.
+
+A mutant that only changes what the contract leaves open on purpose (a choice
+that is the student's, a combination no case grades) is not a gap to close
+with a new check in some other behaviour's cases: it is listed apart, under
+``outside_contract`` in the same file, with the reason (the open point of
+docs/contract.md), and left out of the score like an equivalent one. Such a
+mutant that some case kills fails the deep audit: that case grades something
+the contract leaves open.
+
+    mutation score = killed / (mutants - equivalent - outside the contract)
 """
 
 from __future__ import annotations
@@ -44,32 +54,40 @@ class Equivalent:
     line: str  # the text of the line, stripped
     change: str
     reason: str
+    outside: bool = False  # listed under outside_contract: what it changes, the contract leaves open
 
     @property
     def key(self) -> tuple[str, str, str, str]:
         return (self.file, self.scope, self.line, self.change)
 
 
+LISTS = {"equivalent": False, "outside_contract": True}  # the file's lists: is it outside the contract
+
+
 def load_equivalents(path: Path = EQUIVALENTS) -> tuple[Equivalent, ...]:
-    """The committed list of equivalent mutants; a malformed file is a setup error naming the entry."""
+    """The committed lists of equivalent mutants and of mutants outside the contract; a malformed
+    file is a setup error naming the entry."""
     if not path.exists():
         return ()
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise AuditSetupError(f"{path}: cannot read ({exc})") from None
-    entries = data.get("equivalent", []) if isinstance(data, dict) else None
-    if not isinstance(entries, list):
+    if not isinstance(data, dict) or not isinstance(data.get("equivalent", []), list):
         raise AuditSetupError(f"{path}: expected a mapping with a list 'equivalent'")
     found = []
-    for i, entry in enumerate(entries):
-        if (
-            not isinstance(entry, dict)
-            or set(entry) != set(ENTRY_KEYS)
-            or not all(isinstance(entry[k], str) and entry[k].strip() for k in ENTRY_KEYS)
-        ):
-            raise AuditSetupError(f"{path}: equivalent[{i}]: needs exactly the text keys {', '.join(ENTRY_KEYS)}")
-        found.append(Equivalent(*(entry[k] for k in ENTRY_KEYS)))
+    for name, outside in LISTS.items():
+        entries = data.get(name, [])
+        if not isinstance(entries, list):
+            raise AuditSetupError(f"{path}: {name}: expected a list")
+        for i, entry in enumerate(entries):
+            if (
+                not isinstance(entry, dict)
+                or set(entry) != set(ENTRY_KEYS)
+                or not all(isinstance(entry[k], str) and entry[k].strip() for k in ENTRY_KEYS)
+            ):
+                raise AuditSetupError(f"{path}: {name}[{i}]: needs exactly the text keys {', '.join(ENTRY_KEYS)}")
+            found.append(Equivalent(*(entry[k] for k in ENTRY_KEYS), outside=outside))
     return tuple(found)
 
 
@@ -82,6 +100,7 @@ class DeepMutant:
     change: str
     killed_by: tuple[str, ...]
     equivalent: str = ""  # the reason, when listed as equivalent
+    outside: str = ""  # the reason, when listed as outside the contract
 
     def brief(self) -> dict:
         return {
@@ -104,11 +123,16 @@ class DeepResult:
 
     @property
     def killed(self) -> tuple[DeepMutant, ...]:
-        return tuple(m for m in self.mutants if m.killed_by)
+        return tuple(m for m in self.mutants if m.killed_by and not m.outside)
 
     @property
     def equivalent(self) -> tuple[DeepMutant, ...]:
         return tuple(m for m in self.mutants if m.equivalent and not m.killed_by)
+
+    @property
+    def outside_contract(self) -> tuple[DeepMutant, ...]:
+        """Listed as outside the contract, and rightly: no case kills it."""
+        return tuple(m for m in self.mutants if m.outside and not m.killed_by)
 
     @property
     def not_equivalent(self) -> tuple[DeepMutant, ...]:
@@ -116,17 +140,23 @@ class DeepResult:
         return tuple(m for m in self.mutants if m.equivalent and m.killed_by)
 
     @property
+    def outside_but_killed(self) -> tuple[DeepMutant, ...]:
+        """Listed as outside the contract, yet a case kills it: that case grades what the contract
+        leaves open (or the entry is wrong)."""
+        return tuple(m for m in self.mutants if m.outside and m.killed_by)
+
+    @property
     def survived(self) -> tuple[DeepMutant, ...]:
-        return tuple(m for m in self.mutants if not m.killed_by and not m.equivalent)
+        return tuple(m for m in self.mutants if not m.killed_by and not m.equivalent and not m.outside)
 
     @property
     def score(self) -> float:
-        live = len(self.mutants) - len(self.equivalent)
+        live = len(self.mutants) - len(self.equivalent) - len(self.outside_contract) - len(self.outside_but_killed)
         return 100.0 * len(self.killed) / live if live else 100.0
 
     @property
     def ok(self) -> bool:
-        return not (self.survived or self.control_failures)
+        return not (self.survived or self.control_failures or self.outside_but_killed)
 
     def kills_per_case(self) -> dict[str, int]:
         counts = dict.fromkeys(self.cases, 0)
@@ -141,6 +171,10 @@ class DeepResult:
                 "mutants": len(self.mutants),
                 "killed": len(self.killed),
                 "equivalent": len(self.equivalent),
+                "outside_contract": [{**m.brief(), "reason": m.outside} for m in self.outside_contract],
+                "outside_contract_but_killed": [
+                    {**m.brief(), "killed_by": list(m.killed_by)} for m in self.outside_but_killed
+                ],
                 "survived": [m.brief() for m in self.survived],
                 "score": round(self.score, 2),
                 "listed_equivalent_but_killed": [
@@ -207,7 +241,8 @@ def run_deep_audit(
     control = reports[0]
     passes = {f"{c.spec}/{c.case}" for c in control.cases if c.status == "passed"}
     failures = tuple(f"{c.spec}/{c.case}" for c in control.cases if c.status != "passed")
-    reasons = {e.key: e.reason for e in listed}
+    reasons = {e.key: e.reason for e in listed if not e.outside}
+    outside = {e.key: e.reason for e in listed if e.outside}
     results = []
     for mutant, report in zip(mutants, reports[1:]):
         killed = tuple(uid for c in report.cases if c.status != "passed" and (uid := f"{c.spec}/{c.case}") in passes)
@@ -220,6 +255,7 @@ def run_deep_audit(
                 mutant.change,
                 killed,
                 reasons.get(mutant.key, ""),
+                outside.get(mutant.key, ""),
             )
         )
     keys = {m.key for m in mutants}
