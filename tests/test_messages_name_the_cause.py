@@ -106,3 +106,23 @@ def test_step_kinds_follow_keys_capture_sizes_warm_up_and_masks(uid, kinds):
         if s.action == "call" and s.target not in ("run_eager", "fuse_elementwise") and not s.implicit
     ]
     assert [step_kind(case, i) for i in runner_calls][: len(kinds)] == kinds
+
+
+STALE_REPLAY = (
+    "        y = entry.static_input\n        for op in self.ops:\n            y = op(y)\n",
+    "        y = entry.output\n",
+)
+PADDED_ROWS_RETURNED = (
+    "        return np.array(output[: x.shape[0]], copy=True)",
+    "        return np.array(output, copy=True)",
+)
+
+
+def test_a_stale_replay_is_told_it_returned_an_earlier_result():
+    message = _message(_edited(STALE_REPLAY), "replay-basics/replay-computes-new-input")
+    assert "wrong output" in message and "the result for the input of step 2" in message
+
+
+def test_returned_padded_rows_are_named_as_such():
+    message = _message(_edited(PADDED_ROWS_RETURNED), "padding-basics/round-up")
+    assert "padded rows came back too" in message and "real rows" in message

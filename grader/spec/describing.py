@@ -104,6 +104,18 @@ def step_kind(case: Case, index: int) -> str:
     return prefix + ("capture" if earlier == warmup else "replay")
 
 
+def padded_batch(case: Case, index: int) -> int | None:
+    """The batch a runner call with a literal input pads to under the runner's literal capture
+    sizes; None without capture sizes, above every size, or where it cannot be told."""
+    step = case.steps[index]
+    build = runner_build(case, index) if step.action == "call" and step.target not in CONTRACT_NAMES else None
+    if build is None:
+        return None
+    sizes = _int_tuple(_given(build, 2 if build.target == "PiecewiseGraphRunner" else 1, "capture_sizes"))
+    key = _call_key(step, sizes) if sizes else None
+    return key[0] if isinstance(key, tuple) and key else None
+
+
 def runner_build(case: Case, index: int) -> Step | None:
     """The step that built the runner step ``index`` calls (the latest build of that name before it)."""
     target = case.steps[index].target
