@@ -140,6 +140,10 @@ def _section(lines: list[str], heading: str, rows: list[str]) -> None:
         lines.append("")
 
 
+def _killed_rows(mutants) -> list[str]:
+    return [f"{m.file}:{m.line}  [{m.scope}]  {m.change}  (by {', '.join(m.killed_by[:3])})" for m in mutants]
+
+
 def format_deep_text(result: DeepResult) -> str:
     lines = [f"graphgrade audit --deep: {len(result.mutants)} mutants of {TARGET_NAME}", ""]
     _section(
@@ -150,10 +154,7 @@ def format_deep_text(result: DeepResult) -> str:
     _section(
         lines,
         "Listed as equivalent, but killed (remove these entries):",
-        [
-            f"{m.file}:{m.line}  [{m.scope}]  {m.change}  (by {', '.join(m.killed_by[:3])})"
-            for m in result.not_equivalent
-        ],
+        _killed_rows(result.not_equivalent),
     )
     _section(
         lines,
@@ -163,10 +164,7 @@ def format_deep_text(result: DeepResult) -> str:
     _section(
         lines,
         "Listed as outside the contract, but killed (a case grades what the contract leaves open):",
-        [
-            f"{m.file}:{m.line}  [{m.scope}]  {m.change}  (by {', '.join(m.killed_by[:3])})"
-            for m in result.outside_but_killed
-        ],
+        _killed_rows(result.outside_but_killed),
     )
     _section(
         lines,

@@ -9,9 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.spec.checks.base import Check
-from grader.spec.checks.static_buffer import graph_calls, graph_entry_after
+from grader.spec.checks.static_buffer import graph_calls, graph_calls_schema, graph_entry_after
 from grader.spec.describing import compare_arrays, describe
-from grader.spec.schema_parts import STEP_NAME, schema_object
 
 
 @dataclass(frozen=True)
@@ -35,9 +34,7 @@ class EntryOutputCheck(Check):
 
     @classmethod
     def schema(cls):
-        return schema_object(
-            {"of": STEP_NAME, "steps": {"type": "array", "items": STEP_NAME, "minItems": 2}}, ("of", "steps")
-        )
+        return graph_calls_schema()
 
     def judge(self, j):
         for index in self.steps:

@@ -35,9 +35,7 @@ class StaticBufferCheck(Check):
 
     @classmethod
     def schema(cls):
-        return schema_object(
-            {"of": STEP_NAME, "steps": {"type": "array", "items": STEP_NAME, "minItems": 2}}, ("of", "steps")
-        )
+        return graph_calls_schema()
 
     def judge(self, j):
         first_identity = None
@@ -113,6 +111,13 @@ class StaticBufferCheck(Check):
             )
             return False
         return True
+
+
+def graph_calls_schema() -> dict:
+    """The JSON Schema of ``{of, steps}`` (see :func:`graph_calls`)."""
+    return schema_object(
+        {"of": STEP_NAME, "steps": {"type": "array", "items": STEP_NAME, "minItems": 2}}, ("of", "steps")
+    )
 
 
 def graph_calls(draft, body, at) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
