@@ -554,14 +554,27 @@ def test_fused_ops_one_op_per_maximal_run_passes():
         # pairs: [add, mul] fused, relu left alone
         (
             [(False, -1, -1, True), (True, 0, 2, True), (True, 0, 3, False), (True, 0, 4, True)],
-            "returned 4 ops, expected 3",
+            "returned 4 ops, expected 3: each maximal run of adjacent elementwise ops becomes one op, merged whole",
+        ),
+        # nothing fused: the five ops as given
+        (
+            [(True, 0, i, i != 3) for i in range(5)],
+            "returned 5 ops, expected 3: nothing was fused",
+        ),
+        # merged across softmax
+        (
+            [(False, -1, -1, True), (True, 0, 4, True)],
+            "returned 2 ops, expected 3: ops were merged that must stay apart",
         ),
         # the fused op is not marked elementwise
         ([(False, -1, -1, False), (True, 0, 3, False), (True, 0, 4, True)], "marked elementwise = True"),
         # the lone tanh is wrapped in a new callable
         ([(False, -1, -1, True), (True, 0, 3, False), (False, -1, -1, True)], "very op object"),
-        # softmax replaced by a copy
-        ([(False, -1, -1, True), (False, -1, -1, False), (True, 0, 4, True)], "op 3 should be kept"),
+        # softmax replaced by a copy: not "a lone elementwise op"
+        (
+            [(False, -1, -1, True), (False, -1, -1, False), (True, 0, 4, True)],
+            "op 3 should be kept as the very op object it was given (an op that is not elementwise",
+        ),
         (None, "should return a list of ops"),
     ],
 )
