@@ -71,8 +71,7 @@ def step_kind(case: Case, index: int) -> str:
 
     ``eager`` (run_eager), ``oversize`` (a batch above every capture size: eager, never captured),
     ``uncapturable`` (a PiecewiseGraphRunner with no capturable op: every call eager), ``warmup``,
-    ``capture``, ``replay``, ``piecewise-capture``, ``piecewise-replay``, ``call`` (a runner call
-    whose kind cannot be told) or ``other``.
+    ``capture``, ``replay``, ``piecewise-capture``, ``piecewise-replay`` or ``other``.
 
     A runner call's key is its input's shape, padded to the runner's literal capture sizes; the
     first ``warmup_steps`` calls of a key warm up, the next captures, later ones replay. Where an
@@ -87,11 +86,11 @@ def step_kind(case: Case, index: int) -> str:
     if build is None:
         return "replay" if len(calls) > 1 else "capture"
     piecewise = build.target == "PiecewiseGraphRunner"
-    mask = _given(build, 1, "is_capturable") if piecewise else None
+    mask = given_arg(build, 1, "is_capturable") if piecewise else None
     if isinstance(mask, MaskValue) and not any(mask.mask):
         return "uncapturable"
-    sizes = _int_tuple(_given(build, 2 if piecewise else 1, "capture_sizes"))
-    warmup = 0 if piecewise else _int_value(_given(build, 2, "warmup_steps"))
+    sizes = _int_tuple(given_arg(build, 2 if piecewise else 1, "capture_sizes"))
+    warmup = 0 if piecewise else _int_value(given_arg(build, 2, "warmup_steps"))
     keys = [_call_key(c, sizes) for c in calls]
     prefix = "piecewise-" if piecewise else ""
     if keys[-1] == "oversize":
@@ -111,7 +110,7 @@ def padded_batch(case: Case, index: int) -> int | None:
     build = runner_build(case, index) if step.action == "call" and step.target not in CONTRACT_NAMES else None
     if build is None:
         return None
-    sizes = _int_tuple(_given(build, 2 if build.target == "PiecewiseGraphRunner" else 1, "capture_sizes"))
+    sizes = _int_tuple(given_arg(build, 2 if build.target == "PiecewiseGraphRunner" else 1, "capture_sizes"))
     key = _call_key(step, sizes) if sizes else None
     return key[0] if isinstance(key, tuple) and key else None
 
@@ -125,7 +124,8 @@ def runner_build(case: Case, index: int) -> Step | None:
     )
 
 
-def _given(step: Step, position: int, keyword: str) -> object:
+def given_arg(step: Step, position: int, keyword: str) -> object:
+    """The value a step passes by keyword, else at ``position``; None when not given."""
     for name, value in step.kwargs:
         if name == keyword:
             return value
@@ -145,7 +145,7 @@ def _int_value(value: object) -> int:
 
 def _call_key(call: Step, sizes: tuple[int, ...] | None) -> tuple[int, ...] | str | None:
     """The graph key of a runner call with a literal input ("oversize" above every capture size)."""
-    x = _given(call, 0, "x")
+    x = given_arg(call, 0, "x")
     if not isinstance(x, ArrayValue):
         return None
     shape = x.shape

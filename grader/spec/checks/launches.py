@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.spec.checks.base import Check
-from grader.spec.describing import runner_build, step_kind
+from grader.spec.describing import given_arg, runner_build, step_kind
 from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 from grader.spec_model import MaskValue
 
@@ -84,7 +84,7 @@ def _eager_ops_not_run(case, index: int, obs) -> str:
     build = runner_build(case, index)
     if build is None or build.target != "PiecewiseGraphRunner":
         return ""
-    mask = next((v for k, v in build.kwargs if k == "is_capturable"), build.args[1] if len(build.args) > 1 else None)
+    mask = given_arg(build, 1, "is_capturable")
     if not isinstance(mask, MaskValue):
         return ""
     lists = {w.list_id for w in obs.witness}
