@@ -1,6 +1,7 @@
 """A broken part costs only its own behaviour: the break matrix.
 
-From a correct solution (the reference), one submission per part in which only that part raises
+From a correct solution (the reference, and each correct variant written apart from it), one
+submission per part in which only that part raises
 NotImplementedError, graded on every case of the shipped suite (hidden ones included) through the
 worker's interpreter and the judge. Each must lose points on that part's tag and on no other:
 padding and warm-up extend GraphRunner, fusion extends run_eager, the state machine stands alone,
@@ -11,13 +12,20 @@ part's cases use").
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 import pytest
 from support.shipped import shipped_suite
 
 from grader.judging.judge import judge_case
 from grader.observe.interpreter import observe_in_process
-from reference.mutants._base import fresh_reference
+from reference.mutants._base import REFERENCE_SOURCE, fresh_module
+
+TESTS = Path(__file__).parent
+SOLUTIONS = {
+    "reference": REFERENCE_SOURCE,
+    **{p.parent.name: p for p in sorted((TESTS / "correct_variants").glob("*/cudagraph.py"))},
+}
 
 LOADED = shipped_suite()
 TAG_OF = {case.uid: spec.tag for spec in LOADED.suite.specs for case in spec.cases}
@@ -66,10 +74,10 @@ BREAKS = {
 }
 
 
-def _failed_tags(breaking) -> dict[str, list[str]]:
+def _failed_tags(breaking, solution: Path = REFERENCE_SOURCE) -> dict[str, list[str]]:
     failed: dict[str, list[str]] = {}
     for case in LOADED.suite.cases:
-        module = fresh_reference(__name__)
+        module = fresh_module(solution, __name__)
         breaking(module)
         verdict = judge_case(case, LOADED.oracles[case.uid], observe_in_process(module, case.uid, case.steps))
         if verdict.status != "passed":
@@ -77,13 +85,19 @@ def _failed_tags(breaking) -> dict[str, list[str]]:
     return failed
 
 
-def test_the_unbroken_reference_loses_nothing():
-    assert _failed_tags(lambda module: None) == {}
+# The reference in every run; the variants (another 20 s on two cores) with the slow tests.
+SOLUTION_PARAMS = [name if name == "reference" else pytest.param(name, marks=pytest.mark.slow) for name in SOLUTIONS]
 
 
+@pytest.mark.parametrize("solution", SOLUTION_PARAMS)
+def test_the_unbroken_solution_loses_nothing(solution):
+    assert _failed_tags(lambda module: None, SOLUTIONS[solution]) == {}
+
+
+@pytest.mark.parametrize("solution", SOLUTION_PARAMS)
 @pytest.mark.parametrize("part", sorted(BREAKS))
-def test_an_unwritten_part_costs_only_its_own_tag(part):
-    failed = _failed_tags(BREAKS[part])
+def test_an_unwritten_part_costs_only_its_own_tag(part, solution):
+    failed = _failed_tags(BREAKS[part], SOLUTIONS[solution])
     assert part in failed, f"with {part} unwritten no {part} case fails: the break did not break anything"
     others = {tag: uids for tag, uids in failed.items() if tag != part}
     assert not others, f"with only {part} unwritten, other behaviours pay:\n" + "\n".join(
