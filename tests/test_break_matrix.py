@@ -85,7 +85,7 @@ def _failed_tags(breaking, solution: Path = REFERENCE_SOURCE) -> dict[str, list[
     return failed
 
 
-# The reference in every run; the variants (another 20 s on two cores) with the slow tests.
+# The reference in every run; the correct variants (about 10 s more) with the slow tests.
 SOLUTION_PARAMS = [name if name == "reference" else pytest.param(name, marks=pytest.mark.slow) for name in SOLUTIONS]
 
 
