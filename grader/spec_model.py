@@ -36,6 +36,22 @@ TAGS: tuple[str, ...] = (
     "state-machine",
 )
 CORE_TAGS = TAGS[:6]
+# Where a spec's rule comes from (docs/contract.md, "Where each rule comes from"): the students'
+# handout, or graphgrade's stricter reading where the handout is silent. A stricter reading of a
+# core part is counted outside the core points: a build that does what the handout says keeps
+# every core point.
+READINGS: tuple[str, ...] = ("handout", "graphgrade")
+POINT_GROUPS: tuple[str, ...] = ("core", "stricter", "stretch")
+
+
+def point_group(tag: str, reading: str = "handout") -> str:
+    """``core`` (a core tag, the handout's rule), ``stricter`` (graphgrade's stricter reading of a
+    core part, counted outside the core) or ``stretch`` (a stretch tag, whatever its reading)."""
+    if tag in CORE_TAGS:
+        return "core" if reading == "handout" else "stricter"
+    return "stretch"
+
+
 VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
 
 # The names of the student contract (docs/contract.md) a step may use.
@@ -191,6 +207,12 @@ class Spec:
     cases: tuple[Case, ...]
     file: str = ""
     line: int = 0
+    reading: str = "handout"  # READINGS: the handout's rule, or graphgrade's stricter reading
+
+    @property
+    def group(self) -> str:
+        """Where the spec's points count: ``core``, ``stricter`` or ``stretch`` (:func:`point_group`)."""
+        return point_group(self.tag, self.reading)
 
 
 @dataclass(frozen=True)

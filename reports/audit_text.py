@@ -139,20 +139,31 @@ def _section(lines: list[str], heading: str, rows: list[str]) -> None:
         lines.append("")
 
 
+def _killed_rows(mutants) -> list[str]:
+    return [f"{m.file}:{m.line}  [{m.scope}]  {m.change}  (by {', '.join(m.killed_by[:3])})" for m in mutants]
+
+
 def format_deep_text(result: DeepResult) -> str:
     lines = [f"graphgrade audit --deep: {len(result.mutants)} mutants of {TARGET_NAME}", ""]
     _section(
         lines,
-        "Survivors (no case kills them; add a case, or list them in reference/mutants/equivalent.yaml with a reason):",
+        "Survivors (no case kills them; add a case, or list them in reference/mutants/equivalent.yaml, under equivalent or outside_contract, with a reason):",
         [f"{m.file}:{m.line}  [{m.scope}]  {m.change}" for m in result.survived],
     )
     _section(
         lines,
         "Listed as equivalent, but killed (remove these entries):",
-        [
-            f"{m.file}:{m.line}  [{m.scope}]  {m.change}  (by {', '.join(m.killed_by[:3])})"
-            for m in result.not_equivalent
-        ],
+        _killed_rows(result.not_equivalent),
+    )
+    _section(
+        lines,
+        "Outside the contract (they change only what docs/contract.md leaves open; left out of the score):",
+        [f"{m.file}:{m.line}  [{m.scope}]  {m.change}  ({m.outside})" for m in result.outside_contract],
+    )
+    _section(
+        lines,
+        "Listed as outside the contract, but killed (a case grades what the contract leaves open):",
+        _killed_rows(result.outside_but_killed),
     )
     _section(
         lines,
@@ -167,9 +178,10 @@ def format_deep_text(result: DeepResult) -> str:
         lines.append(f"{len(idle)} cases kill none of these mutants: " + ", ".join(idle))
         lines.append("")
     n, e = len(result.mutants), len(result.equivalent)
+    o = len(result.outside_contract) + len(result.outside_but_killed)
     lines.append(
         f"{'OK' if result.ok else 'FAILED'}: mutation score {result.score:.1f}% "
-        f"({len(result.killed)} killed of {n - e}; {n} mutants, {e} equivalent, {len(result.survived)} survived) "
-        f"({result.duration_s:.1f} s)"
+        f"({len(result.killed)} killed of {n - e - o}; {n} mutants, {e} equivalent, {o} outside the contract, "
+        f"{len(result.survived)} survived) ({result.duration_s:.1f} s)"
     )
     return "\n".join(lines) + "\n"

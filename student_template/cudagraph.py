@@ -24,6 +24,13 @@ padding and warm-up in GraphRunner, fuse_elementwise, InferenceGraphCapture.
 Keep every name and signature below exactly as given: the grader imports them.
 The full contract, every rule the grader checks, is ``docs/contract.md``.
 Replace each ``raise NotImplementedError`` with your code.
+
+Where each rule comes from: [handout] is the lab handout's text (steps 1-4
+are the core; padding and fusion its stretch list), [plan] the decode-step
+plan ``InferenceGraphCapture`` follows, and [graphgrade] graphgrade's
+stricter reading where those are silent. A [graphgrade] rule of a core part
+is graded in a case of its own, worth points outside the 70 core points: do
+what the handout says and you keep every core point.
 """
 
 import enum
@@ -76,7 +83,8 @@ class GraphEntry:
     - ``static_input``: the buffer the graph reads its input from. A CUDA
       graph bakes in memory addresses, so this must stay the SAME array
       object for the life of the graph.
-    - ``output``: the result of the latest capture or replay.
+    - ``output``: the result of the capture [handout]; after each replay,
+      the result of that replay [graphgrade, outside the core points].
     - ``num_ops``: how many ops (kernels) the graph holds.
     """
 
@@ -94,20 +102,21 @@ class GraphRunner:
 
     ``__call__(x)`` works like this.
 
-    Capture (the first time a shape is seen):
+    Capture (the first time a shape is seen) [handout]:
       Make a new static input buffer, copy ``x`` into it, run the ops on that
       buffer (one launch per op, as eager mode does) and store a
       ``GraphEntry`` in ``self.graphs``. Return the output.
       Constraint 1: a real graph is frozen to its shapes, so graphs are keyed
       by shape; ``self.graphs`` maps a key to its entry.
 
-    Replay (the shape was seen before):
+    Replay (the shape was seen before) [handout]:
       Copy ``x`` into the entry's ``static_input`` in place (``np.copyto``):
       never allocate a new buffer, because the captured graph only ever reads
       the old one. Then recompute the ops starting from that buffer (the first
       op must receive ``entry.static_input`` itself) and call
-      ``LaunchCounter.bump(1)`` ONCE for the whole replay. Store the result
-      in ``entry.output`` and return it.
+      ``LaunchCounter.bump(1)`` ONCE for the whole replay, and return the
+      result. [graphgrade, outside the core points:] also store it in
+      ``entry.output``.
       Constraint 2: new inputs must land in the fixed buffer.
       The win: one launch instead of ``len(ops)``.
 
@@ -115,16 +124,17 @@ class GraphRunner:
 
     Stretch, padding (``capture_sizes``, e.g. ``[1, 2, 4, 8]``):
       vLLM captures graphs for a few batch sizes only and pads a batch up to
-      the nearest one. Round the batch dimension (axis 0) up to the smallest
-      capture size that holds it and key on that padded shape, so batches 5
-      and 7 share the size-8 graph. The static buffer has the padded shape:
-      copy the real rows in and set the padded rows to zero on every call
-      (capture and replay), so no stale rows from an earlier, larger batch
-      survive; the grader looks at the rows the first op is handed. Return only the
-      real rows. A batch larger than every capture size runs eagerly (one
-      launch per op) and is never captured, as vLLM does.
+      the nearest one. [handout] Round the batch dimension (axis 0) up to the
+      smallest capture size that holds it and key on that padded shape, so
+      batches 5 and 7 share the size-8 graph. [graphgrade] The static buffer
+      has the padded shape: copy the real rows in and set the padded rows to
+      zero on every call (capture and replay), so no stale rows from an
+      earlier, larger batch survive; the grader looks at the rows the first
+      op is handed. Return only the real rows. A batch larger than every
+      capture size runs eagerly (one launch per op) and is never captured,
+      as vLLM does.
 
-    Stretch, warm-up (``warmup_steps=N``):
+    Stretch, warm-up (``warmup_steps=N``) [graphgrade: the handout has none]:
       Engines run a few eager steps before capturing so that lazy
       initialisation (kernel selection, allocator pools) is not frozen into
       the graph. For each key, the first N calls run eagerly, the next call
@@ -166,9 +176,10 @@ class PiecewiseGraphRunner:
 
     Walk the ops and group consecutive ops with the same ``is_capturable(i)``
     (``i`` is the op's index) into segments. Wrap each capturable segment in
-    its own ``GraphRunner`` (pass ``capture_sizes`` on); keep the other
-    segments as plain op lists and run them with ``run_eager``. ``__call__``
-    threads ``x`` through the segments in order.
+    its own ``GraphRunner``; keep the other segments as plain op lists and
+    run them with ``run_eager``. ``__call__`` threads ``x`` through the
+    segments in order. [handout, all of it; ``capture_sizes`` here is
+    accepted and passed on to each ``GraphRunner``, but never graded.]
 
     ``num_graphs`` is the number of capturable segments. Split a 3-op model at
     its middle op and you get two graphs, and a replay costs three launches:
@@ -201,6 +212,8 @@ def fuse_elementwise(ops: Sequence[Op]) -> list[Op]:
     followed by ``*2`` into one kernel, so even eager execution launches
     fewer kernels, and a captured graph holds fewer nodes.
 
+    [handout] Fuse adjacent elementwise ops into one op and show that it
+    reduces launches, even eagerly. [graphgrade] The exact rules below.
     An op is elementwise when ``getattr(op, "elementwise", False)`` is true.
     Replace every run of two or more ADJACENT elementwise ops with one new
     callable that applies them in their original order, and mark that
@@ -229,9 +242,9 @@ class InferenceGraphCapture:
     step. Before each step the engine asks ``step_mode()``; after the step it
     calls ``advance()``.
 
-    Rules:
-    - ``warmup_steps`` below 1 (0, -1, -5, ...) is raised to 1: kernels must
-      run at least once before capture.
+    Rules [plan, except where marked]:
+    - ``warmup_steps`` below 1 is raised to 1: kernels must run at least
+      once before capture (0 [plan]; -1, -5, ... [graphgrade]).
     - Graphs are disabled unless ``enabled=True``; ``disable()`` turns them
       off for good (after a shape change or a failed capture).
     - ``step_mode()`` returns ``WARMUP`` while disabled or while

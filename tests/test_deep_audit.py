@@ -20,6 +20,7 @@ import pytest
 from grader.commands.audit import AuditSetupError
 from grader.commands.deep_audit import EQUIVALENTS, TARGET, TARGET_NAME, DeepMutant, DeepResult, load_equivalents
 from grader.commands.mutation import generate_mutants
+from reports.audit_text import format_deep_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
@@ -191,6 +192,49 @@ def test_score_counts_killed_over_non_equivalent_and_names_survivors():
 def test_all_killed_or_equivalent_is_ok():
     result = DeepResult((_m("a", ("s/c",)), _m("c", (), "no observable effect")), ())
     assert result.ok and result.score == 100.0
+
+
+def _outside(change: str, killed: tuple[str, ...] = ()) -> DeepMutant:
+    return DeepMutant(TARGET_NAME, 12, "g", "y = 2", change, killed, "", "the contract leaves this to the student")
+
+
+def test_a_mutant_outside_the_contract_is_left_out_of_the_score_and_recorded_with_its_reason():
+    result = DeepResult((_m("a", ("s/c",)), _m("b"), _outside("o")), ())
+    assert [m.change for m in result.outside_contract] == ["o"] and [m.change for m in result.survived] == ["b"]
+    assert result.score == pytest.approx(50.0)  # 1 killed of 2: the outside one counts neither way
+    data = result.to_json()["deep"]
+    assert data["outside_contract"] == [
+        {
+            "file": TARGET_NAME,
+            "line": 12,
+            "change": "o",
+            "scope": "g",
+            "line_text": "y = 2",
+            "reason": "the contract leaves this to the student",
+        }
+    ]
+    text = format_deep_text(result)
+    assert "Outside the contract" in text and "the contract leaves this to the student" in text
+    assert "1 outside the contract" in text
+
+
+def test_a_case_that_kills_a_mutant_outside_the_contract_fails_the_deep_audit():
+    """Such a case grades what the contract leaves open: the suite is stricter than its contract."""
+    result = DeepResult((_m("a", ("s/c",)), _outside("o", ("s/d",))), ())
+    assert not result.ok and result.score == 100.0
+    assert [m["change"] for m in result.to_json()["deep"]["outside_contract_but_killed"]] == ["o"]
+    assert "grades what the contract leaves open" in format_deep_text(result)
+
+
+def test_the_outside_list_is_read_with_the_equivalent_one(tmp_path):
+    entry = "{file: a, scope: b, line: c, change: d, reason: left to the student here}"
+    path = tmp_path / "equivalent.yaml"
+    path.write_text(f"equivalent: []\noutside_contract:\n  - {entry}\n", encoding="utf-8")
+    (listed,) = load_equivalents(path)
+    assert listed.outside and listed.key == ("a", "b", "c", "d")
+    path.write_text("outside_contract:\n  - {file: a}\n", encoding="utf-8")
+    with pytest.raises(AuditSetupError, match="outside_contract"):
+        load_equivalents(path)
 
 
 # ------------------------------------------------------------------ the real thing, on a few functions

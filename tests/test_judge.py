@@ -226,7 +226,13 @@ def test_witness_capture_on_the_callers_array_fails():
     verdict = judge(
         RUNNER_STEPS, WITNESS, [built(), capture(witness=witness(CALLER1)), replay(witness=witness(CALLER1))]
     )
-    assert verdict.status == "failed" and "Constraint 2" in verdict.message
+    assert verdict.status == "failed" and "at capture" in verdict.message and "caller's array" in verdict.message
+    assert verdict.message.startswith("Step 2")  # the capture is where the fault is
+
+
+def test_witness_replay_on_the_callers_array_is_blamed_on_the_replay():
+    verdict = judge(RUNNER_STEPS, WITNESS, [built(), capture(), replay(witness=witness(CALLER2))])
+    assert verdict.status == "failed" and "on replay" in verdict.message and "Constraint 2" in verdict.message
 
 
 def test_witness_replay_on_a_new_buffer_fails():
@@ -289,8 +295,6 @@ def test_static_buffer_not_holding_the_latest_input_fails():
         ({"shape": (8, 8)}, "GraphEntry's shape is [8, 8]"),
         ({"num_ops": 2}, "num_ops is 2, not the 3 ops"),
         ({"num_ops": None}, "num_ops is None"),
-        ({"output": chain(X1)}, "output does not hold this call's result"),
-        ({"output": None}, "output does not hold this call's result"),
     ],
 )
 def test_static_buffer_checks_the_graph_entry_record(entry, message):
@@ -550,14 +554,27 @@ def test_fused_ops_one_op_per_maximal_run_passes():
         # pairs: [add, mul] fused, relu left alone
         (
             [(False, -1, -1, True), (True, 0, 2, True), (True, 0, 3, False), (True, 0, 4, True)],
-            "returned 4 ops, expected 3",
+            "returned 4 ops, expected 3: each maximal run of adjacent elementwise ops becomes one op, merged whole",
+        ),
+        # nothing fused: the five ops as given
+        (
+            [(True, 0, i, i != 3) for i in range(5)],
+            "returned 5 ops, expected 3: nothing was fused",
+        ),
+        # merged across softmax
+        (
+            [(False, -1, -1, True), (True, 0, 4, True)],
+            "returned 2 ops, expected 3: ops were merged that must stay apart",
         ),
         # the fused op is not marked elementwise
         ([(False, -1, -1, False), (True, 0, 3, False), (True, 0, 4, True)], "marked elementwise = True"),
         # the lone tanh is wrapped in a new callable
         ([(False, -1, -1, True), (True, 0, 3, False), (False, -1, -1, True)], "very op object"),
-        # softmax replaced by a copy
-        ([(False, -1, -1, True), (False, -1, -1, False), (True, 0, 4, True)], "op 3 should be kept"),
+        # softmax replaced by a copy: not "a lone elementwise op"
+        (
+            [(False, -1, -1, True), (False, -1, -1, False), (True, 0, 4, True)],
+            "op 3 should be kept as the very op object it was given (an op that is not elementwise",
+        ),
         (None, "should return a list of ops"),
     ],
 )
@@ -584,3 +601,19 @@ def test_a_case_s_oracle_is_made_once_and_cannot_be_written_to():
     first = runner_verdict("output: {step: second, oracle: true}", value=chain(X1))
     again = runner_verdict("output: {step: second, oracle: true}", value=chain(X1))
     assert first == again and first.status == "failed"
+
+
+ENTRY_CHECK = "entry_output: {of: runner, steps: [first, second]}"
+
+
+@pytest.mark.parametrize("output", [chain(X1), None])
+def test_entry_output_after_a_replay_is_graphgrades_reading_not_the_static_buffers(output):
+    """The handout stores output at capture only: static_buffer passes an entry whose output is the
+    capture's; entry_output (graphgrade's stricter reading) fails it, and says so."""
+    assert runner_verdict(STATIC_CHECK, graphs=graphs(X2, output=output)).status == "passed"
+    verdict = runner_verdict(ENTRY_CHECK, graphs=graphs(X2, output=output))
+    assert verdict.status == "failed" and "output does not hold this call's result" in verdict.message
+
+
+def test_entry_output_holding_each_result_passes():
+    assert runner_verdict(ENTRY_CHECK, graphs=graphs(X2)).status == "passed"

@@ -16,7 +16,7 @@ from support.shipped import shipped_suite
 import reference.cudagraph as ref
 from grader.judging.judge import judge_case
 from grader.observe.interpreter import observe_in_process
-from grader.spec_model import CORE_TAGS, TAGS
+from grader.spec_model import TAGS
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -58,10 +58,16 @@ def test_visible_and_hidden_specs_exist():
 
 
 def test_points_total_100_with_70_on_the_core_tags():
+    """70 core points stand on the handout; graphgrade's stricter readings of core parts and the
+    stretch goals share the other 30 (docs/contract.md, "Core and stretch")."""
     total = sum(spec.points for spec in SUITE.specs)
-    core = sum(spec.points for spec in SUITE.specs if spec.tag in CORE_TAGS)
+    groups = Counter()
+    for spec in SUITE.specs:
+        groups[spec.group] += spec.points
     assert total == pytest.approx(100)
-    assert core == pytest.approx(70)
+    assert groups["core"] == pytest.approx(70)
+    assert groups["stricter"] == pytest.approx(2)
+    assert groups["stretch"] == pytest.approx(28)
 
 
 @pytest.mark.parametrize("spec", SUITE.specs, ids=[s.id for s in SUITE.specs])

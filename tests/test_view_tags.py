@@ -47,3 +47,14 @@ def test_a_tag_outside_the_vocabulary_gets_a_group_of_its_own():
 def test_no_specs_no_groups():
     assert tag_groups(()) == ()
     assert tag_groups((), (REPLAY_FAIL,))[0].tags[0].n_specs == 0  # cases alone still count
+
+
+def test_a_core_tags_stricter_reading_is_a_group_of_its_own_so_the_core_total_is_the_handouts():
+    report = passing_report()
+    core = next(s for s in report.specs if s.tag in CORE_TAGS)
+    stricter = replace(core, id="strict-reading", reading="graphgrade", score=0.0, max_score=2.0)
+    groups = {g.name: g for g in tag_groups((*report.specs, stricter))}
+    assert groups["stricter"].max_score == 2.0 and [t.tag for t in groups["stricter"].tags] == [core.tag]
+    assert groups["core"].max_score == sum(s.max_score for s in report.specs if s.tag in CORE_TAGS)
+    assert "graphgrade" in groups["stricter"].title
+    assert tag_group("padding", "graphgrade") == "stretch"  # a stretch reading stays a stretch point

@@ -17,6 +17,16 @@ one-line reason, in ``reference/mutants/equivalent.yaml``. The score is
 and the deep audit fails (exit 1) while a mutant that is not listed survives.
 A listed mutant that some case does kill is reported too: it was not
 equivalent, so its entry should go.
+
+A mutant that only changes what the contract leaves open on purpose (a choice
+that is the student's, a combination no case grades) is not a gap to close
+with a new check in some other behaviour's cases: it is listed apart, under
+``outside_contract`` in the same file, with the reason (the open point of
+docs/contract.md), and left out of the score like an equivalent one. Such a
+mutant that some case kills fails the deep audit: that case grades something
+the contract leaves open.
+
+    mutation score = killed / (mutants - equivalent - outside the contract)
 """
 
 from __future__ import annotations
@@ -41,26 +51,33 @@ EQUIVALENTS = ROOT / "reference" / "mutants" / "equivalent.yaml"
 ENTRY_KEYS = ("file", "scope", "line", "change", "reason")
 
 
+LISTS = {"equivalent": False, "outside_contract": True}  # the file's lists: is it outside the contract
+
+
 def load_equivalents(path: Path = EQUIVALENTS) -> tuple[Equivalent, ...]:
-    """The committed list of equivalent mutants; a malformed file is a setup error naming the entry."""
+    """The committed lists of equivalent mutants and of mutants outside the contract; a malformed
+    file is a setup error naming the entry."""
     if not path.exists():
         return ()
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise AuditSetupError(f"{path}: cannot read ({exc})") from None
-    entries = data.get("equivalent", []) if isinstance(data, dict) else None
-    if not isinstance(entries, list):
+    if not isinstance(data, dict) or not isinstance(data.get("equivalent", []), list):
         raise AuditSetupError(f"{path}: expected a mapping with a list 'equivalent'")
     found = []
-    for i, entry in enumerate(entries):
-        if (
-            not isinstance(entry, dict)
-            or set(entry) != set(ENTRY_KEYS)
-            or not all(isinstance(entry[k], str) and entry[k].strip() for k in ENTRY_KEYS)
-        ):
-            raise AuditSetupError(f"{path}: equivalent[{i}]: needs exactly the text keys {', '.join(ENTRY_KEYS)}")
-        found.append(Equivalent(*(entry[k] for k in ENTRY_KEYS)))
+    for name, outside in LISTS.items():
+        entries = data.get(name, [])
+        if not isinstance(entries, list):
+            raise AuditSetupError(f"{path}: {name}: expected a list")
+        for i, entry in enumerate(entries):
+            if (
+                not isinstance(entry, dict)
+                or set(entry) != set(ENTRY_KEYS)
+                or not all(isinstance(entry[k], str) and entry[k].strip() for k in ENTRY_KEYS)
+            ):
+                raise AuditSetupError(f"{path}: {name}[{i}]: needs exactly the text keys {', '.join(ENTRY_KEYS)}")
+            found.append(Equivalent(*(entry[k] for k in ENTRY_KEYS), outside=outside))
     return tuple(found)
 
 
@@ -115,7 +132,8 @@ def run_deep_audit(
     control = reports[0]
     passes = {f"{c.spec}/{c.case}" for c in control.cases if c.status == "passed"}
     failures = tuple(f"{c.spec}/{c.case}" for c in control.cases if c.status != "passed")
-    reasons = {e.key: e.reason for e in listed}
+    reasons = {e.key: e.reason for e in listed if not e.outside}
+    outside = {e.key: e.reason for e in listed if e.outside}
     results = []
     for mutant, report in zip(mutants, reports[1:]):
         killed = tuple(uid for c in report.cases if c.status != "passed" and (uid := f"{c.spec}/{c.case}") in passes)
@@ -128,6 +146,7 @@ def run_deep_audit(
                 mutant.change,
                 killed,
                 reasons.get(mutant.key, ""),
+                outside.get(mutant.key, ""),
             )
         )
     keys = {m.key for m in mutants}

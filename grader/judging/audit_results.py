@@ -131,6 +131,7 @@ class Equivalent:
     line: str  # the text of the line, stripped
     change: str
     reason: str
+    outside: bool = False  # listed under outside_contract: what it changes, the contract leaves open
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -146,6 +147,7 @@ class DeepMutant:
     change: str
     killed_by: tuple[str, ...]
     equivalent: str = ""  # the reason, when listed as equivalent
+    outside: str = ""  # the reason, when listed as outside the contract
 
     def brief(self) -> dict:
         return {
@@ -168,11 +170,16 @@ class DeepResult:
 
     @property
     def killed(self) -> tuple[DeepMutant, ...]:
-        return tuple(m for m in self.mutants if m.killed_by)
+        return tuple(m for m in self.mutants if m.killed_by and not m.outside)
 
     @property
     def equivalent(self) -> tuple[DeepMutant, ...]:
         return tuple(m for m in self.mutants if m.equivalent and not m.killed_by)
+
+    @property
+    def outside_contract(self) -> tuple[DeepMutant, ...]:
+        """Listed as outside the contract, and rightly: no case kills it."""
+        return tuple(m for m in self.mutants if m.outside and not m.killed_by)
 
     @property
     def not_equivalent(self) -> tuple[DeepMutant, ...]:
@@ -180,17 +187,23 @@ class DeepResult:
         return tuple(m for m in self.mutants if m.equivalent and m.killed_by)
 
     @property
+    def outside_but_killed(self) -> tuple[DeepMutant, ...]:
+        """Listed as outside the contract, yet a case kills it: that case grades what the contract
+        leaves open (or the entry is wrong)."""
+        return tuple(m for m in self.mutants if m.outside and m.killed_by)
+
+    @property
     def survived(self) -> tuple[DeepMutant, ...]:
-        return tuple(m for m in self.mutants if not m.killed_by and not m.equivalent)
+        return tuple(m for m in self.mutants if not m.killed_by and not m.equivalent and not m.outside)
 
     @property
     def score(self) -> float:
-        live = len(self.mutants) - len(self.equivalent)
+        live = len(self.mutants) - len(self.equivalent) - len(self.outside_contract) - len(self.outside_but_killed)
         return 100.0 * len(self.killed) / live if live else 100.0
 
     @property
     def ok(self) -> bool:
-        return not (self.survived or self.control_failures)
+        return not (self.survived or self.control_failures or self.outside_but_killed)
 
     def kills_per_case(self) -> dict[str, int]:
         counts = dict.fromkeys(self.cases, 0)
@@ -205,6 +218,10 @@ class DeepResult:
                 "mutants": len(self.mutants),
                 "killed": len(self.killed),
                 "equivalent": len(self.equivalent),
+                "outside_contract": [{**m.brief(), "reason": m.outside} for m in self.outside_contract],
+                "outside_contract_but_killed": [
+                    {**m.brief(), "killed_by": list(m.killed_by)} for m in self.outside_but_killed
+                ],
                 "survived": [m.brief() for m in self.survived],
                 "score": round(self.score, 2),
                 "listed_equivalent_but_killed": [

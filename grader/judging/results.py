@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from grader import validation
-from grader.spec_model import VISIBILITIES
+from grader.spec_model import READINGS, VISIBILITIES
 
 REPORT_FORMAT = 2  # 2 added ``flags``, ``scope``, ``ungraded_points`` and hidden cases in full (staff record); format 1 is still read
 READABLE_FORMATS = (1, 2)
@@ -91,6 +91,7 @@ class SpecSummary:
     hint: str
     score: float
     max_score: float
+    reading: str = "handout"  # grader.spec_model.READINGS: a core tag's "graphgrade" reading counts outside the core
 
 
 @dataclass(frozen=True)
@@ -359,6 +360,7 @@ def _spec_from_json(obj: Any, where: str) -> SpecSummary:
         hint=_need(obj, "hint", str, where),
         score=_need(obj, "score", float, where),
         max_score=_need(obj, "max_score", float, where),
+        reading=validation.one_of(_opt(obj, "reading", str, where, "handout"), READINGS, f"{where}.reading"),
     )
 
 

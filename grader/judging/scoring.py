@@ -100,6 +100,7 @@ def build_report(
                 hint=spec.hint,
                 score=add_points(r.score for r in results),
                 max_score=add_points(shares),
+                reading=spec.reading,
             )
         )
     return Report(

@@ -25,7 +25,7 @@ from grader.spec.case_draft import CaseDraft, OracleCall
 from grader.spec.checks import CHECK_KINDS, check_class
 from grader.spec.spec_reading import NodeReader, SpecError, node_line, refuse_tags
 from grader.spec.steps import parse_step
-from grader.spec_model import SPEC_FORMAT, TAGS, VISIBILITIES, Case, Spec, SpecFile, Suite
+from grader.spec_model import READINGS, SPEC_FORMAT, TAGS, VISIBILITIES, Case, Spec, SpecFile, Suite
 
 __all__ = ["LoadedSuite", "OracleCall", "SpecError", "SpecErrors", "load_spec_text", "load_suite", "spec_files"]
 
@@ -75,10 +75,11 @@ def _parse_case(reader: NodeReader, node: Node, where: str, spec_id: str) -> tup
 
 # ------------------------------------------------------------ specs and files
 _SPEC_KEYS = ("id", "title", "tag", "points", "visibility", "explanation", "hint", "cases")
+_SPEC_OPTIONAL = ("reading",)  # "handout" when left out
 
 
 def _parse_spec(reader: NodeReader, node: Node, where: str, oracles: dict[str, tuple[OracleCall, ...]]) -> Spec:
-    fields = reader.mapping(node, where, _SPEC_KEYS, _SPEC_KEYS)
+    fields = reader.mapping(node, where, _SPEC_KEYS + _SPEC_OPTIONAL, _SPEC_KEYS)
     spec_id = reader.ident(fields["id"][1], f"{where}.id")
     points = reader.number(fields["points"][1], f"{where}.points")
     if points <= 0:
@@ -105,6 +106,9 @@ def _parse_spec(reader: NodeReader, node: Node, where: str, oracles: dict[str, t
         cases=tuple(cases),
         file=reader.path,
         line=node_line(node),
+        reading=reader.choice(fields["reading"][1], f"{where}.reading", READINGS, "reading")
+        if "reading" in fields
+        else "handout",
     )
 
 

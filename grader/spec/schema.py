@@ -13,7 +13,7 @@ from grader.ops import FLOAT_DTYPES, OP_KINDS
 from grader.spec.checks import CHECK_CLASSES
 from grader.spec.schema_parts import schema_ident, schema_object
 from grader.spec.steps import steps_schema
-from grader.spec_model import SPEC_FORMAT, TAGS, VISIBILITIES
+from grader.spec_model import READINGS, SPEC_FORMAT, TAGS, VISIBILITIES
 
 SCHEMA_ID = "https://graphgrade.invalid/spec-format-1.schema.json"
 
@@ -86,6 +86,12 @@ def build_schema() -> dict:
             "explanation": {"type": "string", "minLength": 1},
             "hint": {"type": "string", "minLength": 1},
             "cases": {"type": "array", "items": {"$ref": "#/$defs/case"}, "minItems": 1},
+            "reading": {
+                "enum": list(READINGS),
+                "default": "handout",
+                "description": "where the spec's rule comes from: the students' handout, or graphgrade's stricter"
+                " reading where the handout is silent (a core tag's stricter reading counts outside the core points)",
+            },
         },
         ("id", "title", "tag", "points", "visibility", "explanation", "hint", "cases"),
     )

@@ -38,4 +38,9 @@ STATUS_ICONS: dict[str, str] = {
     "skipped": "\u2013",  # en dash
 }
 
-GROUP_TITLES = {"core": "Core lab", "stretch": "Stretch goals", "other": "Other"}
+GROUP_TITLES = {
+    "core": "Core lab",
+    "stricter": "Core lab, graphgrade's stricter readings (outside the core points)",
+    "stretch": "Stretch goals",
+    "other": "Other",
+}

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from grader.judging.results import CaseResult, SpecSummary
-from grader.spec_model import CORE_TAGS, TAGS
+from grader.spec_model import CORE_TAGS, TAGS, point_group
 
 from .formats import percent
 from .labels import GROUP_TITLES, tag_label
@@ -15,12 +15,11 @@ from .labels import GROUP_TITLES, tag_label
 STRETCH_TAGS: tuple[str, ...] = tuple(t for t in TAGS if t not in CORE_TAGS)
 
 
-def tag_group(tag: str) -> str:
-    """``core``, ``stretch`` or ``other`` (a tag outside the fixed vocabulary)."""
-    if tag in CORE_TAGS:
-        return "core"
-    if tag in STRETCH_TAGS:
-        return "stretch"
+def tag_group(tag: str, reading: str = "handout") -> str:
+    """``core``, ``stricter`` (graphgrade's stricter reading of a core part, counted outside the
+    core points), ``stretch`` or ``other`` (a tag outside the fixed vocabulary)."""
+    if tag in CORE_TAGS or tag in STRETCH_TAGS:
+        return point_group(tag, reading)
     return "other"
 
 
@@ -46,7 +45,7 @@ class TagView:
 
 @dataclass(frozen=True)
 class GroupView:
-    name: str  # core / stretch / other
+    name: str  # core / stricter / stretch / other
     title: str
     tags: tuple[TagView, ...]
     score: float = 0.0
@@ -54,19 +53,23 @@ class GroupView:
 
 
 def tag_groups(specs: Iterable[SpecSummary], cases: Iterable[CaseResult] = ()) -> tuple[GroupView, ...]:
-    """Points per behaviour tag (earned vs possible), grouped core / stretch / other."""
-    per_tag: dict[str, list[float]] = {}
+    """Points per behaviour tag (earned vs possible), grouped core / stricter / stretch / other: a
+    core tag's specs of graphgrade's stricter reading are a group of their own, so the core group's
+    total is the handout's core points."""
+    per_tag: dict[tuple[str, str], list[float]] = {}
+    group_of_spec: dict[str, str] = {}
     for s in specs:
-        row = per_tag.setdefault(s.tag, [0.0, 0.0, 0, 0, 0])
+        group = group_of_spec[s.id] = tag_group(s.tag, s.reading)
+        row = per_tag.setdefault((group, s.tag), [0.0, 0.0, 0, 0, 0])
         row[0] += s.score
         row[1] += s.max_score
         row[2] += 1
     for c in cases:
-        row = per_tag.setdefault(c.tag, [0.0, 0.0, 0, 0, 0])
+        row = per_tag.setdefault((group_of_spec.get(c.spec) or tag_group(c.tag), c.tag), [0.0, 0.0, 0, 0, 0])
         row[3] += 1
         row[4] += 1 if c.status == "passed" else 0
     groups = []
-    for name in ("core", "stretch", "other"):
+    for name in ("core", "stricter", "stretch", "other"):
         tags = tuple(
             TagView(
                 tag=t,
@@ -78,8 +81,8 @@ def tag_groups(specs: Iterable[SpecSummary], cases: Iterable[CaseResult] = ()) -
                 n_cases=int(v[3]),
                 n_passed=int(v[4]),
             )
-            for t, v in sorted(per_tag.items(), key=lambda kv: tag_sort_key(kv[0]))
-            if tag_group(t) == name
+            for (g, t), v in sorted(per_tag.items(), key=lambda kv: tag_sort_key(kv[0][1]))
+            if g == name
         )
         if tags:
             groups.append(

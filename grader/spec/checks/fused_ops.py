@@ -68,13 +68,30 @@ class FusedOpsCheck(Check):
         )
         problem = None
         if len(listed) != len(groups):
-            problem = f"returned {len(listed)} ops, expected {len(groups)}: each maximal run of adjacent elementwise ops becomes one op (a run of three is one op, not a pair and a single)."
+            problem = f"returned {len(listed)} ops, expected {len(groups)}: " + _count_cause(groups, len(listed))
         else:
             for group, got in zip(groups, listed):
                 if len(group) == 1 and not (got.given and got.list_id == self.list_id and got.position == group[0]):
-                    problem = f"op {group[0]} should be kept as the very op object it was given (a lone elementwise op is not wrapped)."
+                    why = (
+                        "a lone elementwise op is not wrapped"
+                        if self.elementwise[group[0]]
+                        else "an op that is not elementwise is never wrapped or replaced"
+                    )
+                    problem = f"op {group[0]} should be kept as the very op object it was given ({why})."
                     break
                 if len(group) > 1 and (got.given or not got.elementwise):
                     problem = f"ops {group[0]} to {group[-1]} should become one new op marked elementwise = True (so that a later fusion pass can merge it again)."
                     break
         j.record(step, what, expected, seen, problem)
+
+
+def _count_cause(groups: list[list[int]], returned: int) -> str:
+    """Why the fused list has the wrong length, as far as its length tells."""
+    if returned < len(groups):
+        return "ops were merged that must stay apart: only adjacent ops marked elementwise fuse, and every other op stays as it is."
+    in_pairs = sum((len(g) + 1) // 2 for g in groups)
+    if returned == in_pairs:
+        return "each maximal run of adjacent elementwise ops becomes one op, merged whole (a run of three is one op, not a pair and a single)."
+    if returned == sum(len(g) for g in groups):
+        return "nothing was fused: each run of two or more adjacent elementwise ops becomes one new op."
+    return "each maximal run of adjacent elementwise ops becomes one op, and every other op stays as it is."

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.spec.checks.base import Check
-from grader.spec.describing import step_kind
+from grader.spec.describing import given_arg, runner_build, step_kind
 from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
+from grader.spec_model import MaskValue
 
 
 @dataclass(frozen=True)
@@ -45,20 +46,55 @@ class LaunchesCheck(Check):
             return
         problem = None
         if obs.launches != self.equals:
-            problem = f"should cost {self.equals} {plural} but cost {obs.launches}." + launch_reason(
-                step_kind(j.case, self.step), self.equals, obs.launches
+            problem = f"should cost {self.equals} {plural} but cost {obs.launches}." + (
+                _eager_ops_not_run(j.case, self.step, obs)
+                or launch_reason(step_kind(j.case, self.step), self.equals, obs.launches)
             )
         j.record(step, "launches during this step", str(self.equals), str(obs.launches), problem)
 
 
 def launch_reason(kind: str, expected: int, observed: int) -> str:
-    """One sentence on why the count matters, for the kind of step it is."""
+    """One sentence on why the count matters, for the kind of step it is (the cause, never a rule
+    about another kind of step)."""
     if kind == "eager":
         return " An eager run pays one launch per op in the list it is given" + (
             " (a fused list holds fewer ops)." if observed > expected else ": call LaunchCounter.bump(1) once per op."
         )
+    if kind == "oversize":
+        return " This batch is above every capture size: it has no graph and runs eagerly, one launch per op, on every call, and is never captured."
+    if kind == "uncapturable":
+        return " No op of this model is capturable, so there is nothing to capture: every call runs all its ops through run_eager, one launch per op."
+    if kind == "warmup":
+        return " This is a warm-up call of its key: it runs eagerly, one launch per op, and captures nothing."
     if kind == "replay" and expected == 1:
         return " A replay is one graph launch, however many ops it holds."
     if kind == "capture":
         return " Capture runs each op once, eagerly, to record it: one launch per op."
+    if kind == "piecewise-capture":
+        return " A first piecewise call runs every op once: each capturable segment is captured (one launch per op) and each other segment runs through run_eager (one launch per op)."
+    if kind == "piecewise-replay":
+        return " A piecewise replay costs one launch per capturable segment plus one per op of the segments that are not capturable."
     return ""
+
+
+def _eager_ops_not_run(case, index: int, obs) -> str:
+    """For a call of a PiecewiseGraphRunner built with a literal mask: the cause when ops that are
+    not capturable never ran during the call (their segment was skipped), read from the op
+    witness; empty otherwise."""
+    build = runner_build(case, index)
+    if build is None or build.target != "PiecewiseGraphRunner":
+        return ""
+    mask = given_arg(build, 1, "is_capturable")
+    if not isinstance(mask, MaskValue):
+        return ""
+    lists = {w.list_id for w in obs.witness}
+    ran = {w.position for w in obs.witness}
+    missing = [i for i, capturable in enumerate(mask.mask) if not capturable and i not in ran]
+    if len(lists) > 1 or not missing:
+        return ""
+    which = ", ".join(str(i) for i in missing)
+    ops = f"The ops at positions {which} are" if len(missing) > 1 else f"The op at position {which} is"
+    return (
+        f" {ops} not capturable and never ran during this call: each segment that is not capturable"
+        " runs through run_eager on every call, one launch per op."
+    )

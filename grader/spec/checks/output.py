@@ -8,7 +8,7 @@ import numpy as np
 
 from grader.ops import FLOAT_DTYPES, OpSpec, build_array, dtype_name
 from grader.spec.checks.base import Check
-from grader.spec.describing import compare_arrays, describe
+from grader.spec.describing import compare_arrays, describe, padded_batch
 from grader.spec.schema_parts import STEP_NAME, schema_object
 from grader.spec.spec_reading import read_array
 from grader.spec_model import ArrayValue
@@ -79,7 +79,9 @@ class OutputCheck(Check):
                 "output shape",
                 str(list(self.shape)),
                 str(got),
-                None if ok else f"returned shape {got}, expected {list(self.shape)}.",
+                None
+                if ok
+                else f"returned shape {got}, expected {list(self.shape)}." + _padded_rows_returned(j, self.step, value),
             )
         if self.dtype is not None:
             got = dtype_name(value.dtype) if isinstance(value, np.ndarray) else describe(value)
@@ -118,5 +120,36 @@ class OutputCheck(Check):
                 what,
                 describe(expected),
                 describe(value),
-                None if problem is None else f"wrong output: {problem}.",
+                None if problem is None else f"wrong output: {problem}." + _cause(j, self.step, expected, value),
             )
+
+
+def _cause(j, index: int, expected: np.ndarray, value: object) -> str:
+    """Why an output is wrong, when the observations show it: the padded rows came back, or the
+    value is the result of an earlier call's input (a stale output)."""
+    padded = _padded_rows_returned(j, index, value)
+    if padded or not isinstance(value, np.ndarray) or value.shape != expected.shape:
+        return padded
+    tolerance = dtype_name(expected.dtype)
+    for earlier in sorted((k for k in j.oracle.outputs if k < index), reverse=True):
+        before = j.oracle.outputs[earlier]
+        if compare_arrays(before, value, tolerance) is None and compare_arrays(expected, before, tolerance) is not None:
+            return (
+                f" It is the result for the input of step {earlier + 1}: a call must compute from the input it was"
+                " just given (a replay copies it into the static buffer and recomputes), never return an output"
+                " computed before."
+            )
+    return ""
+
+
+def _padded_rows_returned(j, index: int, value: object) -> str:
+    """The cause when a padded call returned the padded batch instead of its real rows."""
+    x = j.oracle.inputs.get(index)
+    batch = padded_batch(j.case, index)
+    if x is None or batch is None or not isinstance(value, np.ndarray) or not value.ndim or not x.ndim:
+        return ""
+    if value.shape[0] == batch != x.shape[0] and value.shape[1:] == x.shape[1:]:
+        return (
+            f" The {batch - x.shape[0]} padded rows came back too: return only the {x.shape[0]} real rows of the batch."
+        )
+    return ""

@@ -94,6 +94,15 @@ class PaddedRowsCheck(Check):
                 return
             real = x.shape[0]
             pad = self.padded_batch - real
+            if obs.input_address is not None and call.address == obs.input_address:
+                j.record(
+                    step,
+                    what,
+                    f"the padded static buffer of {self.padded_batch} rows",
+                    "the caller's own array",
+                    f"op {self.op} was handed the caller's own array, not the graph's static input buffer. Constraint 2: copy x into the padded static buffer (the real rows on top) and run the ops from that buffer.",
+                )
+                return
             if not call.shape or call.shape[0] != self.padded_batch:
                 got = call.shape[0] if call.shape else "no"
                 j.record(

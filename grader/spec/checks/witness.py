@@ -92,16 +92,22 @@ class WitnessCheck(Check):
                 f"op {self.op} was never called on replay: a replay recomputes the ops from the static buffer (returning a stored output gives stale results).",
             )
             return
-        if (
-            at_replay.address == j.obs[self.replay].input_address
-            or at_capture.address == j.obs[self.capture].input_address
-        ):
+        if at_capture.address == j.obs[self.capture].input_address:
+            j.record(
+                cap_step,
+                what,
+                "the static input buffer",
+                "the caller's own array",
+                f"at capture op {self.op} was handed the caller's array instead of the new static input buffer. A graph is recorded on the buffer it will read on every replay: copy x into the static buffer, then run the ops on that buffer.",
+            )
+            return
+        if at_replay.address == j.obs[self.replay].input_address:
             j.record(
                 rep_step,
                 what,
                 "the static input buffer",
                 "the caller's own array",
-                "the ops ran on the caller's array instead of the static input buffer. Constraint 2: a graph reads fixed addresses, so new inputs must be copied into the buffer the graph was captured with.",
+                "on replay the ops ran on the caller's array instead of the static input buffer. Constraint 2: a graph reads fixed addresses, so copy the new input into the buffer the graph was captured with and run the ops from it.",
             )
             return
         ok = at_replay.address == at_capture.address
