@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from grader.spec.checks.base import Check
 from grader.spec.describing import step_kind
+from grader.spec.locating import bumps_at, call_at
 from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 
 
@@ -43,12 +44,23 @@ class LaunchesCheck(Check):
                 "LaunchCounter.n was not a readable integer (it must stay an int class attribute).",
             )
             return
-        problem = None
+        problem, at = None, ""
         if obs.launches != self.equals:
+            kind = step_kind(j.case, self.step)
             problem = f"should cost {self.equals} {plural} but cost {obs.launches}." + launch_reason(
-                step_kind(j.case, self.step), self.equals, obs.launches
+                kind, self.equals, obs.launches
             )
-        j.record(step, "launches during this step", str(self.equals), str(obs.launches), problem)
+            at = bumps_at(obs)
+            if (
+                kind == "replay" and obs.launches > self.equals and obs.witness and _graph_runner(j.case, step.target)
+            ):  # ran eagerly
+                at = call_at(obs, obs.witness[0].site, "the ops ran one by one on this replay:") + at
+        j.record(step, "launches during this step", str(self.equals), str(obs.launches), problem, at=at)
+
+
+def _graph_runner(case, name: str) -> bool:
+    """Whether ``name`` is a GraphRunner the case built (every op of its replay should be in the graph)."""
+    return any(s.action == "build" and s.name == name and s.target == "GraphRunner" for s in case.steps)
 
 
 def launch_reason(kind: str, expected: int, observed: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.spec.checks.base import Check
+from grader.spec.locating import call_at
 from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 
 
@@ -92,16 +93,16 @@ class WitnessCheck(Check):
                 f"op {self.op} was never called on replay: a replay recomputes the ops from the static buffer (returning a stored output gives stale results).",
             )
             return
-        if (
-            at_replay.address == j.obs[self.replay].input_address
-            or at_capture.address == j.obs[self.capture].input_address
-        ):
+        on_replay = at_replay.address == j.obs[self.replay].input_address
+        if on_replay or at_capture.address == j.obs[self.capture].input_address:
+            located = (j.obs[self.replay], at_replay) if on_replay else (j.obs[self.capture], at_capture)
             j.record(
                 rep_step,
                 what,
                 "the static input buffer",
                 "the caller's own array",
                 "the ops ran on the caller's array instead of the static input buffer. Constraint 2: a graph reads fixed addresses, so new inputs must be copied into the buffer the graph was captured with.",
+                at=call_at(located[0], located[1].site, f"op {self.op} was handed the caller's array:"),
             )
             return
         ok = at_replay.address == at_capture.address
@@ -113,4 +114,7 @@ class WitnessCheck(Check):
             None
             if ok
             else "on replay the ops read a different buffer than at capture. Constraint 2: copy new inputs into the captured static buffer.",
+            at=""
+            if ok
+            else call_at(j.obs[self.replay], at_replay.site, f"op {self.op} was handed a different buffer:"),
         )
