@@ -281,3 +281,16 @@ def test_pytest_with_the_full_package_shows_nothing_of_a_hidden_case(full, tmp_p
     assert {"pytest-output.txt", "junit.xml", "lastfailed"} <= {p.name for p in written}
     findings = [f for p in written for f in kit_secrets.scan_bytes(p.name, p.read_bytes(), needles)]
     assert findings == []  # the output, junit.xml and .pytest_cache (the student's own file aside)
+
+
+def test_kit_repro_writes_a_public_case_and_refuses_a_hidden_one(kit_venv, tmp_path):
+    folder, line = _student_folder(tmp_path / "lab")
+    done = _run(kit_venv, "graphgrade", "repro", "replay-basics/long-graph-one-launch", "-o", "repro.py", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    ran = _run(kit_venv, "python", "repro.py", cwd=folder)  # the student's interpreter, the kit's ops
+    assert ran.returncode == 0 and "raised AttributeError" in ran.stdout, ran.stdout + ran.stderr
+    assert f'cudagraph.py", line {line}' in ran.stderr
+    hidden = kit_secrets.needles().hidden_ids
+    refused = _run(kit_venv, "graphgrade", "repro", f"{sorted(hidden)[0]}/any-case", cwd=folder)
+    assert refused.returncode == 2 and refused.stdout == "" and refused.stderr.count("\n") == 1, refused.stderr
+    assert "hidden case" in refused.stderr and "Traceback" not in refused.stderr
