@@ -290,7 +290,9 @@ def test_kit_repro_writes_a_public_case_and_refuses_a_hidden_one(kit_venv, tmp_p
     ran = _run(kit_venv, "python", "repro.py", cwd=folder)  # the student's interpreter, the kit's ops
     assert ran.returncode == 0 and "raised AttributeError" in ran.stdout, ran.stdout + ran.stderr
     assert f'cudagraph.py", line {line}' in ran.stderr
-    hidden = kit_secrets.needles().hidden_ids
+    needles = kit_secrets.needles()
+    assert kit_secrets.scan_bytes("repro.py", (folder / "repro.py").read_bytes(), needles) == []
+    hidden = needles.hidden_ids
     refused = _run(kit_venv, "graphgrade", "repro", f"{sorted(hidden)[0]}/any-case", cwd=folder)
     assert refused.returncode == 2 and refused.stdout == "" and refused.stderr.count("\n") == 1, refused.stderr
     assert "hidden case" in refused.stderr and "Traceback" not in refused.stderr

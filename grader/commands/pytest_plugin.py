@@ -33,18 +33,19 @@ class _Grading:
     and, once the first item runs, every selected case's result."""
 
     def __init__(self, config: pytest.Config, folder: Path) -> None:
-        from grader.run.runner import Zygote
-
         self.config = config
         self.folder = folder
-        self.zygote = Zygote()
-        self.zygote.__enter__()  # workers fork from a process that has read no spec
+        self.zygote = None  # started when cudagraph.py is collected (a run that never does pays nothing)
         self._loaded = None
         self.results: dict[tuple[str, str], object] | None = None
         self.problem = ""
 
     def loaded(self):
         if self._loaded is None:
+            from grader.run.runner import Zygote
+
+            self.zygote = Zygote()
+            self.zygote.__enter__()  # before any spec is read: workers fork from a process that holds none
             from grader.commands.cli_common import default_specs_dir
             from grader.spec.loader import SpecErrors, load_suite
 
@@ -86,7 +87,8 @@ class _Grading:
             self.results[(case.spec, case.case)] = (view, hints.get(case.spec, ""))
 
     def close(self) -> None:
-        self.zygote.__exit__(None, None, None)
+        if self.zygote is not None:
+            self.zygote.__exit__(None, None, None)
 
 
 _GRADING = pytest.StashKey[_Grading]()
