@@ -167,3 +167,17 @@ def test_location_fields_are_validated_and_bounded():
     body = codec.MAGIC + len(old).to_bytes(4, "little") + (0).to_bytes(4, "little") + old
     with pytest.raises(codec.ProtocolError):
         protocol.decode_observations(body, "s/c", 1)
+
+
+def test_prairielearn_results_name_the_line(tmp_path):
+    from test_prairielearn import job, run_job
+
+    source = typo_submission()
+    line = line_of(source, TYPO_LINE)
+    root = job(tmp_path, {"cudagraph.py": source}, only=SUBSET)
+    proc, results, _ = run_job(root)
+    assert proc.returncode == 0, proc.stderr
+    failing = [t for t in results["tests"] if t["points"] < t["max_points"] and "Hidden case" not in t["name"]]
+    assert failing and any(f"at cudagraph.py:{line} in _replay" in t["message"] + t["output"] for t in failing)
+    hidden = [t for t in results["tests"] if "Hidden case" in t["name"]]
+    assert hidden and not any("cudagraph.py:" in t["message"] + t["output"] for t in hidden)
