@@ -5,60 +5,33 @@ submission's file and line, that line's source and a traceback of the submission
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.labs import EAGER_LINE, TYPO_LINE, eager_submission, lab, line_of, typo_submission
 
 from grader import codec, protocol
 from grader.observe.locations import Locator, observe_bumps
 from grader.ops import OpSpec, Witness, make_ops
 
-REPO = Path(__file__).resolve().parents[1]
 GRAPHGRADE = Path(sys.executable).with_name("graphgrade")
-REFERENCE = (REPO / "reference" / "cudagraph.py").read_text(encoding="utf-8")
 SUBSET = ("01_launch_counter.yaml", "05_single_launch_replay.yaml", "04_static_buffer.yaml")
-
-TYPO_LINE = "        self._load(entry.static_inputs, x)"
-EAGER_LINE = "        y = run_eager(self.ops, x)"
-
-
-def typo_submission() -> str:
-    old = "        self._load(entry.static_input, x)\n        y = entry.static_input"
-    assert old in REFERENCE
-    return REFERENCE.replace(old, TYPO_LINE + "\n        y = entry.static_input")
-
-
-def eager_submission() -> str:
-    old = "        self._load(entry.static_input, x)\n        y = entry.static_input\n        for op in self.ops:\n            y = op(y)\n        LaunchCounter.bump(1)"
-    assert old in REFERENCE
-    return REFERENCE.replace(old, EAGER_LINE)
-
-
-def line_of(source: str, text: str) -> int:
-    return source.splitlines().index(text) + 1
 
 
 def grade(tmp_path: Path, source: str, isolation: str) -> tuple[Path, str]:
-    sub = tmp_path / "student"
-    sub.mkdir()
-    (sub / "cudagraph.py").write_text(source, encoding="utf-8")
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    for name in SUBSET:
-        shutil.copy(REPO / "specs" / name, specs)
+    sub = lab(tmp_path, source, SUBSET)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [str(GRAPHGRADE), "grade", str(sub), "--specs", str(specs), "--out", str(out), "--no-cache"]
+        [str(GRAPHGRADE), "grade", str(sub), "--specs", str(tmp_path / "specs"), "--out", str(out), "--no-cache"]
         + ["--isolation", isolation],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    return out / "student", proc.stdout
+    return out / "lab", proc.stdout
 
 
 def visible_failures(out: Path) -> list[dict]:

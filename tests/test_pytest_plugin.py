@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.labs import REPLAY_LOAD, lab, reference_with
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE = (REPO / "reference" / "cudagraph.py").read_text(encoding="utf-8")
 SPECS = ("01_launch_counter.yaml", "04_static_buffer.yaml")
 
 
@@ -36,24 +35,11 @@ def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def _lab(tmp_path: Path, source: str) -> Path:
-    folder = tmp_path / "lab"
-    folder.mkdir()
-    (folder / "cudagraph.py").write_text(source, encoding="utf-8")
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    for name in SPECS:
-        shutil.copy(REPO / "specs" / name, specs)
-    return folder
-
-
 @pytest.mark.parametrize("isolation", ["module", "process"])
 def test_a_replay_on_x_fails_its_items_with_the_students_line(tmp_path, isolation):
-    old = "        self._load(entry.static_input, x)\n        y = entry.static_input\n"
-    assert old in REFERENCE
-    source = REFERENCE.replace(old, "        y = x\n")  # the replay runs the ops on the caller's array
+    source = reference_with(REPLAY_LOAD, "        y = x")  # the replay runs the ops on the caller's array
     line = source.splitlines().index("            y = op(y)") + 1
-    folder = _lab(tmp_path, source)
+    folder = lab(tmp_path, source, SPECS)
     specs = str(tmp_path / "specs")
     done = _pytest(folder, "-q", "--graphgrade-specs", specs, "--graphgrade-isolation", isolation)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]

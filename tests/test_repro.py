@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.labs import REFERENCE, eager_submission, lab, typo_submission
 
 from grader.commands import cli, repro
 from grader.commands.cli_common import default_specs_dir
@@ -17,7 +18,6 @@ from grader.spec.loader import load_suite
 from grader.spec_model import ArrayValue
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE = (REPO / "reference" / "cudagraph.py").read_text(encoding="utf-8")
 LOADED = load_suite(default_specs_dir())
 
 
@@ -34,17 +34,8 @@ def _run(script: str, folder: Path) -> subprocess.CompletedProcess:
     )
 
 
-def _lab(tmp_path: Path, source: str) -> Path:
-    folder = tmp_path / "lab"
-    folder.mkdir(parents=True)
-    (folder / "cudagraph.py").write_text(source, encoding="utf-8")
-    return folder
-
-
 def test_the_script_reproduces_a_replay_that_runs_the_ops_on_x(tmp_path, capsys):
-    old = "        self._load(entry.static_input, x)\n        y = entry.static_input\n        for op in self.ops:\n            y = op(y)\n        LaunchCounter.bump(1)"
-    assert old in REFERENCE
-    folder = _lab(tmp_path, REFERENCE.replace(old, "        y = run_eager(self.ops, x)"))
+    folder = lab(tmp_path, eager_submission())
     script = _script(capsys, "replay-basics/long-graph-one-launch")
     assert "import reference" not in script and "from reference" not in script
     done = _run(script, folder)
@@ -53,17 +44,14 @@ def test_the_script_reproduces_a_replay_that_runs_the_ops_on_x(tmp_path, capsys)
     assert "launches: 6   (expected 1  <-- differs)" in replay
     assert "op 0 of list 0 was handed float64[4, 6]: the array passed in to this step" in replay
     # the correct submission shows nothing that differs, step after step
-    correct = _run(script, _lab(tmp_path / "ok", REFERENCE))
+    correct = _run(script, lab(tmp_path / "ok", REFERENCE))
     assert (
         correct.returncode == 0 and "differs" not in correct.stdout and "launches: 1   (expected 1)" in correct.stdout
     )
 
 
 def test_the_script_shows_where_a_typo_raises_and_names_the_submission_folder(tmp_path, capsys):
-    old = "        self._load(entry.static_input, x)\n        y = entry.static_input"
-    folder = _lab(
-        tmp_path, REFERENCE.replace(old, "        self._load(entry.static_inputs, x)\n        y = entry.static_input")
-    )
+    folder = lab(tmp_path, typo_submission())
     script = _script(capsys, "replay-basics/long-graph-one-launch", str(folder / "cudagraph.py"))
     assert repr(str(folder.resolve())) in script  # imports that submission, wherever it is run
     done = _run(script, tmp_path)
@@ -72,7 +60,7 @@ def test_the_script_shows_where_a_typo_raises_and_names_the_submission_folder(tm
 
 
 def test_every_case_of_the_suite_makes_a_script_the_reference_passes(tmp_path, capsys):
-    folder = _lab(tmp_path, REFERENCE)
+    folder = lab(tmp_path, REFERENCE)
     for spec in LOADED.suite.specs:
         for case in spec.cases:
             text = repro.script(spec, case, LOADED.oracles[case.uid], None)
