@@ -41,6 +41,9 @@ MAX_SITES = 32  # call sites per step
 MAX_SITE_FRAMES = 4  # frames of one call site, innermost first
 MAX_TRACE_FRAMES = 8  # frames of an exception's traceback, outermost first
 MAX_BUMPS = 256  # LaunchCounter.bump calls recorded per step
+# per case, so that a case of many steps stays well inside MAX_HEADER_BYTES (the worker's bound)
+MAX_CASE_SITES = 128
+MAX_CASE_TRACE_FRAMES = 64
 
 
 class ProtocolError(validation.Invalid):

@@ -154,3 +154,40 @@ def test_prairielearn_results_name_the_line(tmp_path):
     assert failing and any(f"at cudagraph.py:{line} in _replay" in t["message"] + t["output"] for t in failing)
     hidden = [t for t in results["tests"] if "Hidden case" in t["name"]]
     assert hidden and not any("cudagraph.py:" in t["message"] + t["output"] for t in hidden)
+
+
+def test_a_case_of_many_steps_stays_inside_the_frame_bounds(tmp_path):
+    """Many distinct call sites and deep tracebacks: the worker caps them per step and per case."""
+    lines = "".join(f"    y = op(x)  # site {i} {'x' * 300}\n" for i in range(40))
+    (tmp_path / "cudagraph.py").write_text(
+        f"def many(op, x):\n{lines}    return y\n\n\ndef deep(n):\n    return deep(n + 1) if n < 50 else 1 / 0\n",
+        encoding="utf-8",
+    )
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cudagraph_many", tmp_path / "cudagraph.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    locator = Locator.of_module(module)
+    witness = Witness(locator)
+    (op,) = make_ops((OpSpec("relu"),), 0, witness)
+    traced = 0
+    for _ in range(20):  # twenty steps
+        locator.new_step()
+        module.many(op, [1.0])
+        assert len(locator.sites) <= codec.MAX_SITES
+        wire = locator.sites_wire()
+        assert all(
+            len(part) <= codec.MAX_FRAME_TEXT
+            for site in wire
+            for frame in site
+            for part in (frame[0], frame[2], frame[3])
+        )
+        try:
+            module.deep(0)
+        except ZeroDivisionError as exc:
+            frames = locator.traceback(exc.__traceback__)
+        assert len(frames) <= codec.MAX_TRACE_FRAMES and all(f[2] == "deep" for f in frames)
+        traced += len(frames)
+    assert locator.case_sites == codec.MAX_CASE_SITES and traced == codec.MAX_CASE_TRACE_FRAMES
+    assert [c[6] for c in witness.calls[-3:]] == [-1, -1, -1]  # past the case's bound: not located

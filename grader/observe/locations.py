@@ -45,6 +45,8 @@ class Locator:
         self._files: dict[str, str | None] = {}  # a code object's file name -> relative name or None
         self.sites: list[tuple[tuple[str, int, str], ...]] = []
         self._index: dict[tuple[tuple[str, int, str], ...], int] = {}
+        self.case_sites = 0  # sites recorded in this case's steps so far (grader.codec.MAX_CASE_SITES)
+        self.case_trace_frames = 0
 
     @classmethod
     def of_module(cls, module: ModuleType) -> Locator:
@@ -95,10 +97,11 @@ class Locator:
         key = tuple(chain)
         index = self._index.get(key)
         if index is None:
-            if len(self.sites) >= codec.MAX_SITES:
+            if len(self.sites) >= codec.MAX_SITES or self.case_sites >= codec.MAX_CASE_SITES:
                 return -1
             index = self._index[key] = len(self.sites)
             self.sites.append(key)
+            self.case_sites += 1
         return index
 
     def frame_wire(self, filename: str, line: int, function: str, source: str | None = None) -> list:
@@ -116,14 +119,16 @@ class Locator:
 
     # ------------------------------------------------------------ exceptions
     def traceback(self, tb: TracebackType | None) -> list:
-        """The submission's frames of a traceback (the last :data:`grader.codec.MAX_TRACE_FRAMES`),
-        outermost first."""
+        """The submission's frames of a traceback (the last :data:`grader.codec.MAX_TRACE_FRAMES`, and
+        no more than :data:`grader.codec.MAX_CASE_TRACE_FRAMES` in a case), outermost first."""
         try:
-            frames = [f for f in traceback.extract_tb(tb) if self.relative(f.filename) is not None]
-            return [
-                self.frame_wire(f.filename, f.lineno or 0, f.name, f.line or "")
-                for f in frames[-codec.MAX_TRACE_FRAMES :]
-            ]
+            keep = min(codec.MAX_TRACE_FRAMES, codec.MAX_CASE_TRACE_FRAMES - self.case_trace_frames)
+            if keep <= 0:
+                return []
+            picked = [(f, line) for f, line in traceback.walk_tb(tb) if self.relative(f.f_code.co_filename) is not None]
+            picked = picked[-keep:]
+            self.case_trace_frames += len(picked)
+            return [self.frame_wire(f.f_code.co_filename, line or 0, f.f_code.co_name) for f, line in picked]
         except Exception:  # noqa: BLE001 - an exotic traceback must not cost the step's record
             return []
 
