@@ -69,3 +69,15 @@ def test_this_projects_own_suite_never_collects_a_cudagraph(tmp_path):
     (tmp_path / "test_other.py").write_text("def test_other():\n    pass\n", encoding="utf-8")
     done = _pytest(tmp_path, "-q")
     assert done.returncode == 0 and "1 passed" in done.stdout and "cudagraph.py::" not in done.stdout
+
+
+def test_the_folder_may_be_named_instead_of_entered(tmp_path):
+    folder = lab(tmp_path, reference_with(REPLAY_LOAD, "        y = x"), SPECS)
+    done = _pytest(tmp_path, "-q", str(folder), "-k", "first-op", "--graphgrade-specs", str(tmp_path / "specs"))
+    assert done.returncode == 1 and "lab/cudagraph.py::static-buffer-basics::first-op-sees-static-buffer" in done.stdout
+    # two folders, or one without cudagraph.py: nothing of the plugin
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "test_x.py").write_text("def test_x():\n    pass\n", encoding="utf-8")
+    done = _pytest(tmp_path, "-q", str(other))
+    assert done.returncode == 0 and "1 passed" in done.stdout and "cudagraph.py::" not in done.stdout

@@ -2,8 +2,8 @@
 
 Registered as the ``graphgrade`` pytest11 entry point, so installing graphgrade (the student kit
 or the full package) is enough. It is active only where pytest is started in a folder holding
-``cudagraph.py`` (any other pytest run collects nothing from it; this project's own suite turns
-it off with ``-p no:graphgrade``). Items are named ``cudagraph.py::SPEC::CASE``, so ``-k``,
+``cudagraph.py``, or is given that one folder (any other pytest run collects nothing from it;
+this project's own suite turns it off with ``-p no:graphgrade``). Items are named ``cudagraph.py::SPEC::CASE``, so ``-k``,
 ``-x``, ``--lf``, ``-v``, ``--junitxml`` and an IDE's test explorer work as for any test.
 
 The cases selected run through the same engine as ``graphgrade grade`` (an isolated worker and
@@ -95,9 +95,18 @@ _GRADING = pytest.StashKey[_Grading]()
 
 
 def _folder(config: pytest.Config) -> Path | None:
-    """The student's folder: where pytest was started, when it holds cudagraph.py."""
-    folder = Path(config.invocation_params.dir)
-    return folder if (folder / SUBMISSION).is_file() else None
+    """The student's folder: where pytest was started, when it holds cudagraph.py; else the one
+    folder (or cudagraph.py) named on the command line, when it does."""
+    started = Path(config.invocation_params.dir)
+    if (started / SUBMISSION).is_file():
+        return started
+    named = [started / a.split("::")[0] for a in config.args]  # the positional arguments, options parsed off
+    folders = {p.resolve() if p.is_dir() else p.resolve().parent for p in named if p.exists()}
+    if len(folders) == 1:
+        (folder,) = folders
+        if (folder / SUBMISSION).is_file():
+            return folder
+    return None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
