@@ -4,6 +4,7 @@ submission's file and line, that line's source and a traceback of the submission
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -87,20 +88,24 @@ def test_a_replay_that_runs_the_ops_on_x_cites_the_op_call_and_the_bumps(tmp_pat
     assert f"called from cudagraph.py:{eager_call} in _replay" in launches
 
 
-def test_the_worker_records_the_caller_of_an_op_and_of_bump(tmp_path):
-    (tmp_path / "cudagraph.py").write_text(
-        "class LaunchCounter:\n    n = 0\n\n    @classmethod\n    def bump(cls, k=1):\n        cls.n += k\n\n\n"
-        "def twice(op, x):\n    LaunchCounter.bump(2)\n    LaunchCounter.bump()\n    return op(x)\n",
-        encoding="utf-8",
-    )
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("cudagraph_loc", tmp_path / "cudagraph.py")
+def _observed(tmp_path: Path, source: str):
+    """A submission imported from ``source``, its locator, and a relu op located by it."""
+    (tmp_path / "cudagraph.py").write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"cudagraph_{tmp_path.name}", tmp_path / "cudagraph.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     locator = Locator.of_module(module)
     witness = Witness(locator)
     (op,) = make_ops((OpSpec("relu"),), 0, witness)
+    return module, locator, witness, op
+
+
+def test_the_worker_records_the_caller_of_an_op_and_of_bump(tmp_path):
+    module, locator, witness, op = _observed(
+        tmp_path,
+        "class LaunchCounter:\n    n = 0\n\n    @classmethod\n    def bump(cls, k=1):\n        cls.n += k\n\n\n"
+        "def twice(op, x):\n    LaunchCounter.bump(2)\n    LaunchCounter.bump()\n    return op(x)\n",
+    )
     bumps: list = []
     undo = observe_bumps(module, locator, bumps)
     module.twice(op, [1.0, -1.0])
@@ -159,18 +164,10 @@ def test_prairielearn_results_name_the_line(tmp_path):
 def test_a_case_of_many_steps_stays_inside_the_frame_bounds(tmp_path):
     """Many distinct call sites and deep tracebacks: the worker caps them per step and per case."""
     lines = "".join(f"    y = op(x)  # site {i} {'x' * 300}\n" for i in range(40))
-    (tmp_path / "cudagraph.py").write_text(
+    module, locator, witness, op = _observed(
+        tmp_path,
         f"def many(op, x):\n{lines}    return y\n\n\ndef deep(n):\n    return deep(n + 1) if n < 50 else 1 / 0\n",
-        encoding="utf-8",
     )
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("cudagraph_many", tmp_path / "cudagraph.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    locator = Locator.of_module(module)
-    witness = Witness(locator)
-    (op,) = make_ops((OpSpec("relu"),), 0, witness)
     traced = 0
     for _ in range(20):  # twenty steps
         locator.new_step()
