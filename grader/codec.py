@@ -29,7 +29,21 @@ from grader.safetext import safe_text
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 PROTOCOL_VERSION = 1
+# Observation frames: 2 added the submission's own frames (a step's ``sites`` and ``bumps``, an
+# error's ``frames``, a witness entry's site); a frame of version 1 is still read, without them.
+OBSERVATION_VERSION = 2
+READABLE_OBSERVATIONS = (1, 2)
+OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps"})
 MAX_TEXT = 2000  # characters of any one string a worker sends
+# Bounds on the submission's frames a step's record holds (grader.observe.locations).
+MAX_FRAME_TEXT = 200  # characters of a frame's file, function or source line
+MAX_SITES = 32  # call sites per step
+MAX_SITE_FRAMES = 4  # frames of one call site, innermost first
+MAX_TRACE_FRAMES = 8  # frames of an exception's traceback, outermost first
+MAX_BUMPS = 256  # LaunchCounter.bump calls recorded per step
+# per case, so that a case of many steps stays well inside MAX_HEADER_BYTES (the worker's bound)
+MAX_CASE_SITES = 128
+MAX_CASE_TRACE_FRAMES = 64
 
 
 class ProtocolError(validation.Invalid):
@@ -291,11 +305,18 @@ class StepRecord:
     graphs: list | None = None  # GraphRecords' wire forms
     note: str = ""
     ops: list | None = None  # [given, list, position, elementwise]; sent only when there are some
+    # the submission's call sites of this step: each a list of frames [file, line, function,
+    # source], innermost first; a witness entry's 7th item and a bump's 2nd are indices here
+    sites: list | None = None
+    bumps: list | None = None  # [amount, site] per LaunchCounter.bump call
 
     def wire(self) -> dict:
         record = {name: getattr(self, name) for name in STEP_FIELDS}
-        if record["ops"] is None:
+        if record["ops"] is None:  # sent only when the step returned a list (an empty one too)
             del record["ops"]
+        for name in ("sites", "bumps"):  # sent only when there are some
+            if not record[name]:
+                del record[name]
         return record
 
 
@@ -317,13 +338,18 @@ class GraphRecord:
 
 @dataclass(frozen=True, slots=True)
 class ErrorRecord:
-    """What a step raised: its type's name and its message."""
+    """What a step raised: its type's name, its message and the submission's frames of its
+    traceback ([file, line, function, source], outermost first)."""
 
     type: str
     message: str
+    frames: list = field(default_factory=list)
 
     def wire(self) -> dict:
-        return {name: getattr(self, name) for name in ERROR_FIELDS}
+        record = {name: getattr(self, name) for name in ERROR_FIELDS}
+        if not record["frames"]:  # sent only when there are some
+            del record["frames"]
+        return record
 
 
 OBSERVATION_FIELDS = frozenset({"protocol", "case", "steps"})
@@ -335,7 +361,7 @@ ERROR_FIELDS = tuple(f.name for f in fields(ErrorRecord))
 def observation_frame(uid: str, steps: list[dict], blobs: list[bytes]) -> bytes:
     """One case's observations as one frame: magic, header length and blob count, the JSON
     header (``steps`` are :meth:`StepRecord.wire` forms), then each blob with its length."""
-    header = json.dumps({"protocol": PROTOCOL_VERSION, "case": uid, "steps": steps}, allow_nan=False).encode()
+    header = json.dumps({"protocol": OBSERVATION_VERSION, "case": uid, "steps": steps}, allow_nan=False).encode()
     parts = [MAGIC, _COUNTS.pack(len(header), len(blobs)), header]
     for blob in blobs:
         parts.append(_PREFIX.pack(len(blob)))

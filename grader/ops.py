@@ -9,7 +9,8 @@ like attention with a dynamic KV cache in vLLM's piecewise mode).
 
 Every call is written to a :class:`Witness` log: which op, which list it came
 from, the data address, shape and dtype of the array it was handed, and how
-many of its last rows (along the batch axis) are all zero. That lets a check
+many of its last rows (along the batch axis) are all zero, and (in the worker) which line of
+the submission made the call. That lets a check
 see Constraint 2 directly: on replay the first op must be handed the very
 buffer it was handed at capture, not the caller's array. And it lets a check
 see padding: the rows of a padded buffer beyond the real batch must be zero on
@@ -19,6 +20,7 @@ every call, not whatever an earlier, larger batch left there.
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -180,16 +182,22 @@ def apply_chain(chain: tuple[OpSpec, ...], x: np.ndarray) -> np.ndarray:
     return out
 
 
-class Witness:
-    """Append-only log of op calls for one case: (list id, position, address, shape, dtype, zero rows)."""
+WitnessEntry = tuple[int, int, int, tuple[int, ...], str, int, int]
 
-    def __init__(self) -> None:
-        self.calls: list[tuple[int, int, int, tuple[int, ...], str, int]] = []
+
+class Witness:
+    """Append-only log of op calls for one case: (list id, position, address, shape, dtype, zero
+    rows, call site). ``locator`` (the worker's :class:`grader.observe.locations.Locator`, or
+    None) names the submission's line that made each call: its site index, -1 when not known."""
+
+    def __init__(self, locator=None) -> None:
+        self.calls: list[WitnessEntry] = []
+        self.locator = locator
 
     def mark(self) -> int:
         return len(self.calls)
 
-    def since(self, mark: int) -> list[tuple[int, int, int, tuple[int, ...], str, int]]:
+    def since(self, mark: int) -> list[WitnessEntry]:
         return self.calls[mark:]
 
 
@@ -259,6 +267,7 @@ class GraderOp:
 
     def __call__(self, x):
         arr = x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x)
+        locator = self._witness.locator
         self._witness.calls.append(
             (
                 self.list_id,
@@ -267,6 +276,7 @@ class GraderOp:
                 tuple(arr.shape),
                 dtype_name(arr.dtype),
                 trailing_zero_rows(arr),
+                locator.site(sys._getframe(1)) if locator is not None else -1,
             )
         )
         return self.spec.apply(arr)

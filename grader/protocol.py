@@ -27,9 +27,16 @@ from grader.codec import (
     GRAPH_FIELDS,
     MAX_BLOB_BYTES,
     MAX_BLOBS,
+    MAX_BUMPS,
+    MAX_FRAME_TEXT,
+    MAX_SITE_FRAMES,
+    MAX_SITES,
     MAX_TEXT,
+    MAX_TRACE_FRAMES,
     OBSERVATION_FIELDS,
-    PROTOCOL_VERSION,
+    OBSERVATION_V2_STEP_FIELDS,
+    OBSERVATION_VERSION,
+    READABLE_OBSERVATIONS,
     STEP_FIELDS,
     ProtocolError,
     observation_frame,
@@ -62,6 +69,8 @@ OUTCOMES = ("returned", "raised", "missing", "not_reached")
 _STEP_KEYS = frozenset(STEP_FIELDS)
 _GRAPH_KEYS = frozenset(GRAPH_FIELDS)
 _ERROR_KEYS = frozenset(ERROR_FIELDS)
+_STEP_KEYS_V1 = _STEP_KEYS - OBSERVATION_V2_STEP_FIELDS  # what a frame of version 1 may hold
+_ERROR_KEYS_V1 = _ERROR_KEYS - {"frames"}
 _ARRAY_KEYS = frozenset({"dtype", "shape", "blob"})
 
 
@@ -80,9 +89,30 @@ class OpaqueValue:
 
 
 @dataclass(frozen=True)
+class SourceFrame:
+    """One frame in the submission's own files: the file (relative to the submission), the line,
+    the function and that line's source text."""
+
+    file: str
+    line: int
+    function: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Bump:
+    """One call of the submission's ``LaunchCounter.bump``: the amount (-1: not an int) and its
+    call site (an index into the step's ``sites``, -1: not known)."""
+
+    amount: int
+    site: int
+
+
+@dataclass(frozen=True)
 class Raised:
     type: str
     message: str
+    frames: tuple[SourceFrame, ...] = ()  # the submission's frames of the traceback, outermost first
 
 
 @dataclass(frozen=True)
@@ -106,6 +136,7 @@ class WitnessCall:
     shape: tuple[int, ...]
     dtype: str
     zero_rows: int = -1  # trailing all-zero rows of the array the op was handed; -1: not known
+    site: int = -1  # the call's site (an index into the step's ``sites``); -1: not known
 
 
 @dataclass(frozen=True)
@@ -131,6 +162,12 @@ class StepObservation:
     graphs: tuple[GraphObservation, ...] | None = None
     ops: tuple[ListedOp, ...] | None = None  # what a fuse_elementwise call returned
     note: str = ""  # why a step was missing / not reached
+    sites: tuple[tuple[SourceFrame, ...], ...] = ()  # the submission's call sites, innermost frame first
+    bumps: tuple[Bump, ...] = ()  # the LaunchCounter.bump calls of this step
+
+    def site(self, index: int) -> tuple[SourceFrame, ...]:
+        """The frames of one of this step's call sites; () for -1 or an index out of range."""
+        return self.sites[index] if 0 <= index < len(self.sites) else ()
 
 
 @dataclass(frozen=True)
@@ -218,12 +255,15 @@ def _witness_fast(w: Any) -> WitnessCall | None:
     """A witness entry that passes every check of the general path below (same bounds), decoded
     without its per-field calls; None for anything else, which the general path then decodes or
     refuses with its precise message. Most of an observation frame is witness entries."""
-    if type(w) is not list or len(w) not in (5, 6):
+    if type(w) is not list or len(w) not in (5, 6, 7):
         return None
     list_id, position, address, shape, dtype = w[0], w[1], w[2], w[3], w[4]
-    zero_rows = w[5] if len(w) == 6 else -1
+    zero_rows = w[5] if len(w) >= 6 else -1
+    site = w[6] if len(w) == 7 else -1
     if not (
-        type(list_id) is int
+        type(site) is int
+        and -1 <= site < MAX_SITES
+        and type(list_id) is int
         and type(position) is int
         and type(address) is int
         and type(zero_rows) is int
@@ -250,16 +290,51 @@ def _witness_fast(w: Any) -> WitnessCall | None:
         text = safe_text(dtype)
         if len(dtype) <= 32 and len(_SHORT_TEXTS) < 1024:
             _SHORT_TEXTS[dtype] = text
-    return WitnessCall(list_id, position, address, tuple(shape), text, zero_rows)
+    return WitnessCall(list_id, position, address, tuple(shape), text, zero_rows, site)
 
 
 _SHORT_TEXTS: dict[str, str] = {}  # safe_text of the short strings frames repeat (dtype names)
 
 
 class _Decoder:
-    def __init__(self, blobs: list[bytes]) -> None:
+    def __init__(self, blobs: list[bytes], version: int = OBSERVATION_VERSION) -> None:
         self.blobs = blobs
         self.used: set[int] = set()
+        self.version = version
+
+    def frames(self, raw: Any, where: str, limit: int) -> tuple[SourceFrame, ...]:
+        validation.bounded_list(raw, where, limit)
+        found = []
+        for i, f in enumerate(raw):
+            at = f"{where}[{i}]"
+            if not isinstance(f, list) or len(f) != 4:
+                raise _fail(at, "expected [file, line, function, source]")
+            found.append(
+                SourceFrame(
+                    safe_text(validation.text(f[0], at, MAX_FRAME_TEXT)),
+                    _int(f[1], at, 0, 1 << 31),
+                    safe_text(validation.text(f[2], at, MAX_FRAME_TEXT)),
+                    safe_text(validation.text(f[3], at, MAX_FRAME_TEXT)),
+                )
+            )
+        return tuple(found)
+
+    def sites(self, raw: Any, where: str) -> tuple[tuple[SourceFrame, ...], ...]:
+        if raw is None:
+            return ()
+        validation.bounded_list(raw, where, MAX_SITES)
+        return tuple(self.frames(site, f"{where}[{i}]", MAX_SITE_FRAMES) for i, site in enumerate(raw))
+
+    def bumps(self, raw: Any, where: str, sites: int) -> tuple[Bump, ...]:
+        if raw is None:
+            return ()
+        validation.bounded_list(raw, where, MAX_BUMPS)
+        found = []
+        for i, b in enumerate(raw):
+            if not isinstance(b, list) or len(b) != 2:
+                raise _fail(f"{where}[{i}]", "expected [amount, site]")
+            found.append(Bump(_int(b[0], where, -1, 1 << 62), _int(b[1], where, -1, sites)))
+        return tuple(found)
 
     def array(self, obj: Any, where: str) -> np.ndarray:
         obj = _keys(obj, _ARRAY_KEYS, where)
@@ -335,27 +410,32 @@ class _Decoder:
         raise _fail(where, f"unknown value tag {tag!r}")
 
     def step(self, obj: Any, where: str) -> StepObservation:
-        obj = _keys(obj, _STEP_KEYS, where)
+        obj = _keys(obj, _STEP_KEYS if self.version >= 2 else _STEP_KEYS_V1, where)
         outcome = obj.get("outcome")
         if outcome not in OUTCOMES:
             raise _fail(f"{where}.outcome", f"expected one of {OUTCOMES}")
         error = None
         if obj.get("error") is not None:
-            e = _keys(obj["error"], _ERROR_KEYS, f"{where}.error")
+            e = _keys(obj["error"], _ERROR_KEYS if self.version >= 2 else _ERROR_KEYS_V1, f"{where}.error")
             error = Raised(
-                _text(e.get("type"), f"{where}.error.type"), _text(e.get("message"), f"{where}.error.message")
+                _text(e.get("type"), f"{where}.error.type"),
+                _text(e.get("message"), f"{where}.error.message"),
+                self.frames(e.get("frames", []), f"{where}.error.frames", MAX_TRACE_FRAMES),
             )
         launches = obj.get("launches")
         witness_raw = validation.bounded_list(obj.get("witness", []), f"{where}.witness", MAX_WITNESS)
         witness = []
+        lengths = (5, 6, 7) if self.version >= 2 else (5, 6)
         for i, w in enumerate(witness_raw):
-            fast = _witness_fast(w)  # the usual, valid entry, checked in one go
+            fast = _witness_fast(w) if self.version >= 2 or len(w) < 7 else None  # the usual, valid entry
             if fast is not None:
                 witness.append(fast)
                 continue
-            if not isinstance(w, list) or len(w) not in (5, 6):
-                raise _fail(f"{where}.witness[{i}]", "expected [list, position, address, shape, dtype, zero rows]")
-            zero_rows = _int(w[5], where, -1, 1 << 40) if len(w) == 6 else -1
+            if not isinstance(w, list) or len(w) not in lengths:
+                raise _fail(
+                    f"{where}.witness[{i}]", "expected [list, position, address, shape, dtype, zero rows, site]"
+                )
+            zero_rows = _int(w[5], where, -1, 1 << 40) if len(w) >= 6 else -1
             witness.append(
                 WitnessCall(
                     _int(w[0], where, 0, 1 << 16),
@@ -364,6 +444,7 @@ class _Decoder:
                     _shape(w[3], where),
                     _text(w[4], where),
                     zero_rows,
+                    _int(w[6], where, -1, MAX_SITES) if len(w) == 7 else -1,
                 )
             )
         graphs = None
@@ -390,6 +471,9 @@ class _Decoder:
                     )
                 )
             graphs = tuple(graphs)
+        sites = self.sites(obj.get("sites"), f"{where}.sites")
+        if any(w.site >= len(sites) for w in witness):
+            raise _fail(f"{where}.witness", "a call's site is not one of the step's sites")
         return StepObservation(
             index=_int(obj.get("index"), f"{where}.index", 0, MAX_STEPS),
             outcome=outcome,
@@ -403,6 +487,8 @@ class _Decoder:
             ops=self.listed_ops(obj.get("ops"), f"{where}.ops"),
             graphs=graphs,
             note=_text(obj.get("note", ""), f"{where}.note"),
+            sites=sites,
+            bumps=self.bumps(obj.get("bumps"), f"{where}.bumps", len(sites)),
         )
 
 
@@ -426,14 +512,15 @@ def _decode_observations(body: bytes, expected_case: str, step_count: int) -> Ca
     except (ValueError, RecursionError):  # bad JSON or UTF-8, or an integer over Python's digit limit
         raise ProtocolError("header is not valid JSON") from None
     msg = _keys(msg, OBSERVATION_FIELDS, "observations")
-    if msg.get("protocol") != PROTOCOL_VERSION:
-        raise ProtocolError(f"observations of protocol {repr(msg.get('protocol'))[:80]}, expected {PROTOCOL_VERSION}")
+    version = msg.get("protocol")
+    if type(version) is not int or version not in READABLE_OBSERVATIONS:
+        raise ProtocolError(f"observations of protocol {repr(version)[:80]}, expected {OBSERVATION_VERSION}")
     if msg.get("case") != expected_case:
         raise ProtocolError(f"observations are for case {str(msg.get('case'))[:80]!r}, expected {expected_case!r}")
     raw_steps = msg.get("steps")
     if not isinstance(raw_steps, list) or len(raw_steps) != step_count:
         raise ProtocolError(f"expected observations of {step_count} steps")
-    decoder = _Decoder(blobs)
+    decoder = _Decoder(blobs, version)
     steps = tuple(decoder.step(s, f"steps[{i}]") for i, s in enumerate(raw_steps))
     if [s.index for s in steps] != list(range(step_count)):
         raise ProtocolError("steps out of order")

@@ -1,9 +1,10 @@
 """Hostile: a hidden case is one bit to a student, however the submission fails it.
 
-Five submissions differ only in how they meet the hidden cases of replay-edge (all of which
+Seven submissions differ only in how they meet the hidden cases of replay-edge (all of which
 build a GraphRunner; the visible spec beside them never does): pass, a generic failure (wrong
 launch count), NotImplementedError,
-GraphRunner not defined, and a crash (os._exit). Every student-facing output of the four that
+GraphRunner not defined, a crash (os._exit), a typo in a method and a replay that runs the ops on
+the caller's array (both located: staff see the submission's line, a student does not). Every student-facing output of the four that
 fail (report.html, junit.xml, and results.json with hidden cases placed where students see them)
 must be byte-identical once the submission's name is taken out: no message, status or timing
 tells them apart. Staff outputs (report.json, staff.html) do tell them apart.
@@ -31,7 +32,12 @@ VARIANTS = {
     "v-notimpl": "def _todo(self, *args, **kwargs):\n    raise NotImplementedError\n\n\nGraphRunner.__init__ = _todo\n",
     "v-missing": "del GraphRunner\n",
     "v-crash": "import os as _os\n\n\ndef _die(self, *args, **kwargs):\n    _os._exit(3)\n\n\nGraphRunner.__init__ = _die\n",
+    # located failures: a typo in a method, and a replay that runs the ops on the caller's array
+    "v-typo": "def _typo(self, entry, x):\n    self._load(entry.static_inputs, x)\n\n\nGraphRunner._replay = _typo\n",
+    "v-eager": "def _eager(self, entry, x):\n    return self._real_rows(run_eager(self.ops, x), x)\n\n\nGraphRunner._replay = _eager\n",
 }
+FAILING = [n for n in VARIANTS if n != "v-pass"]
+FAILING_ALL = [n for n in FAILING if n != "v-eager"]  # v-eager passes one hidden case the others fail
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +76,7 @@ def graded(tmp_path_factory) -> Path:
         timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
+    (root / "terminal.txt").write_text(proc.stdout + proc.stderr, encoding="utf-8")
     return out
 
 
@@ -95,7 +102,7 @@ def _student_view(out: Path, name: str) -> dict[str, str]:
     return files
 
 
-def test_the_five_ways_a_hidden_case_ends_are_one_bit_to_the_student(graded):
+def test_the_seven_ways_a_hidden_case_ends_are_one_bit_to_the_student(graded):
     staff = {name: json.loads((graded / name / "report.json").read_text()) for name in VARIANTS}
     # The submissions really did fail the hidden cases in five different ways (staff see it) ...
     messages = {
@@ -107,13 +114,20 @@ def test_the_five_ways_a_hidden_case_ends_are_one_bit_to_the_student(graded):
     assert "NotImplementedError" in messages["v-notimpl"]
     assert "does not define GraphRunner" in messages["v-missing"]
     assert any(c["status"] == "crashed" for c in staff["v-crash"]["cases"])
-    assert len({messages[n] for n in VARIANTS if n != "v-pass"}) == 4
+    assert "_load(entry.static_inputs, x)" in messages["v-typo"] and "cudagraph.py:" in messages["v-typo"]
+    assert "the ops ran one by one on this replay:\n  called at cudagraph.py:" in messages["v-eager"]
+    assert len({messages[n] for n in FAILING}) == len(FAILING)
     for name in VARIANTS:
         assert "hidden from students" in (graded / name / "staff.html").read_text()
     # ... and a student cannot tell the four failures apart, in any file they can read.
     views = {name: _student_view(graded, name) for name in VARIANTS}
     for f in ("report.html", "junit.xml", "results.json"):
-        assert len({views[n][f] for n in ("v-wrong", "v-notimpl", "v-missing", "v-crash")}) == 1, f
+        assert len({views[n][f] for n in FAILING_ALL}) == 1, f
+        for name in FAILING:  # the line in the submission's code is the staff's alone
+            assert "cudagraph.py:" not in views[name][f] and "static_inputs" not in views[name][f]
+    # nor does the terminal line of a submission name a hidden case's line
+    terminal = (graded.parent / "terminal.txt").read_text(encoding="utf-8")
+    assert "first failure at" not in terminal and "cudagraph.py:" not in terminal
     # The one bit does show: the passing submission's page differs.
     assert views["v-pass"]["report.html"] != views["v-wrong"]["report.html"]
     # No timing a hidden case could choose.

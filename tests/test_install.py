@@ -6,7 +6,10 @@
   kit.zip``, grades the template (0) and a correct submission (full marks on the public specs),
   has no ``reference`` to import, refuses the commands that need it, and holds nothing of a
   hidden spec or of the reference solution (the whole installed tree is scanned, compiled
-  files included).
+  files included);
+* ``pytest`` in a student's folder, with either installed, runs the public cases against its
+  ``cudagraph.py`` as test items (``-k``, ``--lf``, ``-v``, ``--junitxml``), and stays out of a
+  folder without one; nothing of a hidden case reaches its output.
 
 No network: each venv sees this environment's numpy, PyYAML, Jinja2 and setuptools through a
 ``.pth`` file, and pip installs with ``--no-deps --no-build-isolation --no-index``.
@@ -30,7 +33,9 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE_ITEMS = ("pyproject.toml", "README.md", "docs", "grader", "reference", "reports", "specs", "student_template")
-DEPENDENCIES = ("numpy", "PyYAML", "Jinja2", "MarkupSafe", "setuptools")
+# pytest and its own dependencies: `pytest` in a student's folder (grader.commands.pytest_plugin)
+PYTEST = ("pytest", "pluggy", "iniconfig", "packaging", "Pygments")
+DEPENDENCIES = ("numpy", "PyYAML", "Jinja2", "MarkupSafe", "setuptools", *PYTEST)
 CORRECT = REPO / "tests" / "correct_variants" / "minimal"
 
 
@@ -231,3 +236,81 @@ def test_kit_holds_nothing_hidden_installed_or_zipped(kit_venv, kit_zip):
     for folder in ours:
         findings += kit_secrets.scan_tree(folder, needles)
     assert findings == []
+
+
+# ------------------------------------------------------------------ pytest in a student's folder
+TYPO = ("np.copyto(e.static_input, x)", "np.copyto(e.static_inputs, x)")  # a typo in GraphRunner.__call__
+
+
+def _student_folder(path: Path) -> tuple[Path, int]:
+    """A student's folder holding the minimal correct solution with a typo; the typo's line."""
+    source = (CORRECT / "cudagraph.py").read_text(encoding="utf-8")
+    assert TYPO[0] in source
+    source = source.replace(*TYPO)
+    path.mkdir()
+    (path / "cudagraph.py").write_text(source, encoding="utf-8")
+    return path, next(i for i, line in enumerate(source.splitlines(), 1) if TYPO[1] in line)
+
+
+def test_pytest_in_a_student_folder_runs_each_public_case_as_an_item(kit_venv, tmp_path):
+    folder, line = _student_folder(tmp_path / "lab")
+    done = _run(kit_venv, "python", "-m", "pytest", "-q", "--junitxml", "junit.xml", cwd=folder)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    failed = sorted({m for m in done.stdout.split() if m.startswith("cudagraph.py::")})
+    assert failed and all(m.count("::") == 2 for m in failed)  # cudagraph.py::SPEC::CASE
+    # a failing item shows what report.html shows, the student's line included
+    assert f"  at cudagraph.py:{line} in __call__: np.copyto(e.static_inputs, x)" in done.stdout
+    assert "expected: " in done.stdout and "observed: " in done.stdout and "Traceback" not in done.stdout
+    summary = done.stdout.strip().splitlines()[-1]
+    n_failed = int(summary.split(" failed")[0].split()[-1])
+    n_passed = int(summary.split(" passed")[0].split()[-1])
+    assert n_failed == len(failed) and n_passed > 0
+    junit = (folder / "junit.xml").read_text(encoding="utf-8")
+    assert junit.count("<testcase ") == n_failed + n_passed and f"cudagraph.py:{line}" in junit
+    # --lf: only the items that failed, run again
+    again = _run(kit_venv, "python", "-m", "pytest", "-q", "--lf", cwd=folder)
+    assert again.returncode == 1 and f"{n_failed} failed, {n_passed} deselected" in again.stdout, again.stdout[-2000:]
+    # -k: one spec's items; -v names each
+    spec = failed[0].split("::")[1]
+    chosen = _run(kit_venv, "python", "-m", "pytest", "-v", "-k", spec, cwd=folder)
+    items = [ln.split()[0] for ln in chosen.stdout.splitlines() if ln.startswith("cudagraph.py::")]
+    assert items and all(i.split("::")[1] == spec for i in items), chosen.stdout[-2000:]
+    assert "deselected" in chosen.stdout
+
+
+def test_pytest_stays_out_of_a_folder_without_cudagraph(kit_venv, tmp_path):
+    (tmp_path / "test_mine.py").write_text("def test_mine():\n    assert True\n", encoding="utf-8")
+    done = _run(kit_venv, "python", "-m", "pytest", "-q", cwd=tmp_path)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-2000:]
+    assert "cudagraph.py::" not in done.stdout
+
+
+def test_pytest_with_the_full_package_shows_nothing_of_a_hidden_case(full, tmp_path):
+    folder, line = _student_folder(tmp_path / "lab")
+    done = _run(full, "python", "-m", "pytest", "-v", "--junitxml", "junit.xml", cwd=folder)
+    assert done.returncode == 1 and f"cudagraph.py:{line}" in done.stdout, done.stdout[-3000:]
+    (folder / "pytest-output.txt").write_text(done.stdout + done.stderr, encoding="utf-8")
+    needles = kit_secrets.needles()
+    items = {ln.split()[0].split("::")[1] for ln in done.stdout.splitlines() if ln.startswith("cudagraph.py::")}
+    assert items and not items & needles.hidden_ids  # only visible specs are collected
+    written = [
+        p for p in folder.rglob("*") if p.is_file() and p.name != "cudagraph.py" and "__pycache__" not in p.parts
+    ]
+    assert {"pytest-output.txt", "junit.xml", "lastfailed"} <= {p.name for p in written}
+    findings = [f for p in written for f in kit_secrets.scan_bytes(p.name, p.read_bytes(), needles)]
+    assert findings == []  # the output, junit.xml and .pytest_cache (the student's own file aside)
+
+
+def test_kit_repro_writes_a_public_case_and_refuses_a_hidden_one(kit_venv, tmp_path):
+    folder, line = _student_folder(tmp_path / "lab")
+    done = _run(kit_venv, "graphgrade", "repro", "replay-basics/long-graph-one-launch", "-o", "repro.py", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    ran = _run(kit_venv, "python", "repro.py", cwd=folder)  # the student's interpreter, the kit's ops
+    assert ran.returncode == 0 and "raised AttributeError" in ran.stdout, ran.stdout + ran.stderr
+    assert f'cudagraph.py", line {line}' in ran.stderr
+    needles = kit_secrets.needles()
+    assert kit_secrets.scan_bytes("repro.py", (folder / "repro.py").read_bytes(), needles) == []
+    hidden = needles.hidden_ids
+    refused = _run(kit_venv, "graphgrade", "repro", f"{sorted(hidden)[0]}/any-case", cwd=folder)
+    assert refused.returncode == 2 and refused.stdout == "" and refused.stderr.count("\n") == 1, refused.stderr
+    assert "hidden case" in refused.stderr and "Traceback" not in refused.stderr

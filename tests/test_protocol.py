@@ -48,7 +48,7 @@ ARRAY = np.arange(6, dtype=np.float32).reshape(2, 3)
 
 def good_header(**step_fields) -> dict:
     value = {"ndarray": {"dtype": "float32", "shape": [2, 3], "blob": 0}}
-    return {"protocol": protocol.PROTOCOL_VERSION, "case": "s/c", "steps": [step_record(value=value, **step_fields)]}
+    return {"protocol": protocol.OBSERVATION_VERSION, "case": "s/c", "steps": [step_record(value=value, **step_fields)]}
 
 
 def test_a_well_formed_frame_decodes():

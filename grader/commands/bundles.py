@@ -134,6 +134,9 @@ def pyproject_toml(
         "[project.scripts]",
         'graphgrade = "grader.commands.cli:main"',
         "",
+        "[project.entry-points.pytest11]",  # `pytest` in a student's folder (grader.commands.pytest_plugin)
+        'graphgrade = "grader.commands.pytest_plugin"',
+        "",
         "[tool.setuptools]",
         f"packages = [{', '.join(q(p) for p in packages)}]",
         "",

@@ -510,6 +510,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     lms_export.register(sub)
     similarity.register(sub)
+    from grader.commands import repro
+
+    repro.register(sub)
     for command in sub.choices.values():  # every subcommand's --help ends with the same exit codes
         if not command.epilog:
             command.epilog = EXIT_CODES_HELP

@@ -355,7 +355,9 @@ specs, {public_cases} cases, {public_points:g} points). {hidden_line}
 pip install graphgrade-kit.zip        # this file, from your course: installs `graphgrade`
 unzip graphgrade-kit.zip              # graphgrade-kit/: the template and docs/contract.md
 cp -r graphgrade-kit/student_template my-lab && cd my-lab    # then edit cudagraph.py
+pytest -q                             # each public case as a test (with pytest installed)
 graphgrade grade . --out report       # open report/my-lab/report.html
+graphgrade repro SPEC/CASE -o repro.py && python repro.py     # one case as a script, to debug
 ```
 
 `docs/contract.md` says what your `cudagraph.py` must provide; `student_template/README.md`

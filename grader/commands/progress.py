@@ -9,6 +9,7 @@ import time
 from grader.commands.grade import GradedSubmission
 from grader.judging.results import STATUSES
 from grader.safetext import one_line as safe_one_line
+from grader.spec.locating import first_location
 
 
 def one_line(graded: GradedSubmission) -> str:
@@ -19,13 +20,19 @@ def one_line(graded: GradedSubmission) -> str:
     parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: STATUSES.index(kv[0])))
     problem = f"  [{safe_one_line(r.problem)}]" if r.problem else ""  # never a line of its own
     name = f"{graded.name} (bundled solution)" if graded.is_reference else graded.name
+    first = next((c for c in r.cases if c.status != "passed" and not c.redacted and first_location(c.message)), None)
+    located = (
+        f"  [first failure at {safe_one_line(f'{first_location(first.message)} ({first.spec}/{first.case})')}]"
+        if first
+        else ""
+    )
     if r.scope == "public":
         scope = f"public specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"
         if r.ungraded_points:
             scope += f"; hidden specs worth {_pts(r.ungraded_points)} more are graded by the autograder"
     else:
         scope = f"all specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"
-    return f"{name}: {scope}  {parts}{problem}"
+    return f"{name}: {scope}  {parts}{problem}{located}"
 
 
 def _pts(x: float) -> str:

@@ -20,6 +20,7 @@ from grader.ops import apply_chain, build_array
 from grader.protocol import CaseObservation, StepObservation
 from grader.spec.case_draft import OracleCall
 from grader.spec.describing import MAX_MESSAGE, cut, describe, outcome
+from grader.spec.locating import first_location, raised_at, raised_where
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, Case, RefValue, Step
 
 __all__ = ["CaseVerdict", "Oracle", "describe", "judge_case", "root_causes"]
@@ -133,19 +134,24 @@ class CaseJudge:
         self.current_line = 0  # the spec line of the check being judged (0: a step's own health)
         self.first_failure_line = 0
 
-    def record(self, step: Step | None, what: str, expected: str, observed: str, problem: str | None) -> None:
+    def record(
+        self, step: Step | None, what: str, expected: str, observed: str, problem: str | None, at: str = ""
+    ) -> None:
+        """One line of the verdict; ``at``: the lines naming the submission's code behind a failure
+        (:mod:`grader.spec.locating`), added below the message's cause."""
+        located = first_location(at) if problem is not None else ""
         self.lines.append(
             CheckLine(
                 step=step.index if step else None,
                 what=what,
                 expected=expected,
-                observed=observed,
+                observed=f"{observed} (at {located})" if located else observed,
                 passed=problem is None,
             )
         )
         if problem is not None and self.first_failure is None:
             where = f"Step {step.index + 1} ({step.label})" if step else "This case"
-            self.first_failure = cut(f"{where}: {problem}", MAX_MESSAGE)
+            self.first_failure = cut(f"{where}: {problem}", MAX_MESSAGE) + (at if located else "")
             self.first_failure_line = self.current_line or (step.line if step else 0)
 
     def step_health(self) -> None:
@@ -183,11 +189,14 @@ class CaseJudge:
                 "the step runs",
                 outcome(obs),
                 cause + after,
+                at=raised_at(obs.error) if obs.outcome == "raised" else "",
             )
 
 
 def _step_outcome(case: Case, step: Step, obs: StepObservation) -> str:
     """What a step did, in words; a step that did not run names the step it waited for."""
+    if obs.outcome == "raised":
+        return outcome(obs) + raised_where(obs.error)
     if obs.outcome != "not_reached":
         return outcome(obs)
     producer = {s.name: s.index for s in case.steps[: step.index] if s.name}

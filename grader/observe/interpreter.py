@@ -11,7 +11,8 @@ Per step it records: the outcome (returned, raised, missing contract name,
 not reached), the returned value, the launch-counter delta, the grader ops'
 witness log (which buffer each op was handed), the address of the caller's
 input array, and, when a static-buffer check asked for it, a snapshot of the
-runner's ``graphs``.
+runner's ``graphs``; and where in the submission's own files each op call, each
+``LaunchCounter.bump`` and each exception came from (:mod:`grader.observe.locations`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from grader import codec, protocol
+from grader.observe.locations import Locator, observe_bumps
 from grader.ops import Witness, build_array, data_address, is_case_op, make_ops
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
@@ -47,12 +49,16 @@ def _launch_count(module: ModuleType) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
-def _describe_error(exc: BaseException) -> dict:
+def _describe_error(exc: BaseException, locator: Locator) -> dict:
     try:
         message = str(exc)
     except BaseException:  # noqa: BLE001
         message = "<the exception's message could not be shown>"
-    return codec.ErrorRecord(type=protocol.shorten(type(exc).__name__), message=protocol.shorten(message)).wire()
+    return codec.ErrorRecord(
+        type=protocol.shorten(type(exc).__name__),
+        message=protocol.shorten(message),
+        frames=locator.traceback(exc.__traceback__),
+    ).wire()
 
 
 class CaseInterpreter:
@@ -62,7 +68,10 @@ class CaseInterpreter:
         self.module = module
         self.prepare_input = prepare_input
         self.to_host = to_host
-        self.witness = Witness()
+        self.locator = Locator.of_module(module)
+        self.witness = Witness(self.locator)
+        self.bumps: list = []  # this step's LaunchCounter.bump calls (grader.observe.locations)
+        self.stop_observing_bumps = observe_bumps(module, self.locator, self.bumps)
         self.env: dict[str, Any] = {}
         self.next_list_id = 0
         self.encoder = protocol.new_encoder()
@@ -191,6 +200,8 @@ class CaseInterpreter:
             return record
         before = _launch_count(self.module)
         mark = self.witness.mark()
+        self.locator.new_step()
+        self.bumps.clear()
         try:
             result = self.perform(step, args, kwargs)
         except _Missing as missing:
@@ -200,7 +211,7 @@ class CaseInterpreter:
             record.outcome, record.note = "not_reached", str(why)
             return record
         except BaseException as exc:  # noqa: BLE001 - sys.exit() in a step is that step's failure, not ours
-            record.outcome, record.error = "raised", _describe_error(exc)
+            record.outcome, record.error = "raised", _describe_error(exc, self.locator)
         else:
             if step.name:
                 self.env[step.name] = result
@@ -210,9 +221,11 @@ class CaseInterpreter:
         after = _launch_count(self.module)
         record.launches = after - before if before is not None and after is not None else None
         record.witness = [
-            [lid, pos, addr, list(shape), dtype, zeros]
-            for lid, pos, addr, shape, dtype, zeros in self.witness.since(mark)[: protocol.MAX_WITNESS]
+            [lid, pos, addr, list(shape), dtype, zeros, site]
+            for lid, pos, addr, shape, dtype, zeros, site in self.witness.since(mark)[: protocol.MAX_WITNESS]
         ]
+        record.bumps = list(self.bumps)
+        record.sites = self.locator.sites_wire()
         if step.observe_graphs:
             try:
                 record.graphs = self.graphs_snapshot(self.target_object(step.target))
@@ -234,7 +247,10 @@ def run_case(
 ) -> bytes:
     """Run every step in order and return the encoded observation frame."""
     interpreter = CaseInterpreter(module, prepare_input, to_host)
-    records = [interpreter.run_step(step).wire() for step in steps]
+    try:
+        records = [interpreter.run_step(step).wire() for step in steps]
+    finally:
+        interpreter.stop_observing_bumps()
     return protocol.encode_observations(uid, records, interpreter.encoder.blobs)
 
 

@@ -43,6 +43,7 @@ import numpy
 
 import grader
 from grader import codec, protocol
+from grader.codec import OBSERVATION_VERSION
 from grader.errors import UsageError
 from grader.run.copying import SubmissionProblem, walk_submission
 from grader.run.runner import MODULE_FILE, CaseRun, RunSettings, SubmissionRun, run_submission
@@ -68,6 +69,7 @@ def runtime_key(settings: RunSettings) -> str:
     facts = {
         "format": FORMAT,
         "grader": grader.__version__,
+        "observation": OBSERVATION_VERSION,  # what a worker records (2: the submission's own lines)
         "python": platform.python_version(),
         "implementation": sys.implementation.name,
         "numpy": numpy.__version__,

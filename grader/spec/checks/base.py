@@ -36,8 +36,11 @@ class Judging(Protocol):
     obs: tuple[StepObservation, ...]
     oracle: object  # grader.judging.judge.Oracle: ``inputs`` and ``outputs`` by step index
 
-    def record(self, step: Step | None, what: str, expected: str, observed: str, problem: str | None) -> None:
-        """One line of the verdict; ``problem`` None means the line passed."""
+    def record(
+        self, step: Step | None, what: str, expected: str, observed: str, problem: str | None, at: str = ""
+    ) -> None:
+        """One line of the verdict; ``problem`` None means the line passed; ``at`` names the
+        submission's line behind a failure (:mod:`grader.spec.locating`)."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from grader.spec.case_draft import padded_shape
 from grader.spec.checks.base import Check
 from grader.spec.checks.witness import op_position
+from grader.spec.locating import call_at
 from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 from grader.spec_model import ArrayValue
 
@@ -111,6 +112,7 @@ class PaddedRowsCheck(Check):
                     f"{self.padded_batch} rows",
                     f"{got} rows",
                     f"op {self.op} was handed {got} rows, not the {self.padded_batch} rows of the padded batch: pad the batch up to its capture size before running the graph.",
+                    at=call_at(obs, call.site),
                 )
                 return
             ok = call.zero_rows >= pad
@@ -131,6 +133,7 @@ class PaddedRowsCheck(Check):
                 None
                 if ok
                 else f"the {pad} padded rows beyond the real batch of {real} were not all zero when op {self.op} ran. Zero the padded rows on every call: a smaller batch after a larger one must not leave the larger batch's rows behind.",
+                at="" if ok else call_at(obs, call.site),
             )
             if not ok:
                 return

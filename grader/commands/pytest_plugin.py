@@ -1,0 +1,190 @@
+"""``pytest`` in a student's folder: the public spec cases against its ``cudagraph.py``, one item per case.
+
+Registered as the ``graphgrade`` pytest11 entry point, so installing graphgrade (the student kit
+or the full package) is enough. It is active only where pytest is started in a folder holding
+``cudagraph.py``, or is given that one folder (any other pytest run collects nothing from it;
+this project's own suite turns it off with ``-p no:graphgrade``). Items are named ``cudagraph.py::SPEC::CASE``, so ``-k``,
+``-x``, ``--lf``, ``-v``, ``--junitxml`` and an IDE's test explorer work as for any test.
+
+The cases selected run through the same engine as ``graphgrade grade`` (an isolated worker and
+the same judge), all in one run when the first item runs. A failing item shows the case's plain
+text (:func:`reports.view.plain.case_text`: the message, the submission's line, each step and
+each check's expected against observed), as report.html does. Only visible specs are collected:
+a hidden case never reaches pytest's output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from pathlib import Path
+
+import pytest
+
+SUBMISSION = "cudagraph.py"
+
+
+class CaseFailed(Exception):
+    """A case that did not pass; its text is the whole failure report."""
+
+
+class _Grading:
+    """One pytest run's grading: the zygote (started before any spec is read), the visible specs
+    and, once the first item runs, every selected case's result."""
+
+    def __init__(self, config: pytest.Config, folder: Path) -> None:
+        self.config = config
+        self.folder = folder
+        self.zygote = None  # started when cudagraph.py is collected (a run that never does pays nothing)
+        self._loaded = None
+        self.results: dict[tuple[str, str], object] | None = None
+        self.problem = ""
+
+    def loaded(self):
+        if self._loaded is None:
+            from grader.run.runner import Zygote
+
+            self.zygote = Zygote()
+            self.zygote.__enter__()  # before any spec is read: workers fork from a process that holds none
+            from grader.commands.cli_common import default_specs_dir
+            from grader.spec.loader import SpecErrors, load_suite
+
+            specs = self.config.getoption("graphgrade_specs") or default_specs_dir()
+            try:
+                self._loaded = load_suite(Path(specs))
+            except SpecErrors as errors:
+                raise pytest.UsageError("\n".join(f"graphgrade: {e}" for e in errors.errors)) from None
+        return self._loaded
+
+    def visible_specs(self):
+        return self.loaded().suite.only_visible().specs
+
+    def result(self, item: CaseItem):
+        if self.results is None:
+            self.results = {}
+            chosen = {(i.spec.id, i.case.id) for i in item.session.items if isinstance(i, CaseItem)}
+            self._grade(chosen)
+        return self.results.get((item.spec.id, item.case.id))
+
+    def _grade(self, chosen: set[tuple[str, str]]) -> None:
+        from grader.commands.grade import grade_submissions
+        from grader.run.runner import RunSettings
+
+        specs = tuple(
+            dataclasses.replace(s, cases=tuple(c for c in s.cases if (s.id, c.id) in chosen))
+            for s in self.visible_specs()
+        )
+        specs = tuple(s for s in specs if s.cases)
+        settings = RunSettings(isolation=self.config.getoption("graphgrade_isolation"))
+        with tempfile.TemporaryDirectory(prefix="graphgrade-pytest-") as out:
+            (graded,) = grade_submissions(self.zygote, self.loaded(), specs, [self.folder], Path(out), settings, jobs=1)
+        from reports.view.cases import case_views
+
+        report = graded.report
+        self.problem = report.problem
+        hints = {s.id: s.hint for s in report.specs}
+        for view, case in zip(case_views(report), report.cases):
+            self.results[(case.spec, case.case)] = (view, hints.get(case.spec, ""))
+
+    def close(self) -> None:
+        if self.zygote is not None:
+            self.zygote.__exit__(None, None, None)
+
+
+_GRADING = pytest.StashKey[_Grading]()
+
+
+def _folder(config: pytest.Config) -> Path | None:
+    """The student's folder: where pytest was started, when it holds cudagraph.py; else the one
+    folder (or cudagraph.py) named on the command line, when it does."""
+    started = Path(config.invocation_params.dir)
+    if (started / SUBMISSION).is_file():
+        return started
+    named = [started / a.split("::")[0] for a in config.args]  # the positional arguments, options parsed off
+    folders = {p.resolve() if p.is_dir() else p.resolve().parent for p in named if p.exists()}
+    if len(folders) == 1:
+        (folder,) = folders
+        if (folder / SUBMISSION).is_file():
+            return folder
+    return None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("graphgrade", "graphgrade: the lab's spec cases against ./cudagraph.py")
+    group.addoption("--graphgrade-specs", default=None, help="a folder of spec files (default: the bundled ones)")
+    group.addoption(
+        "--graphgrade-isolation",
+        default="module",
+        choices=("module", "process"),
+        help="how each case is isolated, as `graphgrade grade --isolation` (default: module)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    folder = _folder(config)
+    if folder is not None:
+        config.addinivalue_line("markers", "graphgrade: a case of the lab's specs, run against ./cudagraph.py")
+        config.stash[_GRADING] = _Grading(config, folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    grading = config.stash.get(_GRADING, None)
+    if grading is not None:
+        grading.close()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    grading = parent.config.stash.get(_GRADING, None)
+    if grading is not None and file_path == grading.folder / SUBMISSION:
+        return SubmissionFile.from_parent(parent, path=file_path)
+    return None
+
+
+class SubmissionFile(pytest.File):
+    """cudagraph.py: one collector per visible spec."""
+
+    def collect(self):
+        for spec in self.config.stash[_GRADING].visible_specs():
+            yield SpecCases.from_parent(self, name=spec.id, spec=spec)
+
+
+class SpecCases(pytest.Collector):
+    def __init__(self, *, spec, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.spec = spec
+
+    def collect(self):
+        for case in self.spec.cases:
+            yield CaseItem.from_parent(self, name=case.id, spec=self.spec, case=case)
+
+
+class CaseItem(pytest.Item):
+    """One case of a visible spec."""
+
+    def __init__(self, *, spec, case, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.spec = spec
+        self.case = case
+        self.add_marker(pytest.mark.graphgrade)
+        if spec.tag:
+            self.extra_keyword_matches.add(spec.tag)
+
+    def runtest(self) -> None:
+        from reports.view.plain import case_text
+
+        grading = self.config.stash[_GRADING]
+        found = grading.result(self)
+        if found is None:
+            raise CaseFailed(grading.problem or "this case was not graded")
+        view, hint = found
+        if view.status != "passed":
+            text = case_text(view, hint)
+            raise CaseFailed(f"{grading.problem}\n\n{text}" if grading.problem else text)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, CaseFailed):
+            return f"{self.spec.id}/{self.case.id}: {self.spec.title}\n\n{excinfo.value}"
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.spec.id}/{self.case.id}"

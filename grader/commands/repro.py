@@ -1,0 +1,345 @@
+"""``graphgrade repro SPEC/CASE [SUBMISSION]``: one case as a short Python script a student runs.
+
+The script builds the case's inputs exactly as the grader does (:func:`grader.ops.build_array`:
+``numpy.random.default_rng(seed).standard_normal(shape).astype(dtype)``, or the literal
+values), hands the submission the grader's own ops (:func:`grader.ops.make_ops`, the same
+callables, witness included), runs the steps against ``cudagraph.py`` in the student's own
+interpreter (so ``breakpoint()`` and a debugger work), and prints after each step what it
+returned and cost next to what the grader expects: the launches a ``launches`` check pins,
+the value a ``value`` check wants, the exception a ``raises`` check wants, and the output the
+trusted oracle computes (:func:`grader.ops.apply_chain`, never the reference solution).
+
+In the student kit a case the kit does not hold in full (every hidden case) is refused in one
+line (exit 2); the full package writes any case, for staff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import keyword
+import sys
+from pathlib import Path
+
+from grader.errors import UsageError
+from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value
+
+HEADER = '''"""Reproduce {uid}: {title}
+
+{description}Written by `graphgrade repro {uid}`. Run it where your cudagraph.py is: python {name}
+Put breakpoint() in your cudagraph.py (or below) to step through a failure.
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from grader.ops import OpSpec, Witness, apply_chain, data_address, make_ops
+
+sys.path.insert(0, {folder})
+import cudagraph  # noqa: E402
+
+WITNESS = Witness()  # the grader's ops record each call here (which array each was handed)
+'''
+
+HELPERS = '''
+
+def array(dtype, shape, seed):
+    """An input as the grader builds it: standard normal values from numpy's default_rng(seed)."""
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+BUFFERS = {}  # data address -> the name this script gives the buffer (the grader compares addresses)
+
+
+def ops_called(number, mark, given=None):
+    """Which array the first op of each list was handed during this step (what the grader's
+    checks on buffers look at: on replay, the buffer it was handed at capture, never the caller's)."""
+    mine = data_address(given) if given is not None else None
+    for list_id, position, address, shape, dtype, _, _ in WITNESS.since(mark):
+        if position != 0:
+            continue
+        if address == mine:
+            what = "the array passed in to this step"
+        else:
+            what = BUFFERS.setdefault(address, f"buffer {len(BUFFERS) + 1} (first seen in step {number})")
+        print(f"    op {position} of list {list_id} was handed {dtype}{list(shape)}: {what}")
+
+
+def show(number, label, value, launches, expected_launches=None, expected=None, expected_output=None):
+    print(f"step {number}: {label}")
+    print(f"    returned: {value!r}" if not isinstance(value, np.ndarray) else f"    returned: {value.dtype}{list(value.shape)}")
+    if isinstance(value, np.ndarray):
+        print("        " + np.array2string(value, precision=4, threshold=16).replace("\\n", "\\n        "))
+    cost = f"    launches: {launches}"
+    if expected_launches is not None:
+        cost += f"   (expected {expected_launches}{'' if launches == expected_launches else '  <-- differs'})"
+    print(cost)
+    if expected is not None:
+        print(f"    expected value: {expected!r}{'' if same(value, expected) else '  <-- differs'}")
+    if expected_output is not None:
+        close = isinstance(value, np.ndarray) and value.shape == expected_output.shape and np.allclose(value, expected_output, rtol=1e-5, atol=1e-6)
+        print(f"    expected output: {expected_output.dtype}{list(expected_output.shape)}{'' if close else '  <-- differs'}")
+        if not close:
+            print("        " + np.array2string(expected_output, precision=4, threshold=16).replace("\\n", "\\n        "))
+
+
+def same(value, expected):
+    """As the grader compares a plain value: lists and tuples alike, an enum member by its name."""
+    if isinstance(value, (list, tuple)) and isinstance(expected, list):
+        return len(value) == len(expected) and all(same(v, e) for v, e in zip(value, expected))
+    return value == expected or getattr(value, "name", None) == expected
+
+
+def raised(number, label, exc, expected_raise=None):
+    print(f"step {number}: {label}")
+    print(f"    raised {type(exc).__name__}: {exc}")
+    if expected_raise is not None:
+        print(f"    (expected: raises {expected_raise})")
+    else:
+        import traceback
+
+        traceback.print_exception(exc, limit=-8)
+'''
+
+
+RESERVED = ("array", "show", "same", "raised", "cudagraph", "np", "sys", "Path", "WITNESS", "expected", "want")
+RESERVED += ("before", "result", "exc", "OpSpec", "Witness", "apply_chain", "make_ops", "data_address", "x", "mark")
+RESERVED += ("BUFFERS", "ops_called")
+
+
+class _Writer:
+    """The script of one case: its lines, the names it binds, the expected outputs it tracks."""
+
+    def __init__(self, case, oracles) -> None:
+        self.case = case
+        self.lines: list[str] = []
+        self.names: dict[str, str] = {}  # spec name -> Python name
+        self.oracle_by_step = {o.step: o for o in oracles}
+        self.shadow: set[str] = set()  # spec names whose expected output the script holds
+        self.list_id = 0
+        self.launches = {}
+        self.values = {}
+        self.raises = {}
+        for check in case.checks:
+            pinned = check.expected_launches()
+            if pinned is not None:
+                self.launches[pinned[0]] = pinned[1]
+            if check.kind == "value":
+                self.values[check.step] = check.equals
+            if check.kind == "raises":
+                self.raises[check.step] = check.type or "an exception"
+
+    def py_name(self, name: str) -> str:
+        if name not in self.names:
+            safe = (
+                name
+                if name.isidentifier() and not keyword.iskeyword(name)
+                else "v_" + "".join(c if c.isalnum() else "_" for c in name)
+            )
+            while safe in RESERVED or (safe in self.names.values()):
+                safe += "_"
+            self.names[name] = safe
+        return self.names[name]
+
+    def value(self, value: Value) -> str:
+        if isinstance(value, ArrayValue):
+            if value.values is not None:
+                return f"np.array({_plain(value.values)!r}, dtype={value.dtype!r})"
+            return f"array({value.dtype!r}, {tuple(value.shape)!r}, {value.seed!r})"
+        if isinstance(value, OpsValue):
+            chain = ", ".join(_op(op) for op in value.chain)
+            code = f"make_ops(({chain}{',' if len(value.chain) == 1 else ''}), {self.list_id}, WITNESS)"
+            self.list_id += 1
+            return code
+        if isinstance(value, MaskValue):
+            return f"{list(value.mask)!r}.__getitem__"
+        if isinstance(value, RefValue):
+            return self.py_name(value.name)
+        assert isinstance(value, PlainValue)
+        return repr(_plain(value.value))
+
+    def target(self, name: str) -> str:
+        return f"cudagraph.{name}" if name in CONTRACT_NAMES and name not in self.names else self.py_name(name)
+
+    def expression(self, step, given: str = "None") -> str:
+        values = [self.value(a) for a in step.args]
+        if given != "None":
+            values[-1] = given  # the input, bound to x above
+        args = ", ".join(values + [f"{k}={self.value(v)}" for k, v in step.kwargs])
+        if step.action in ("build", "call"):
+            return f"{self.target(step.target)}({args})"
+        if step.action == "method":
+            return f"{self.target(step.on)}.{step.target}({args})"
+        return f"{self.target(step.on)}.{step.target}"
+
+    def expected_output(self, step) -> str | None:
+        call = self.oracle_by_step.get(step.index)
+        if call is None:
+            return None
+        if isinstance(call.input, ArrayValue):
+            source = self.value(call.input)
+        elif isinstance(call.input, RefValue) and call.input.name in self.shadow:
+            source = f"expected[{call.input.name!r}].copy()"
+        else:
+            return None
+        chain = ", ".join(_op(op) for op in call.chain)
+        self.lines.append(f"want = apply_chain(({chain}{',' if len(call.chain) == 1 else ''}), {source})")
+        if step.name:
+            self.lines.append(f"expected[{step.name!r}] = want.copy()")
+            self.shadow.add(step.name)
+        return "want"
+
+    def step(self, step) -> None:
+        number, label = step.index + 1, step.label
+        self.lines += ["", f"# step {number}: {label}"]
+        if step.action == "mutate":
+            target, value = self.py_name(step.target), self.value(step.args[0])
+            self.lines.append("try:")
+            self.lines.append(f"    {target}[...] = {value}  # the caller writes over an array it was given")
+            self.lines.append("except Exception as exc:")
+            self.lines.append(f"    raised({number}, {_quote(label)!r}, exc)")
+            self.lines.append("else:")
+            self.lines.append(f"    print('step {number}: {_quote(label)}')")
+            if step.target in self.shadow:
+                self.lines.append(f"expected[{step.target!r}][...] = {value}")
+            return
+        want = self.expected_output(step)
+        given = "None"
+        if step.action == "call" and step.args and isinstance(step.args[-1], (ArrayValue, RefValue)):
+            self.lines.append(f"x = {self.value(step.args[-1])}")
+            given = "x"
+        self.lines.append("before, mark = cudagraph.LaunchCounter.n, WITNESS.mark()")
+        self.lines.append("try:")
+        if step.action == "set":
+            self.lines.append(f"    {self.target(step.on)}.{step.target} = {self.value(step.args[0])}")
+            result = "None"
+        else:
+            result = self.py_name(step.name) if step.name else "result"
+            self.lines.append(f"    {result} = {self.expression(step, given)}")
+        self.lines.append("except Exception as exc:")
+        expected_raise = self.raises.get(step.index)
+        self.lines.append(f"    raised({number}, {_quote(label)!r}, exc, {expected_raise!r})")
+        self.lines.append("else:")
+        extras = []
+        if step.index in self.launches:
+            extras.append(f"expected_launches={self.launches[step.index]!r}")
+        if step.index in self.values:
+            extras.append(f"expected={_plain(self.values[step.index])!r}")
+        if want:
+            extras.append(f"expected_output={want}")
+        if expected_raise:
+            self.lines.append(
+                f"    print('step {number}: returned, but the grader expects it to raise {expected_raise}')"
+            )
+        call = f"show({number}, {_quote(label)!r}, {result}, cudagraph.LaunchCounter.n - before"
+        self.lines.append(f"    {call}{''.join(', ' + e for e in extras)})")
+        self.lines.append(f"ops_called({number}, mark, {given})")
+
+
+def _check_text(check) -> str:
+    """A check in one line: its kind and fields, steps by their numbers."""
+    parts = []
+    for name, value in vars(check).items():
+        if name in ("line", "list_id") or value is None:
+            continue
+        if isinstance(value, tuple) and value and all(hasattr(v, "label") for v in value):
+            value = "[" + ", ".join(v.label for v in value) + "]"
+        if name in check.step_fields:
+            value = [v + 1 for v in value] if isinstance(value, tuple) else value + 1
+            name = "step" if name == "step" else f"{name} step"
+        parts.append(f"{name}: {value}")
+    return f"{check.kind} ({', '.join(parts)})"
+
+
+def _plain(value):
+    return [_plain(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _op(op) -> str:
+    return f"OpSpec({op.name!r})" if op.param is None else f"OpSpec({op.name!r}, {op.param!r})"
+
+
+def _quote(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def script(spec, case, oracles, folder: Path | None, name: str = "repro.py") -> str:
+    """The script of one case. ``folder``: where it imports cudagraph from (None: its own folder)."""
+    writer = _Writer(case, oracles)
+    writer.lines.append("expected = {}  # the oracle's outputs, by step name (a later step may use one)")
+    for step in case.steps:
+        writer.step(step)
+    writer.lines += ["", "print()", "print('What the grader checks in this case:')"]
+    writer.lines += [f"print({'  ' + _check_text(c)!r})" for c in case.checks]
+    description = f"{case.description.strip()}\n\n" if case.description.strip() else ""
+    where = repr(str(folder)) if folder is not None else "str(Path(__file__).resolve().parent)"
+    header = HEADER.format(
+        uid=case.uid,
+        title=spec.title.replace('"""', "'''"),
+        description=description.replace('"""', "'''"),
+        name=name,
+        folder=where,
+    )
+    return header + HELPERS + "\n\n" + "\n".join(writer.lines) + "\n"
+
+
+def _find(loaded, uid: str):
+    spec_id, _, case_id = uid.partition("/")
+    for spec in loaded.suite.specs:
+        if spec.id == spec_id:
+            for case in spec.cases:
+                if case.id == case_id:
+                    return spec, case
+    return None, None
+
+
+def cmd_repro(args: argparse.Namespace) -> int:
+    from grader.commands.cli_common import EXIT_OK, load_specs
+    from grader.commands.kit import kit_info
+
+    in_kit = kit_info() is not None
+    if "/" not in args.case:
+        raise UsageError(f"{args.case}: expected SPEC/CASE (for instance replay-basics/long-graph-one-launch)")
+    loaded = load_specs(args.specs)
+    spec, case = _find(loaded, args.case)
+    if in_kit and (spec is None or spec.visibility != "visible"):
+        raise UsageError(
+            f"{args.case}: not a public case of this kit (a hidden case is run by the autograder only, never reproduced)"
+        )
+    if spec is None:
+        raise UsageError(f"{args.case}: no such case in {args.specs}")
+    folder = None
+    if args.submission is not None:
+        path = Path(args.submission)
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or directory")
+        folder = (path.parent if path.is_file() else path).resolve()
+    text = script(spec, case, loaded.oracles[case.uid], folder)
+    if args.output is not None:
+        args.output.write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}: run it with `python {args.output}`", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    """Add ``graphgrade repro`` to the CLI's subparsers."""
+    p = sub.add_parser(
+        "repro",
+        help="print a short Python script that reruns one case against your cudagraph.py (to debug it)",
+        description=(
+            "Print a runnable Python script for one case: the same inputs (dtype, shape, seed and generator), "
+            "the grader's own ops, the case's steps against your cudagraph.py in your own interpreter (so "
+            "breakpoint() works), and after each step what it returned and cost next to what the grader expects. "
+            "In the student kit a hidden case is refused."
+        ),
+    )
+    p.add_argument("case", metavar="SPEC/CASE", help="the case, as report.html names it (spec id / case id)")
+    p.add_argument(
+        "submission", nargs="?", default=None, help="your folder or cudagraph.py (default: the script's own folder)"
+    )
+    p.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled specs)")
+    p.add_argument("-o", "--output", type=Path, default=None, help="write the script here instead of printing it")
+    p.set_defaults(func=cmd_repro)

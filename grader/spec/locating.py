@@ -1,0 +1,96 @@
+"""The line in the student's code: what the worker located (grader.observe.locations), in words.
+
+Judging side only: observations are validated data (:class:`grader.protocol.SourceFrame` and the
+step's ``sites`` and ``bumps``). A located failure reads, below the cause::
+
+    at cudagraph.py:104 in replay: np.copyto(entry.static_inputs, x)
+    your code's traceback (most recent call last):
+      cudagraph.py:131 in __call__: return self.replay(x)
+      cudagraph.py:104 in replay: np.copyto(entry.static_inputs, x)
+
+Only the submission's own frames are ever shown. Every text here is bounded
+(:data:`MAX_LOCATION`), and :func:`first_location` reads the file and line back out of a
+message (the terminal line of ``graphgrade grade`` names the first failure's line).
+"""
+
+from __future__ import annotations
+
+import re
+
+from grader.protocol import Raised, SourceFrame, StepObservation
+
+MAX_LOCATION = 1200  # characters of the location block added to one message
+MAX_SHOWN_SITES = 4  # distinct call sites named in one message
+_AT = re.compile(r"^  (?:at|called at|counted at) (?P<where>\S+:\d+)(?: |$)", re.M)
+
+
+def frame_text(frame: SourceFrame) -> str:
+    source = f": {frame.source}" if frame.source else ""
+    return f"{frame.file}:{frame.line} in {frame.function}{source}"
+
+
+def short_where(frame: SourceFrame) -> str:
+    return f"{frame.file}:{frame.line}"
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= MAX_LOCATION else text[: MAX_LOCATION - 1] + "…"
+
+
+def raised_at(error: Raised | None) -> str:
+    """Lines naming where an exception was raised in the submission's code ("" when nowhere):
+    the innermost frame, then the submission's traceback when it has more than one frame."""
+    if error is None or not error.frames:
+        return ""
+    text = f"\n  at {frame_text(error.frames[-1])}"
+    if len(error.frames) > 1:
+        text += "\n  your code's traceback (most recent call last):"
+        text += "".join(f"\n    {frame_text(f)}" for f in error.frames)
+    return _bounded(text)
+
+
+def raised_where(error: Raised | None) -> str:
+    """`` at cudagraph.py:104`` for a step's one-line outcome, or ""."""
+    return f" at {short_where(error.frames[-1])}" if error is not None and error.frames else ""
+
+
+def _site_lines(frames: tuple[SourceFrame, ...], lead: str, note: str = "") -> str:
+    text = f"\n  {lead} {frame_text(frames[0])}{note}"
+    return text + "".join(f"\n    called from {frame_text(f)}" for f in frames[1:])
+
+
+def call_at(obs: StepObservation, site: int, what: str = "") -> str:
+    """Lines naming the submission's line that made one call (an op's, by its witness site)."""
+    frames = obs.site(site)
+    if not frames:
+        return ""
+    lead = f"\n  {what}" if what else ""
+    return _bounded(lead + _site_lines(frames, "called at"))
+
+
+def bumps_at(obs: StepObservation) -> str:
+    """Lines naming where this step's ``LaunchCounter.bump`` calls were made, each site with the
+    number of calls and the launches they added ("" when none were observed)."""
+    if not obs.bumps:
+        return ""
+    by_site: dict[int, list[int]] = {}
+    for bump in obs.bumps:
+        by_site.setdefault(bump.site, []).append(bump.amount)
+    located = [(site, amounts) for site, amounts in by_site.items() if obs.site(site)]
+    if not located:
+        return ""
+    calls = len(obs.bumps)
+    text = f"\n  LaunchCounter.bump was called {calls} time{'s' if calls != 1 else ''} during this step:"
+    for site, amounts in located[:MAX_SHOWN_SITES]:
+        added = sum(a for a in amounts if a >= 0)
+        times = f"{len(amounts)} call{'s' if len(amounts) != 1 else ''}, {added} launch{'es' if added != 1 else ''}"
+        text += _site_lines(obs.site(site), "counted at", f"   ({times})")
+    if len(located) > MAX_SHOWN_SITES:
+        text += f"\n  and {len(located) - MAX_SHOWN_SITES} more places"
+    return _bounded(text)
+
+
+def first_location(message: str) -> str:
+    """The first ``file:line`` a located message names ("" when it names none)."""
+    found = _AT.search(message)
+    return found.group("where") if found else ""

@@ -1,0 +1,98 @@
+"""``graphgrade repro SPEC/CASE [SUBMISSION]``: a runnable script that reproduces one case."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support.labs import REFERENCE, eager_submission, lab, typo_submission
+
+from grader.commands import cli, repro
+from grader.commands.cli_common import default_specs_dir
+from grader.ops import build_array
+from grader.spec.loader import load_suite
+from grader.spec_model import ArrayValue
+
+REPO = Path(__file__).resolve().parents[1]
+LOADED = load_suite(default_specs_dir())
+
+
+def _script(capsys, *args: str) -> str:
+    assert cli.main(["repro", *args]) == 0
+    return capsys.readouterr().out
+
+
+def _run(script: str, folder: Path) -> subprocess.CompletedProcess:
+    (folder / "repro.py").write_text(script, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def test_the_script_reproduces_a_replay_that_runs_the_ops_on_x(tmp_path, capsys):
+    folder = lab(tmp_path, eager_submission())
+    script = _script(capsys, "replay-basics/long-graph-one-launch")
+    assert "import reference" not in script and "from reference" not in script
+    done = _run(script, folder)
+    assert done.returncode == 0, done.stderr
+    replay = done.stdout.split("step 3:")[1]
+    assert "launches: 6   (expected 1  <-- differs)" in replay
+    assert "op 0 of list 0 was handed float64[4, 6]: the array passed in to this step" in replay
+    # the correct submission shows nothing that differs, step after step
+    correct = _run(script, lab(tmp_path / "ok", REFERENCE))
+    assert (
+        correct.returncode == 0 and "differs" not in correct.stdout and "launches: 1   (expected 1)" in correct.stdout
+    )
+
+
+def test_the_script_shows_where_a_typo_raises_and_names_the_submission_folder(tmp_path, capsys):
+    folder = lab(tmp_path, typo_submission())
+    script = _script(capsys, "replay-basics/long-graph-one-launch", str(folder / "cudagraph.py"))
+    assert repr(str(folder.resolve())) in script  # imports that submission, wherever it is run
+    done = _run(script, tmp_path)
+    assert "step 3: replayed = runner(float64[4, 6] seed 4)\n    raised AttributeError" in done.stdout
+    assert f'File "{folder.resolve() / "cudagraph.py"}"' in done.stderr and "entry.static_inputs" in done.stderr
+
+
+def test_every_case_of_the_suite_makes_a_script_the_reference_passes(tmp_path, capsys):
+    folder = lab(tmp_path, REFERENCE)
+    for spec in LOADED.suite.specs:
+        for case in spec.cases:
+            text = repro.script(spec, case, LOADED.oracles[case.uid], None)
+            compile(text, case.uid, "exec")
+            if spec.id in ("replay-basics", "static-buffer-basics", "piecewise-basics", "state-machine-basics"):
+                done = _run(text, folder)
+                assert done.returncode == 0 and "differs" not in done.stdout, (case.uid, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("value", [ArrayValue("float32", (4, 8), 1), ArrayValue("float64", (2, 3, 5), 12)])
+def test_the_scripts_inputs_are_the_graders(value):
+    namespace: dict = {}
+    exec(repro.HELPERS, {"np": np, "WITNESS": None, "data_address": None}, namespace)
+    built = namespace["array"](value.dtype, value.shape, value.seed)
+    assert built.dtype == build_array(value).dtype and np.array_equal(built, build_array(value))
+
+
+def test_a_hidden_case_is_refused_in_the_kit_and_written_for_staff(monkeypatch, capsys):
+    hidden = "replay-edge/six-calls-in-a-row"
+    assert "six-calls-in-a-row" in _script(capsys, hidden)  # the full package: staff may
+    from grader.commands import kit
+
+    monkeypatch.setattr(kit, "kit_info", lambda: {"format": 1})
+    assert cli.main(["repro", hidden]) == 2
+    err = capsys.readouterr()
+    assert err.out == "" and err.err.count("\n") == 1 and "hidden case" in err.err
+    assert "six-calls-in-a-row" in err.err and "Traceback" not in err.err
+    assert cli.main(["repro", "replay-basics/long-graph-one-launch"]) == 0  # a public case still is
+
+
+def test_bad_arguments_are_one_line(capsys):
+    for args in (["no-slash"], ["replay-basics/nope"], ["replay-basics/long-graph-one-launch", "/no/such/dir"]):
+        assert cli.main(["repro", *args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("graphgrade: ")
