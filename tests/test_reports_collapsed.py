@@ -20,6 +20,7 @@ import pytest
 from test_reports_samples import REPLAY_FAIL, all_passing_cases, make_report
 
 from grader.judging.results import read_report
+from grader.spec_model import CORE_TAGS
 from reports import render_submission
 from reports.view import page_causes, spec_views
 from reports.view.notation import _NOTATIONS
@@ -87,6 +88,18 @@ def test_the_untouched_template_page_is_small_and_lists_every_case(template_grad
     causes = page_causes(spec_views(report)).causes
     assert len(causes) < len(visible) / 4
     assert page.count('<ol class="steps">') == page.count('<article class="case"') == len(causes)
+
+
+def test_a_located_exception_is_said_once_not_again_as_expected_against_observed(template_graded):
+    """A step that raised is the step list's own line ("raised NotImplementedError at
+    cudagraph.py:65"); its "runs without an exception" check, located the same way, is not shown
+    a second time as an Expected/Your code block."""
+    report = read_report(template_graded / "report.json")
+    located = [k for c in report.cases if not c.redacted for k in c.checks if "(at cudagraph.py:" in k.observed]
+    assert located  # the template's stubs raise inside cudagraph.py
+    page = (template_graded / "report.html").read_text(encoding="utf-8")
+    assert "<pre>the step runs</pre>" not in page
+    assert re.search(r"raised NotImplementedError at cudagraph\.py:\d+</span></li>", page)
 
 
 def test_the_notation_key_is_written_once(template_graded):
@@ -159,3 +172,16 @@ def test_different_causes_in_one_spec_stay_apart():
     page = render_submission(report)
     assert page.count('<article class="case"') == 2 and "raised ValueError: bad." in page
     assert REPLAY_FAIL.message in page
+
+
+def test_a_stricter_reading_spec_is_not_counted_as_core_points(template_graded):
+    """graph-entry-output is graphgrade's stricter reading of a core part: "Fix this first" counts
+    its points apart from the core points (the handout's), like the report's per-tag groups."""
+    report = read_report(template_graded / "report.json")
+    cases = [sc for cause in page_causes(spec_views(report)).causes for sc in cause.cases]
+    stricter = {sc.spec_anchor for sc in cases if sc.part == "stricter"}
+    assert stricter == {"spec-graph-entry-output"}
+    core_specs = {s.id for s in report.specs if s.tag in CORE_TAGS and s.reading == "handout"}
+    assert {sc.spec_anchor for sc in cases if sc.part == "core"} == {f"spec-{slug(s)}" for s in core_specs} & {
+        sc.spec_anchor for sc in cases
+    }

@@ -4,6 +4,7 @@ other fields it carries (the report is the staff's full record; staff views ask 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from grader.judging.results import CaseResult, CheckLine, LaunchPoint, Report, StepLine
@@ -11,6 +12,13 @@ from grader.judging.results import CaseResult, CheckLine, LaunchPoint, Report, S
 from .text import clean_text
 
 STEP_RUNS = "the step runs"  # what grader.judging.judge expects of a step that must not fail
+# The location grader.judging.judge adds to an observation (" (at cudagraph.py:65)") and to a
+# step's outcome (" at cudagraph.py:65"): the same place, written two ways.
+_LOCATION = re.compile(r"(?: \(at [^()]*:\d+\)| at [^()]*:\d+)$")
+
+
+def _unlocated(text: str | None) -> str | None:
+    return _LOCATION.sub("", text) if text is not None else None
 
 
 @dataclass(frozen=True)
@@ -47,11 +55,11 @@ class CaseView:
         """The failed checks a page shows as expected-against-observed: all but a check that
         the step ran whose observation is that step's own outcome ("raised ValueError: ..."),
         which the step's line already says, marked as the first failing check."""
-        outcomes = {s.index: s.outcome for s in self.steps}
+        outcomes = {s.index: _unlocated(s.outcome) for s in self.steps}
         return tuple(
             c
             for c in self.failed_checks
-            if not (c.expected == STEP_RUNS and c.step is not None and outcomes.get(c.step) == c.observed)
+            if not (c.expected == STEP_RUNS and c.step is not None and outcomes.get(c.step) == _unlocated(c.observed))
         )
 
     @property

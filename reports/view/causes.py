@@ -27,7 +27,7 @@ _CONSEQUENCE = re.compile(
     r"\s*(?:Steps? [\d\u2013, ]+ needs? its result and did not run[^.]*\.|\d+ checks? of this step could not be made\.)"
 )
 _NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e-?\d+)?")
-PARTS = ("core", "stretch", "other")  # the order a student should work in
+PARTS = ("core", "stricter", "stretch", "other")  # the order a student should work in (tags.tag_group)
 
 
 def _callee(label: str) -> str:
@@ -60,7 +60,7 @@ class StoppedCase:
     spec_anchor: str
     spec_title: str
     anchor: str
-    part: str  # core / stretch / other: the group of its tag
+    part: str  # core / stricter / stretch / other: the group of its spec (tags.tag_group)
     points: float  # the points it did not earn
     order: int  # its place on the page
 
@@ -180,7 +180,7 @@ def page_causes(specs: tuple[SpecView, ...]) -> PageCauses:
                 spec_anchor=s.anchor,
                 spec_title=s.spec.title,
                 anchor=case_anchor(s, c),
-                part=tag_group(c.tag or s.spec.tag),
+                part=tag_group(c.tag or s.spec.tag, s.spec.reading),
                 points=max(0.0, c.max_score - c.score),
                 order=order,
             )
