@@ -317,8 +317,12 @@ def _causes(reports: Sequence[Report], hrefs: Sequence[str], hidden: bool) -> tu
         for c in r.cases:
             if c.status == "passed" or c.redacted != hidden:
                 continue
-            message = shown(c.message) or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
-            row = rows.setdefault(v.failure_cause(message), {"example": message, "count": 0, "specs": [], "who": {}})
+            message = c.message or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
+            # the cause from the whole message: a cut one (a located message is long) would part
+            # one cause wherever the numbers before the cut differ in length
+            row = rows.setdefault(
+                v.failure_cause(message), {"example": shown(message), "count": 0, "specs": [], "who": {}}
+            )
             row["count"] += 1
             if c.spec not in row["specs"]:
                 row["specs"].append(c.spec)
