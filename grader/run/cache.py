@@ -86,16 +86,30 @@ def runtime_key(settings: RunSettings) -> str:
 
 
 def submission_hash(submission: Path) -> str | None:
-    """The content of the files a worker gets (as ``runner.copy_submission`` selects them), or
-    None when it cannot be read (the run reports why)."""
-    h = hashlib.sha256()
+    """What a worker sees of a submission, or None when it cannot be read (the run reports why):
+    its form (a lone file, or a folder), every entry the copy makes (each folder by its name,
+    empty ones included, and each regular file by its name and bytes), as
+    ``runner.copy_submission`` selects them. Every part is tagged and length-prefixed, so no
+    file's bytes can spell another tree's key material: two submissions share an entry only
+    when their workers would find the same tree."""
+    h = hashlib.sha256(b"graphgrade submission tree 2\0")
+
+    def part(tag: bytes, data: bytes) -> None:
+        h.update(tag + len(data).to_bytes(8, "little") + data)
+
     try:
         if submission.is_file():
-            h.update(MODULE_FILE.encode() + b"\0" + submission.resolve().read_bytes())
+            part(b"form", b"file")
+            part(b"file", MODULE_FILE.encode())
+            part(b"data", submission.resolve().read_bytes())
             return h.hexdigest()
-        for rel in sorted(walk_submission(submission)[1]):  # bounded and iterative, as the copy is
-            data = (submission / rel).read_bytes()
-            h.update(rel.encode("utf-8", "surrogateescape") + b"\0" + len(data).to_bytes(8, "little") + data)
+        part(b"form", b"folder")
+        folders, regular = walk_submission(submission)  # bounded and iterative, as the copy is
+        for rel in sorted(folders):
+            part(b"dir", rel.encode("utf-8", "surrogateescape"))
+        for rel in sorted(regular):
+            part(b"file", rel.encode("utf-8", "surrogateescape"))
+            part(b"data", (submission / rel).read_bytes())
     except (OSError, SubmissionProblem):
         return None
     return h.hexdigest()
