@@ -437,4 +437,7 @@ def _decode_observations(body: bytes, expected_case: str, step_count: int) -> Ca
     steps = tuple(decoder.step(s, f"steps[{i}]") for i, s in enumerate(raw_steps))
     if [s.index for s in steps] != list(range(step_count)):
         raise ProtocolError("steps out of order")
+    if len(decoder.used) != len(blobs):  # bytes no value is made of: refused, never held
+        unused = sorted(set(range(len(blobs))) - decoder.used)
+        raise ProtocolError(f"{len(unused)} array blob(s) used by no value (first: blob {unused[0]})")
     return CaseObservation(case=expected_case, steps=steps)

@@ -357,3 +357,17 @@ def test_the_hand_framing_scanner_finds_each_form():
         "to_bytes(8, 'little')",
         "from_bytes(h)",
     ]
+
+
+def test_take_frame_takes_whole_frames_off_a_growing_buffer_in_place():
+    buffer = bytearray()
+    stream = codec.frame(b"one") + codec.frame(b"") + codec.frame(b"three")
+    taken = []
+    for i in range(len(stream)):  # a byte at a time, as a trickling writer sends them
+        buffer += stream[i : i + 1]
+        frame = codec.take_frame(buffer)
+        if frame is not None:
+            taken.append(frame)
+    assert taken == [b"one", b"", b"three"] and buffer == bytearray()
+    with pytest.raises(codec.ProtocolError):  # refused from its prefix alone, before the body is in
+        codec.take_frame(bytearray(struct.pack("<Q", codec.MAX_FRAME_BYTES + 1)))

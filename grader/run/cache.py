@@ -56,6 +56,7 @@ MAX_ENTRY_BYTES = 2 * codec.MAX_FRAME_BYTES  # a text entry (see get_text)
 # beyond it are not kept either.
 MAX_CACHED_FRAME = 1 << 20
 MAX_SUBMISSION_BYTES = 16 << 20
+KEEP = MAX_CACHED_FRAME  # the raw frames a run keeps for the cache (larger ones are not kept)
 
 
 def default_cache_dir() -> Path:
@@ -312,7 +313,7 @@ def run_with_cache(
     """:func:`grader.run.runner.run_submission`, running only the cases the cache does not hold."""
     digest = submission_hash(submission)
     if digest is None:
-        return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
+        return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, KEEP)
     runtime = runtime_key(settings)
     hidden = redacted if redacted is not None else (False,) * len(messages)
     keys = [case_key(runtime, digest, message, h) for message, h in zip(messages, hidden)]
@@ -326,17 +327,18 @@ def run_with_cache(
     if not missing and stored.output_tail is not None:
         return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))  # type: ignore[union-attr]
     if len(missing) == len(cases):
-        fresh = run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
+        fresh = run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, KEEP)
     else:
         wanted = set(missing)
         sub_look = tuple(look_ahead[i] and i + 1 in wanted for i in missing) if look_ahead is not None else None
         fresh = run_submission(
             zygote, area, slot, submission, tuple(cases[i] for i in missing), settings,
             tuple(messages[i] for i in missing), sub_look, tuple(redacted[i] for i in missing) if redacted is not None else None,
+            KEEP,
         )  # fmt: skip
     if fresh.problem:  # the submission does not import (now): nothing is kept, the run stands alone
         if len(missing) != len(cases):
-            return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
+            return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, KEEP)
         return fresh
     entries = dict(stored.cases)  # other specs' cases stay, for a run with those specs
     for i, run in zip(missing, fresh.cases):

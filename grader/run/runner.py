@@ -256,11 +256,15 @@ class ScratchArea:
 
 # ---------------------------------------------------------------- frames with deadlines
 class _Reader:
-    """Frames off a non-blocking pipe: read what is there, wait (poll) only when nothing is."""
+    """Frames off a non-blocking pipe: read what is there, wait (poll) only when nothing is.
+
+    Linear in the bytes read, however they are trickled: what arrives is appended to one
+    ``bytearray`` and whole frames are taken off its front (:func:`grader.codec.take_frame`);
+    a frame's length is checked against its bound as soon as its prefix is in."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.buf = b""
+        self.buf = bytearray()
         os.set_blocking(fd, False)
         self.poller = select.poll()
         self.poller.register(fd, select.POLLIN)
@@ -268,7 +272,7 @@ class _Reader:
     def next(self, deadline: float) -> bytes | None:
         """The next frame; None at end of stream; TimeoutError past the deadline."""
         while True:
-            frame, self.buf = codec.split_frame(self.buf)
+            frame = codec.take_frame(self.buf)
             if frame is not None:
                 return frame
             try:
@@ -406,7 +410,7 @@ class _Worker:
         return output_end
 
     def _late_status(self, case_uid: str) -> int | None:
-        data = self.reader.buf
+        data = bytes(self.reader.buf)
         while len(data) <= 2 * codec.MAX_FRAME_BYTES:
             try:
                 chunk = os.read(self.res_r, 1 << 20)
@@ -449,6 +453,7 @@ def run_submission(
     messages: tuple[bytes, ...] | None = None,
     look_ahead: tuple[bool, ...] | None = None,
     redacted: tuple[bool, ...] | None = None,
+    keep_frame_bytes: int = 0,
 ) -> SubmissionRun:
     """Run every case of a submission, each in its own process; never raises for the submission's faults.
 
@@ -462,7 +467,9 @@ def run_submission(
     cases shown alike (both visible, or both redacted). Default: never.
     ``redacted[i]``: case ``i`` is not shown to students. Once such a case's steps have reached a
     worker, nothing a later worker says at import (its message, its output) is reported: it could
-    carry what the hidden case was given. Callers run such cases last (grade.run_order)."""
+    carry what the hidden case was given. Callers run such cases last (grade.run_order).
+    ``keep_frame_bytes``: a case's raw observation frame is kept in its :class:`CaseRun` (for the
+    observation cache) only up to this size; otherwise it goes once decoded."""
     started = time.monotonic()
     budget_end = started + settings.submission_budget_s
     try:
@@ -472,6 +479,7 @@ def run_submission(
     if messages is None:
         messages = case_messages(cases)
     state = _SubmissionInProgress(zygote, scratch_area, slot, submission, settings, scratch, code, log, budget_end)
+    state.keep_frame_bytes = keep_frame_bytes
     results: list[CaseRun] = []
     try:
         for index in range(len(cases)):
@@ -508,6 +516,7 @@ class _SubmissionInProgress:
         self.problem = ""  # once set, every remaining case is an error with these words
         self.import_tail = ""  # what the first worker printed while importing the submission
         self.tail = _Tail(log, settings.tail_bytes)
+        self.keep_frame_bytes = 0  # raw frames kept up to this size (see run_submission)
 
     def run(
         self,
@@ -547,7 +556,9 @@ class _SubmissionInProgress:
         ):
             worker.sent += 1
         self.secret_sent = self.secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
-        run, healthy, output_end = _run_case(worker, case, deadline, self.settings, self.budget_end)
+        run, healthy, output_end = _run_case(
+            worker, case, deadline, self.settings, self.budget_end, self.keep_frame_bytes
+        )
         if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
             late_end = worker.stop(case.uid)
             output_end = output_end if output_end is not None else late_end
@@ -631,7 +642,7 @@ def _worker_ended(exitcode: int | None, done):
 
 
 def _run_case(
-    worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float
+    worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float, keep_frame_bytes: int = 0
 ) -> tuple[CaseRun, bool, int | None]:
     """Collect one case's frames (its message is already in the worker's pipe); returns its
     record, whether the worker can be reused, and where the case's output ends in the log."""
@@ -639,7 +650,8 @@ def _run_case(
     output_end = None
 
     def done(status, message, observation=None, healthy=True):
-        frame = observation_frames[0] if observation is not None else b""
+        kept = observation is not None and len(observation_frames[0]) <= keep_frame_bytes
+        frame = observation_frames[0] if kept else b""  # the raw frame goes once decoded, unless cached
         return (
             CaseRun(
                 uid=case.uid,
