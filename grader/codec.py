@@ -17,6 +17,7 @@ writes a length prefix (tests/test_codec.py checks the source).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import struct
@@ -191,6 +192,42 @@ def read_case_message(data: bytes) -> tuple[str, tuple[Step, ...]]:
     return msg["case"], steps
 
 
+TOKEN_MAGIC = b"GGt1"  # a case's token (grader -> worker)
+
+
+def token_message(uid: str, token: str) -> bytes:
+    """The token of case ``uid`` (a frame's body), sent once the case before it has ended; the
+    worker puts it into the case's status frame."""
+    return TOKEN_MAGIC + json.dumps({"protocol": PROTOCOL_VERSION, "case": uid, "token": token}).encode()
+
+
+def is_token(body: bytes) -> bool:
+    return body[:4] == TOKEN_MAGIC
+
+
+def read_token(body: bytes) -> tuple[str, str]:
+    """A token message's case id and token (the worker trusts the grader: only the version is checked)."""
+    msg = json.loads(body[4:])
+    if msg.get("protocol") != PROTOCOL_VERSION:
+        raise ProtocolError(f"token message of protocol {msg.get('protocol')!r}, expected {PROTOCOL_VERSION}")
+    return msg["case"], msg["token"]
+
+
+def frames_digest(bodies: list[bytes]) -> str:
+    """The SHA-256 of frames as written (each body with its length prefix): what a status frame
+    says was written for its case before it, and what the grader checks it received."""
+    h = hashlib.sha256()
+    for body in bodies:
+        h.update(_PREFIX.pack(len(body)))
+        h.update(body)
+    return h.hexdigest()
+
+
+def written_digest(data: bytes) -> str:
+    """:func:`frames_digest` of frames already joined with their prefixes (the worker's side)."""
+    return hashlib.sha256(data).hexdigest()
+
+
 # ================================================================ control frames (worker -> grader)
 @dataclass(frozen=True)
 class Ready:
@@ -218,6 +255,11 @@ class CaseStatus:
     exitcode: int | None
     signal: int | None
     output_end: int  # the log's size once the case's processes are gone
+    # the token the grader issued for this case (see token_message): a status counts only for
+    # the case whose token it carries, and the grader issues a case's token only once the case
+    # before it has ended, so nothing written earlier can speak for it
+    token: str = ""
+    digest: str = ""  # frames_digest of the frames written for this case before this one
 
 
 @dataclass(frozen=True)
@@ -250,6 +292,8 @@ _CONTROL_READERS = {
     "exitcode": _small_int,
     "signal": _small_int,
     "output_end": lambda value, where: validation.integer(value, where, 0, 1 << 62),
+    "token": lambda value, where: validation.text(value, where, 64),
+    "digest": lambda value, where: validation.text(value, where, 64),
 }
 
 

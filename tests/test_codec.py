@@ -170,7 +170,7 @@ def test_every_field_of_the_record_decodes_and_no_other_does():
 CONTROLS = [
     Ready(),
     ImportFailed(type="SyntaxError", message="invalid syntax", where="cudagraph.py:3"),
-    CaseStatus(case="spec/case", exitcode=0, signal=None, output_end=120),
+    CaseStatus(case="spec/case", exitcode=0, signal=None, output_end=120, token="ab" * 16, digest="0" * 64),
     CaseStatus(case="spec/case", exitcode=None, signal=9, output_end=0),
     SandboxFailed(message="landlock: not supported"),
 ]
@@ -197,7 +197,16 @@ def _control(**msg) -> bytes:
     return codec.CONTROL_MAGIC + json.dumps(msg).encode()
 
 
-STATUS = {"protocol": 1, "kind": "status", "case": "s/c", "exitcode": 0, "signal": None, "output_end": 5}
+STATUS = {
+    "protocol": 1,
+    "kind": "status",
+    "case": "s/c",
+    "exitcode": 0,
+    "signal": None,
+    "output_end": 5,
+    "token": "t",
+    "digest": "d",
+}
 
 
 @pytest.mark.parametrize(

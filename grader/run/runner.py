@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import secrets
 import select
 import signal
 import socket
@@ -385,7 +386,7 @@ class _Worker:
         except OSError:  # BlockingIOError, BrokenPipeError
             return False
 
-    def stop(self, case_uid: str | None = None) -> int | None:
+    def stop(self, case_uid: str | None = None, token: str = "") -> int | None:
         """End the worker and everything it started. With ``case_uid`` (a case it did not finish
         in time): where that case's output ends in the log, if the worker said so before it was
         killed (it may have finished the case, and started the next, just past the deadline);
@@ -401,7 +402,7 @@ class _Worker:
         output_end = None
         try:
             if case_uid is not None:
-                output_end = self._late_status(case_uid)
+                output_end = self._late_status(case_uid, token)
         finally:
             try:
                 os.close(self.res_r)
@@ -409,7 +410,7 @@ class _Worker:
                 pass
         return output_end
 
-    def _late_status(self, case_uid: str) -> int | None:
+    def _late_status(self, case_uid: str, token: str) -> int | None:
         data = bytes(self.reader.buf)
         while len(data) <= 2 * codec.MAX_FRAME_BYTES:
             try:
@@ -426,7 +427,7 @@ class _Worker:
                     return None
                 if codec.is_control(frame):
                     ctl = codec.decode_control(frame)
-                    if isinstance(ctl, codec.CaseStatus) and ctl.case == case_uid:
+                    if isinstance(ctl, codec.CaseStatus) and ctl.case == case_uid and ctl.token == token:
                         return ctl.output_end
         except codec.ProtocolError:
             return None
@@ -556,11 +557,19 @@ class _SubmissionInProgress:
         ):
             worker.sent += 1
         self.secret_sent = self.secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
+        # the case's token, issued only now that the case before it has ended: frames written
+        # before this point (by an earlier case's code, say) cannot carry it, so never count for it
+        token = secrets.token_hex(16)
+        if not worker.send(codec.frame(codec.token_message(case.uid, token)), deadline):
+            self.stop_worker()
+            return CaseRun.not_run(
+                case.uid, "crashed", "the worker process was gone before the case could start", self.tail.take()
+            )
         run, healthy, output_end = _run_case(
-            worker, case, deadline, self.settings, self.budget_end, self.keep_frame_bytes
+            worker, case, deadline, self.settings, self.budget_end, self.keep_frame_bytes, token
         )
         if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
-            late_end = worker.stop(case.uid)
+            late_end = worker.stop(case.uid, token)
             output_end = output_end if output_end is not None else late_end
             self.worker = None
         return replace(run, output_tail=self.tail.take(output_end))
@@ -642,10 +651,19 @@ def _worker_ended(exitcode: int | None, done):
 
 
 def _run_case(
-    worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float, keep_frame_bytes: int = 0
+    worker: _Worker,
+    case: Case,
+    deadline: float,
+    settings: RunSettings,
+    budget_end: float,
+    keep_frame_bytes: int,
+    token: str,
 ) -> tuple[CaseRun, bool, int | None]:
-    """Collect one case's frames (its message is already in the worker's pipe); returns its
-    record, whether the worker can be reused, and where the case's output ends in the log."""
+    """Collect one case's frames (its message and ``token`` are already in the worker's pipe);
+    returns its record, whether the worker can be reused, and where the case's output ends in
+    the log. The frames count only if the status frame after them carries the case's token and
+    the digest of exactly those frames: in either isolation mode, a frame written for this case
+    before its token was issued (while an earlier case ran) makes it malformed, never its result."""
     started = time.monotonic()
     output_end = None
 
@@ -679,8 +697,10 @@ def _run_case(
                 return done("crashed", "the case ended the worker process (did it kill its parent?)", healthy=False)
             if codec.is_control(frame):
                 ctl = codec.decode_control(frame)
-                if not isinstance(ctl, codec.CaseStatus) or ctl.case != case.uid:
-                    raise codec.ProtocolError("unexpected control frame")
+                if not isinstance(ctl, codec.CaseStatus) or ctl.case != case.uid or ctl.token != token:
+                    raise codec.ProtocolError("a control frame that is not this case's status")
+                if ctl.digest != codec.frames_digest(observation_frames):
+                    raise codec.ProtocolError("frames its worker did not write for this case")
                 output_end = ctl.output_end
                 break
             observation_frames.append(frame)

@@ -1,0 +1,100 @@
+"""A frame counts only for the case being run, in both isolation modes (issue 25, point 6).
+
+The reproduction: while case i runs, the submission writes to every descriptor it has (in
+``--isolation module`` the worker's result pipe is one of them) a whole, well-formed answer
+for case i and then one for case i+1. Before the fix the grader took the second as case
+i+1's result. Now a case's status frame must carry the token the grader issues for that case
+once the case before it has ended, and the digest of the frames before it: frames written
+earlier never count for a later case (case i, whose frames were forged, is an error)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from support.shipped import shipped_suite
+
+from grader.run.runner import RunSettings, ScratchArea, Zygote, case_messages, run_submission
+
+SOLUTION = Path(__file__).parent / "support" / "solutions" / "split_helpers"
+FIRST, NEXT = "launch-counter-basics/reset-sets-zero", "launch-counter-basics/bump-default-is-one"
+
+FORGER = """
+def _forge_next_case():
+    import os, sys, json
+    from grader import codec
+    frame = sys._getframe()
+    uid = None
+    while frame is not None:
+        found = frame.f_locals.get("uid")
+        if isinstance(found, str) and "/" in found:
+            uid = found
+            break
+        frame = frame.f_back
+    if uid != FIRST:
+        return
+    def answer(case, values):
+        steps = [{"index": i, "outcome": "returned", "value": v, "error": None, "launches": None, "witness": [],
+                  "input_address": None, "graphs": None, "note": ""} for i, v in enumerate(values)]
+        body = codec.observation_frame(case, steps, [])
+        status = codec.control_frame(codec.CaseStatus(case=case, exitcode=0, signal=None, output_end=0))
+        return body + status
+    stream = answer(FIRST, [None, None, 0]) + answer(NEXT, [None, None, 999])
+    for fd in range(3, 256):
+        try:
+            os.write(fd, stream)
+        except OSError:
+            pass
+"""
+
+
+def forging_submission(tmp_path: Path) -> Path:
+    sub = tmp_path / "forger"
+    sub.mkdir()
+    (sub / "_helpers.py").write_text((SOLUTION / "_helpers.py").read_text())
+    source = (SOLUTION / "cudagraph.py").read_text()
+    anchor = "    @classmethod\n    def reset(cls):\n"
+    assert source.count(anchor) == 1
+    source = source.replace(anchor, anchor + "        _forge_next_case()\n")
+    (sub / "cudagraph.py").write_text(f"FIRST, NEXT = {FIRST!r}, {NEXT!r}\n" + FORGER + source)
+    return sub
+
+
+@pytest.mark.parametrize("isolation", ["module", "process"])
+def test_a_frame_sent_during_one_case_never_counts_for_the_next(tmp_path, isolation):
+    cases = tuple(c for s in shipped_suite().suite.specs for c in s.cases if c.uid in (FIRST, NEXT))
+    assert [c.uid for c in cases] == [FIRST, NEXT]
+    sub = forging_submission(tmp_path)
+    for ahead in (None, (True, False)):  # the next case's message queued early, or not
+        with Zygote() as zygote:
+            area = ScratchArea()
+            try:
+                run = run_submission(
+                    zygote, area, 0, sub, cases, RunSettings(isolation=isolation), case_messages(cases), ahead
+                )
+            finally:
+                area.close()
+        first, second = run.cases
+        assert second.status == "observed", (second.status, second.message)
+        values = [s.value for s in second.observation.steps]
+        assert 999 not in values and values[-1] == 1, values  # the honest run's, not the forged one
+        # the forged frames are an error for the case that wrote them: in module mode they reach
+        # the grader and carry no token; in process mode they only spoil the case's own result pipe
+        assert first.status == "error", first.message
+        if isolation == "module":
+            assert "not this case's status" in first.message, first.message
+
+
+def test_a_status_frame_must_describe_the_frames_before_it(tmp_path):
+    """A stray observation frame placed before a genuine status frame (with the right token) does
+    not count: the status's digest covers only what the worker itself wrote for the case."""
+    from grader import codec
+
+    body = codec.observation_frame("x/y", [], [])[codec.PREFIX_BYTES :]
+    assert codec.frames_digest([body]) == codec.written_digest(codec.frame(body))
+    assert codec.frames_digest([]) == codec.written_digest(b"") != codec.frames_digest([body])
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
