@@ -45,8 +45,8 @@ def _read(path: Path) -> str | None:
 
 
 def literal_share(text: str) -> float:
-    """The share of ``text``'s characters inside string and number literals (0 if it does not
-    tokenize: then it is compared as it is)."""
+    """The share of ``text``'s characters inside string and number literals, as far as it
+    tokenizes (a file cut at the bound ends inside a statement)."""
     if not text:
         return 0.0
     literal = 0
@@ -55,7 +55,7 @@ def literal_share(text: str) -> float:
             if token.type in (tokenize.STRING, tokenize.NUMBER):
                 literal += len(token.string)
     except (tokenize.TokenError, SyntaxError, ValueError):
-        return 0.0
+        pass  # what was read so far decides
     return literal / len(text)
 
 
