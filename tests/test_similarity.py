@@ -184,11 +184,11 @@ def test_pair_scores_are_exactly_copydetects(tmp_path):
 
     import copydetect
 
-    from grader.commands.similarity import NOISE_K, WINDOW, _prints, covered_tokens
+    from grader.commands.similarity import NOISE_K, WINDOW, covered_tokens, prints_of
 
     sources = [submission_source(p) for p in class_of(tmp_path)] + [TEMPLATE, "", TEMPLATE + "\nX = 1\n"]
     fps = [copydetect.CodeFingerprint(f"s{i}.py", NOISE_K, WINDOW, fp=io.StringIO(s)) for i, s in enumerate(sources)]
-    prints = [_prints(fp) for fp in fps]
+    prints = [prints_of(fp) for fp in fps]
     covered = covered_tokens(prints)
     for i, j in itertools.combinations(range(len(fps)), 2):
         overlap, (share_i, share_j), _ = copydetect.compare_files(fps[i], fps[j])
@@ -363,13 +363,14 @@ def test_covered_tokens_in_blocks_equals_the_whole_matrix(tmp_path):
     """The bounded-memory pass gives exactly what the one-matrix pass gives."""
     import io
 
-    from grader.commands.similarity import NOISE_K, WINDOW, _prints, covered_tokens
+    from grader.commands.similarity import NOISE_K, WINDOW, covered_tokens, prints_of
     from grader.commands.similarity_compare import _copydetect
 
     cd = _copydetect()
     subs = class_of(tmp_path)
     prints = [
-        _prints(cd.CodeFingerprint(f"{p.name}.py", NOISE_K, WINDOW, fp=io.StringIO(submission_source(p)))) for p in subs
+        prints_of(cd.CodeFingerprint(f"{p.name}.py", NOISE_K, WINDOW, fp=io.StringIO(submission_source(p))))
+        for p in subs
     ]
     whole = covered_tokens(prints, block=1 << 40)
     assert whole.sum() > 0

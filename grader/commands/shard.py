@@ -298,7 +298,8 @@ def _unreadable_report(report: Report, like: Report) -> Report:
 def _write_problem_pages(report: Report, target: Path) -> None:
     """The files grade writes for a submission, rendered from ``report`` into ``target`` (made a
     real folder first: a link there is removed, never written through)."""
-    from grader.commands.grade import _write_outputs
+    from grader.judging.results import write_report
+    from reports import write_submission_outputs
 
     try:
         if not stat.S_ISDIR(os.lstat(target).st_mode):
@@ -312,7 +313,9 @@ def _write_problem_pages(report: Report, target: Path) -> None:
         except OSError:
             pass
     try:
-        _write_outputs(report, target)
+        target.mkdir(exist_ok=True)
+        write_report(report, target / "report.json")
+        write_submission_outputs(report, target)
     except OSError as exc:
         raise UsageError(
             f"--out {target.parent}: cannot write {target.name}'s reports ({exc.strerror or exc})"

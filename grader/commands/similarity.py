@@ -46,9 +46,9 @@ from grader.commands.similarity_compare import (  # noqa: F401 - re-exported: th
     PairDetail,
     SimilarityUnavailable,
     SimilarPair,
-    _prints,
     compare,
     covered_tokens,
+    prints_of,
     stable_kgram_hashes,
 )
 from grader.commands.similarity_sources import MAX_SOURCE_CHARS, default_template, submission_source  # noqa: F401

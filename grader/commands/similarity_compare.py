@@ -117,7 +117,7 @@ class _Prints:
     coverage: float  # copydetect's token coverage: the denominator of a share
 
 
-def _prints(fp) -> _Prints:
+def prints_of(fp) -> _Prints:
     import numpy as np
 
     keys = list(fp.hash_idx)
@@ -202,7 +202,7 @@ def compare(
         fp = cd.CodeFingerprint(f"{name}.py", NOISE_K, WINDOW, boilerplate=bp, fp=io.StringIO(code))
         if fp.token_coverage > 0 and fp.hashes:
             names.append(name)
-            prints.append(_prints(fp))
+            prints.append(prints_of(fp))
         else:
             skipped.append(name)  # empty, or nothing but the template
     covered = covered_tokens(prints)

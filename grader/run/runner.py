@@ -1,39 +1,32 @@
 """Run a submission's cases in isolation and collect what happened (the grader's side).
 
 The grader never imports a submission. It asks the zygote for a confined worker
-per submission, sends it each case's steps (the next case's may wait in the
-pipe while one runs), and reads back, over a dedicated pipe (never stdout), the
-case's observation frame and the worker's status frame. Deadlines are the grader's: a case that runs past its timeout,
-or a submission past its budget, has its whole process tree killed. After a
-hang, crash or malformed frame the worker is replaced, so the remaining cases
-are graded normally.
+per submission (:mod:`grader.run.zygote_client`), in a scratch directory of its slot
+(:mod:`grader.run.scratch`), sends it each case's steps (the next case's may wait in the
+pipe while one runs), and reads back, over a dedicated pipe (never stdout,
+:mod:`grader.run.pipes`), the case's observation frame and the worker's status frame.
+Deadlines are the grader's: a case that runs past its timeout, or a submission past its
+budget, has its whole process tree killed. After a hang, crash or malformed frame the worker
+is replaced, so the remaining cases are graded normally. This module holds the records of a
+run and the run itself, case by case.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import os
 import secrets
-import select
 import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-import grader
 from grader import codec, protocol
-from grader.run.copying import MODULE_FILE, SubmissionProblem, copy_submission, remove_tree  # noqa: F401 - MODULE_FILE, copy_submission: re-exported
+from grader.run.copying import MODULE_FILE, SubmissionProblem, copy_submission  # noqa: F401 - MODULE_FILE, copy_submission: re-exported
+from grader.run.pipes import Tail, Worker
+from grader.run.scratch import ScratchArea, running_as_root  # noqa: F401 - re-exported
 from grader.run.worker.inprocess import RETIRE_EXITCODE
 from grader.run.worker.sandbox import Limits
-from grader.run.worker.uids import UidLease
-from grader.safetext import safe_text
+from grader.run.zygote_client import Zygote, lost_layers  # noqa: F401 - lost_layers: re-exported
 from grader.spec_model import Case
 
 
@@ -114,325 +107,6 @@ SIGNAL_HINTS = {
 }
 
 
-# ---------------------------------------------------------------- the zygote
-class Zygote:
-    """Client of the zygote process; safe to share between threads."""
-
-    def __init__(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        root = str(Path(grader.__file__).resolve().parents[1])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.run.worker.zygote", str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL,
-            env=env,
-            cwd="/",
-        )
-        theirs.close()
-        self._sock = ours
-        self._lock = threading.Lock()
-
-    def _ask(self, request: dict, fds: tuple[int, ...] = ()) -> dict:
-        with self._lock:
-            data = json.dumps(request).encode()
-            if fds:
-                socket.send_fds(self._sock, [data], list(fds))
-            else:
-                self._sock.sendall(data)
-            reply = self._sock.recv(65536)
-        if not reply:
-            raise RuntimeError("the grader's worker zygote stopped unexpectedly")
-        return json.loads(reply)
-
-    def spawn(self, request: dict, fds: tuple[int, int, int]) -> int:
-        return int(self._ask({"op": "spawn", **request}, fds)["pid"])
-
-    def kill(self, pid: int, uid: int | None) -> int | None:
-        """End a worker; returns its exit code (negative: a signal), if the zygote saw it end."""
-        ended = self._ask({"op": "kill", "pid": pid, "uid": uid}).get("ended")
-        return ended if isinstance(ended, int) else None
-
-    def layers(self) -> dict:
-        """Which isolation layers a worker gets on this machine (see :func:`lost_layers`)."""
-        return self._ask({"op": "layers"})
-
-    def close(self) -> None:
-        try:
-            self._sock.close()
-        finally:
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-
-    def __enter__(self) -> Zygote:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def lost_layers(layers: dict) -> list[str]:
-    """One line per isolation layer a grading run as root should have and does not here
-    (SECURITY.md, "Deployments", says what each costs). Nothing for a normal user: a student
-    grading their own work on their own machine risks nothing."""
-    if not layers.get("root"):
-        return []
-    lost = []
-    if not layers.get("ipc_namespace"):
-        lost.append(
-            "no IPC namespace per worker (unshare refused): submissions graded at once share System V IPC; each uid's objects are still removed between submissions"
-        )
-    if not layers.get("net_namespace"):
-        lost.append(
-            "no network namespace per worker (unshare refused): the seccomp filter and Landlock still refuse sockets"
-        )
-    if not layers.get("cgroup"):
-        lost.append(
-            f"no cgroup memory and process limit per worker ({layers.get('cgroup_detail')}): only per-process limits apply"
-        )
-    if not layers.get("landlock_abi"):
-        lost.append("no Landlock: workers read and write what their uid may (world-readable files included)")
-    if not layers.get("seccomp"):
-        lost.append("no seccomp filter on this machine type: sockets, keyrings and namespaces are not filtered")
-    return lost
-
-
-# ---------------------------------------------------------------- scratch space
-def running_as_root() -> bool:
-    return os.geteuid() == 0
-
-
-class ScratchArea:
-    """A private base directory with one scratch directory per concurrent slot."""
-
-    def __init__(self) -> None:
-        self.base = Path(tempfile.mkdtemp(prefix="graphgrade-"))
-        os.chmod(self.base, 0o711)  # sandbox uids may pass through to their own slot, not list
-        # uids this run holds alone: ending a worker kills every process of its uid (see grader.run.worker.uids)
-        self.uids = UidLease() if running_as_root() else None
-
-    def uid_for(self, slot: int) -> int | None:
-        return self.uids.uid(slot) if self.uids is not None else None
-
-    def prepare(self, slot: int, submission: Path, deadline: float = math.inf) -> tuple[Path, Path, Path]:
-        """Fresh scratch for a slot holding a copy of the submission, and an empty output log
-        (outside the scratch, written through a descriptor only); returns (scratch, code dir, log)."""
-        scratch, code = self.fresh_copy(slot, submission, deadline)
-        log = self.base / f"slot{slot}.log"
-        fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.close(fd)
-        return scratch, code, log
-
-    def fresh_copy(self, slot: int, submission: Path, deadline: float = math.inf) -> tuple[Path, Path]:
-        """Empty the slot's scratch and copy the submission in again: a replacement worker starts
-        from the submission as handed in, not from what an earlier case left there. Bounded
-        (grader.run.copying); the copy counts against the submission's time budget (``deadline``)."""
-        scratch = self.base / f"slot{slot}"
-        remove_tree(scratch)
-        scratch.mkdir(mode=0o700)
-        code = scratch / "submission"
-        code.mkdir()
-        try:
-            made = copy_submission(submission, code, deadline)
-        except OSError as exc:
-            raise SubmissionProblem(
-                f"{submission.name}: could not be copied for grading ({exc.strerror or type(exc).__name__})"
-            ) from None
-        uid = self.uid_for(slot)
-        if uid is not None:
-            for path in [scratch, code, *made]:  # what the copy made, and nothing else: bounded
-                os.lchown(path, uid, uid)
-        return scratch, code
-
-    def close(self) -> None:
-        remove_tree(self.base)
-        if self.uids is not None:
-            self.uids.close()
-
-
-# ---------------------------------------------------------------- frames with deadlines
-class _Reader:
-    """Frames off a non-blocking pipe: read what is there, wait (poll) only when nothing is.
-
-    Linear in the bytes read, however they are trickled: what arrives is appended to one
-    ``bytearray`` and whole frames are taken off its front (:func:`grader.codec.take_frame`);
-    a frame's length is checked against its bound as soon as its prefix is in."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buf = bytearray()
-        os.set_blocking(fd, False)
-        self.poller = select.poll()
-        self.poller.register(fd, select.POLLIN)
-
-    def next(self, deadline: float) -> bytes | None:
-        """The next frame; None at end of stream; TimeoutError past the deadline."""
-        while True:
-            frame = codec.take_frame(self.buf)
-            if frame is not None:
-                return frame
-            try:
-                chunk = os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not self.poller.poll(max(1, math.ceil(remaining * 1000))):
-                    raise TimeoutError from None
-                continue
-            if not chunk:
-                return None
-            self.buf += chunk
-
-
-class _Tail:
-    """What the worker's processes wrote to their shared log since the last look. One fstat per
-    case; the file is read only when it grew (most cases print nothing)."""
-
-    def __init__(self, log: Path, limit: int) -> None:
-        self.fd = os.open(log, os.O_RDONLY)
-        self.pos = 0
-        self.limit = limit
-
-    def take(self, until: int | None = None) -> str:
-        """What was written since the last look, up to ``until`` (the log's size when the case
-        ended, as its worker saw it) when given: what lies beyond is a later case's."""
-        try:
-            end = os.fstat(self.fd).st_size
-            if until is not None:
-                end = min(end, until)
-            if end <= self.pos:
-                return ""
-            offset = max(self.pos, end - self.limit)
-            data = os.pread(self.fd, end - offset, offset)  # never past ``end``: what follows is a later case's
-        except OSError:
-            return ""
-        start, self.pos = self.pos, end
-        return _clean_tail(data, end - start, self.limit)
-
-    def close(self) -> None:
-        os.close(self.fd)
-
-
-def _clean_tail(data: bytes, written: int, limit: int) -> str:
-    """What a submission printed enters the grader here, made safe (grader.safetext)."""
-    text = safe_text(data.decode("utf-8", errors="replace"))
-    if written > limit:
-        text = f"[… {written - limit} earlier bytes cut …]\n" + text
-    return text
-
-
-# ---------------------------------------------------------------- one worker
-class _Worker:
-    def __init__(
-        self, zygote: Zygote, scratch: Path, code: Path, log: Path, uid: int | None, settings: RunSettings
-    ) -> None:
-        self.zygote, self.uid = zygote, uid
-        request = {
-            "submission_root": str(code),
-            "scratch": str(scratch),
-            "uid": uid,
-            "limits": settings.limits.__dict__,
-            "landlock": settings.landlock,
-            "import_paths": list(settings.import_paths),
-            "isolation": settings.isolation,
-        }
-        cmd_r, self.cmd_w = os.pipe()
-        self.res_r, res_w = os.pipe()
-        out_w = os.open(log, os.O_WRONLY | os.O_APPEND)
-        try:
-            self.pid = zygote.spawn(request, (cmd_r, res_w, out_w))
-        except BaseException:
-            for fd in (self.cmd_w, self.res_r):
-                os.close(fd)
-            raise
-        finally:
-            for fd in (cmd_r, res_w, out_w):
-                os.close(fd)
-        os.set_blocking(self.cmd_w, False)  # a worker that stops reading costs a deadline, never a hang
-        self.writable = select.poll()
-        self.writable.register(self.cmd_w, select.POLLOUT)
-        self.reader = _Reader(self.res_r)
-        self.alive = True
-        self.exitcode: int | None = None  # how the worker ended, once stopped (negative: a signal)
-        self.sent = 0  # index (into the submission's cases) of the next message not yet written
-
-    def send(self, message: bytes, deadline: float) -> bool:
-        """Write one framed message, waiting for room until ``deadline``; False if the worker is gone or stuck."""
-        view = memoryview(message)
-        try:
-            while view:
-                try:
-                    view = view[os.write(self.cmd_w, view) :]
-                except BlockingIOError:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0 or not self.writable.poll(max(1, math.ceil(remaining * 1000))):
-                        return False
-            return True
-        except OSError:  # BrokenPipeError: the worker ended
-            return False
-
-    def send_ahead(self, message: bytes) -> bool:
-        """Queue the next case's message while this one runs, so the worker starts it without
-        waiting for the grader. Only whole messages that fit the pipe atomically (<= PIPE_BUF);
-        anything else is sent in turn."""
-        if len(message) > select.PIPE_BUF:
-            return False
-        try:
-            return os.write(self.cmd_w, message) == len(message)
-        except OSError:  # BlockingIOError, BrokenPipeError
-            return False
-
-    def stop(self, case_uid: str | None = None, token: str = "") -> int | None:
-        """End the worker and everything it started. With ``case_uid`` (a case it did not finish
-        in time): where that case's output ends in the log, if the worker said so before it was
-        killed (it may have finished the case, and started the next, just past the deadline);
-        None when it never did, and then the whole rest of the log is that case's."""
-        if not self.alive:
-            return None
-        self.alive = False
-        try:
-            os.close(self.cmd_w)
-        except OSError:
-            pass
-        self.exitcode = self.zygote.kill(self.pid, self.uid)  # nothing of this worker runs after this line
-        output_end = None
-        try:
-            if case_uid is not None:
-                output_end = self._late_status(case_uid, token)
-        finally:
-            try:
-                os.close(self.res_r)
-            except OSError:
-                pass
-        return output_end
-
-    def _late_status(self, case_uid: str, token: str) -> int | None:
-        data = bytes(self.reader.buf)
-        while len(data) <= 2 * codec.MAX_FRAME_BYTES:
-            try:
-                chunk = os.read(self.res_r, 1 << 20)
-            except OSError:
-                break
-            if not chunk:
-                break
-            data += chunk
-        try:
-            while True:
-                frame, data = codec.split_frame(data)
-                if frame is None:
-                    return None
-                if codec.is_control(frame):
-                    ctl = codec.decode_control(frame)
-                    if isinstance(ctl, codec.CaseStatus) and ctl.case == case_uid and ctl.token == token:
-                        return ctl.output_end
-        except codec.ProtocolError:
-            return None
-
-
 def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
     """Each case's framed message for the worker (its id and steps, never its checks). Built once
     per grading run and shared by every submission."""
@@ -511,12 +185,12 @@ class _SubmissionInProgress:
         self.settings, self.budget_end = settings, budget_end
         self.scratch, self.code, self.log = scratch, code, log
         self.uid = scratch_area.uid_for(slot)
-        self.worker: _Worker | None = None
+        self.worker: Worker | None = None
         self.workers_started = 0
         self.secret_sent = False  # a redacted case's steps have reached a worker of this submission
         self.problem = ""  # once set, every remaining case is an error with these words
         self.import_tail = ""  # what the first worker printed while importing the submission
-        self.tail = _Tail(log, settings.tail_bytes)
+        self.tail = Tail(log, settings.tail_bytes)
         self.keep_frame_bytes = 0  # raw frames kept up to this size (see run_submission)
 
     def run(
@@ -583,7 +257,7 @@ class _SubmissionInProgress:
             except SubmissionProblem as exc:
                 self.problem = str(exc)
                 return CaseRun.not_run(case.uid, "error", self.problem)
-        self.worker = worker = _Worker(self.zygote, self.scratch, self.code, self.log, self.uid, self.settings)
+        self.worker = worker = Worker(self.zygote, self.scratch, self.code, self.log, self.uid, self.settings)
         self.workers_started += 1
         worker.sent = index
         import_deadline = min(self.budget_end, time.monotonic() + self.settings.import_timeout_s)
@@ -621,7 +295,7 @@ class _SubmissionInProgress:
             self.tail.close()
 
 
-def _first_control(worker: _Worker, deadline: float) -> tuple[codec.Control | None, bool]:
+def _first_control(worker: Worker, deadline: float) -> tuple[codec.Control | None, bool]:
     """What a fresh worker says first, once it has imported the submission (or failed to): its
     control message, or None when it sent something else, nothing (its stream ended) or nothing
     in time; and whether the deadline passed."""
@@ -651,7 +325,7 @@ def _worker_ended(exitcode: int | None, done):
 
 
 def _run_case(
-    worker: _Worker,
+    worker: Worker,
     case: Case,
     deadline: float,
     settings: RunSettings,
