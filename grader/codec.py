@@ -17,7 +17,6 @@ writes a length prefix (tests/test_codec.py checks the source).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import struct
@@ -72,22 +71,13 @@ def split_frame(buffer: bytes, limit: int = MAX_FRAME_BYTES) -> tuple[bytes | No
     return buffer[PREFIX_BYTES:end], buffer[end:]
 
 
-def take_frame(buffer: bytearray, limit: int = MAX_FRAME_BYTES) -> bytes | None:
-    """Take one frame off the front of ``buffer`` (changed in place): its body, or None while it
-    is incomplete. A length over ``limit`` is a :class:`ProtocolError` as soon as the prefix is
-    in. Linear: CPython deletes from a ``bytearray``'s front by moving its start, so a reader
-    that appends what it reads and takes frames here never copies its growing buffer."""
-    if len(buffer) < PREFIX_BYTES:
-        return None
+def frame_length(buffer) -> int:
+    """The length a frame's prefix (at the front of ``buffer``) gives; a :class:`ProtocolError`
+    over any valid frame's."""
     (length,) = _PREFIX.unpack_from(buffer)
-    if length > limit:
+    if length > MAX_FRAME_BYTES:
         raise ProtocolError(f"frame of {length} bytes is larger than any valid frame")
-    end = PREFIX_BYTES + length
-    if len(buffer) < end:
-        return None
-    body = bytes(memoryview(buffer)[PREFIX_BYTES:end])
-    del buffer[:end]
-    return body
+    return length
 
 
 def read_frame(fd: int) -> bytes | None:
@@ -213,19 +203,10 @@ def read_token(body: bytes) -> tuple[str, str]:
     return msg["case"], msg["token"]
 
 
-def frames_digest(bodies: list[bytes]) -> str:
-    """The SHA-256 of frames as written (each body with its length prefix): what a status frame
-    says was written for its case before it, and what the grader checks it received."""
-    h = hashlib.sha256()
-    for body in bodies:
-        h.update(_PREFIX.pack(len(body)))
-        h.update(body)
-    return h.hexdigest()
-
-
-def written_digest(data: bytes) -> str:
-    """:func:`frames_digest` of frames already joined with their prefixes (the worker's side)."""
-    return hashlib.sha256(data).hexdigest()
+def framed_size(bodies) -> int:
+    """The bytes ``bodies`` took on the wire, each with its length prefix: what a status frame
+    says its worker wrote for the case before it (``CaseStatus.written``)."""
+    return sum(PREFIX_BYTES + len(body) for body in bodies)
 
 
 # ================================================================ control frames (worker -> grader)
@@ -259,7 +240,9 @@ class CaseStatus:
     # the case whose token it carries, and the grader issues a case's token only once the case
     # before it has ended, so nothing written earlier can speak for it
     token: str = ""
-    digest: str = ""  # frames_digest of the frames written for this case before this one
+    # bytes its worker wrote for this case before this frame (framed_size): a frame placed
+    # there by anyone else (an earlier case's code, say) makes them disagree
+    written: int = 0
 
 
 @dataclass(frozen=True)
@@ -293,7 +276,7 @@ _CONTROL_READERS = {
     "signal": _small_int,
     "output_end": lambda value, where: validation.integer(value, where, 0, 1 << 62),
     "token": lambda value, where: validation.text(value, where, 64),
-    "digest": lambda value, where: validation.text(value, where, 64),
+    "written": lambda value, where: validation.integer(value, where, 0, 1 << 40),
 }
 
 
@@ -405,16 +388,25 @@ def observation_frame(uid: str, steps: list[dict], blobs: list[bytes]) -> bytes:
     return frame(b"".join(parts))
 
 
-def observation_parts(body: bytes) -> tuple[bytes, list[bytes]]:
-    """An observation frame's body split into its JSON header and its blobs, every length
-    checked against its bound and the body's size."""
+def blob_bytes(body: bytes) -> int:
+    """The bytes of an observation frame's blobs (what its decoded arrays hold), from its counts."""
+    if body[:4] != MAGIC or len(body) < 12:
+        return 0
+    header_len, blob_count = _COUNTS.unpack_from(body, 4)
+    return max(0, len(body) - 12 - header_len - PREFIX_BYTES * blob_count)
+
+
+def observation_parts(body: bytes) -> tuple[bytes, list[memoryview]]:
+    """An observation frame's body split into its JSON header and its blobs (views into
+    ``body``, which they keep alive), every length checked against its bound and the body's size."""
     if body[:4] != MAGIC or len(body) < 12:
         raise ProtocolError("not an observation frame (bad magic)")
     header_len, blob_count = _COUNTS.unpack_from(body, 4)
     if header_len > MAX_HEADER_BYTES or blob_count > MAX_BLOBS:
         raise ProtocolError("frame header or blob count over its bound")
     pos = 12
-    header = body[pos : pos + header_len]
+    view = memoryview(body)
+    header = bytes(view[pos : pos + header_len])
     pos += header_len
     blobs = []
     for _ in range(blob_count):
@@ -424,7 +416,7 @@ def observation_parts(body: bytes) -> tuple[bytes, list[bytes]]:
         pos += PREFIX_BYTES
         if n > MAX_BLOB_BYTES or pos + n > len(body):
             raise ProtocolError("blob larger than the frame")
-        blobs.append(body[pos : pos + n])
+        blobs.append(view[pos : pos + n])  # a view: no copy of the frame's largest part
         pos += n
     if pos != len(body):
         raise ProtocolError("trailing bytes after the last blob")

@@ -39,6 +39,7 @@ from grader.ops import dtype_name
 from grader.safetext import safe_text
 
 MAX_LIST = 64
+LOOSE_HEADER_BYTES = 64 << 10  # a larger header must be about as long as its content written out
 MAX_DEPTH = 4
 MAX_STEPS = 256
 MAX_WITNESS = 256
@@ -425,6 +426,9 @@ def _decode_observations(body: bytes, expected_case: str, step_count: int) -> Ca
         msg = json.loads(header)
     except (ValueError, RecursionError):  # bad JSON or UTF-8, or an integer over Python's digit limit
         raise ProtocolError("header is not valid JSON") from None
+    if len(header) > LOOSE_HEADER_BYTES and len(header) > 2 * len(json.dumps(msg)):
+        # the worker writes its header as json.dumps does: bytes beyond that are padding
+        raise ProtocolError(f"a header of {len(header)} bytes, most of it padding")
     msg = _keys(msg, OBSERVATION_FIELDS, "observations")
     if msg.get("protocol") != PROTOCOL_VERSION:
         raise ProtocolError(f"observations of protocol {repr(msg.get('protocol'))[:80]}, expected {PROTOCOL_VERSION}")

@@ -4,7 +4,7 @@ The reproduction: while case i runs, the submission writes to every descriptor i
 ``--isolation module`` the worker's result pipe is one of them) a whole, well-formed answer
 for case i and then one for case i+1. Before the fix the grader took the second as case
 i+1's result. Now a case's status frame must carry the token the grader issues for that case
-once the case before it has ended, and the digest of the frames before it: frames written
+once the case before it has ended, and the size of the frames before it: frames written
 earlier never count for a later case (case i, whose frames were forged, is an error)."""
 
 from __future__ import annotations
@@ -86,14 +86,67 @@ def test_a_frame_sent_during_one_case_never_counts_for_the_next(tmp_path, isolat
             assert "not this case's status" in first.message, first.message
 
 
-def test_a_status_frame_must_describe_the_frames_before_it(tmp_path):
-    """A stray observation frame placed before a genuine status frame (with the right token) does
-    not count: the status's digest covers only what the worker itself wrote for the case."""
+def test_a_status_frame_must_describe_the_frames_before_it():
+    """A stray observation frame placed before a genuine status frame (with the right token)
+    does not count: the status says how many bytes its worker wrote for the case."""
     from grader import codec
 
     body = codec.observation_frame("x/y", [], [])[codec.PREFIX_BYTES :]
-    assert codec.frames_digest([body]) == codec.written_digest(codec.frame(body))
-    assert codec.frames_digest([]) == codec.written_digest(b"") != codec.frames_digest([body])
+    assert codec.framed_size([body]) == len(codec.frame(body))
+    assert codec.framed_size([]) == 0 != codec.framed_size([b""])
+
+
+SMUGGLER = """
+import sys
+from grader import codec as _codec
+_frame = sys._getframe()
+_uid = None
+while _frame is not None:
+    _found = _frame.f_locals.get("uid")
+    if isinstance(_found, str) and "/" in _found:
+        _uid = _found
+        break
+    _frame = _frame.f_back
+if _uid == NEXT:
+    raise RuntimeError("this case's module does not import: its worker sends a status, no frame")
+
+
+def _smuggle_next():
+    _real = _codec.control_frame
+
+    def _smuggle(message, _real=_real):
+        steps = [{"index": i, "outcome": "returned", "value": v, "error": None, "launches": None, "witness": [],
+                  "input_address": None, "graphs": None, "note": ""} for i, v in enumerate([None, None, 999])]
+        return _real(message) + _codec.observation_frame(NEXT, steps, [])
+
+    _codec.control_frame = _smuggle
+"""
+
+
+def test_a_frame_smuggled_after_a_genuine_status_never_counts(tmp_path):
+    """Module isolation: case i (from a method it calls) patches the worker so that its genuine status frame is followed
+    by an answer for case i+1 (no status); case i+1 then fails to import, so its worker sends a
+    genuine status with its token and no frame. The smuggled frame lies between the two
+    statuses, but the status says its worker wrote nothing for the case: an error, never 999."""
+    cases = tuple(c for s in shipped_suite().suite.specs for c in s.cases if c.uid in (FIRST, NEXT))
+    sub = tmp_path / "smuggler"
+    sub.mkdir()
+    (sub / "_helpers.py").write_text((SOLUTION / "_helpers.py").read_text())
+    solution = (SOLUTION / "cudagraph.py").read_text()
+    anchor = "    @classmethod\n    def reset(cls):\n"
+    solution = solution.replace(anchor, anchor + "        if _uid is None:\n            _smuggle_next()\n")
+    source = f"FIRST, NEXT = {FIRST!r}, {NEXT!r}\n" + SMUGGLER + solution
+    (sub / "cudagraph.py").write_text(source)
+    with Zygote() as zygote:
+        area = ScratchArea()
+        try:
+            run = run_submission(zygote, area, 0, sub, cases, RunSettings(isolation="module"), case_messages(cases))
+        finally:
+            area.close()
+    first, second = run.cases
+    assert first.status == "observed", first.message  # its own result is genuine
+    assert second.observation is None and second.status == "error", (second.status, second.message)
+    assert "did not write for this case" in second.message, second.message
 
 
 if __name__ == "__main__":

@@ -22,25 +22,62 @@ if TYPE_CHECKING:
 class Reader:
     """Frames off a non-blocking pipe: read what is there, wait (poll) only when nothing is.
 
-    Linear in the bytes read, however they are trickled: what arrives is appended to one
-    ``bytearray`` and whole frames are taken off its front (:func:`grader.codec.take_frame`);
-    a frame's length is checked against its bound as soon as its prefix is in."""
+    Linear in the bytes read, however they are trickled, with one copy of each (the kernel's):
+    once a frame's length prefix is in (and within its bound), its body is read straight into a
+    buffer of exactly its size, so no growing buffer is copied again and no read allocates more
+    than it gets. What is returned is that buffer (a ``bytearray``)."""
+
+    PREFIX_READ = 1 << 16  # what one read takes while no frame's body is being filled
+    TRICKLE_BYTES = 16 << 10  # a piece of a frame smaller than this: its writer trickles
+    TRICKLE_PAUSE_S = 0.001
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.buf = bytearray()
+        self.head = bytearray()  # bytes read that no frame's body has taken yet
+        self.body: bytearray | None = None  # the frame being filled
+        self.filled = 0
+        self.budget = math.inf  # bytes it may still read (the submission's, see runner.MAX_RESULT_BYTES)
         os.set_blocking(fd, False)
         self.poller = select.poll()
         self.poller.register(fd, select.POLLIN)
 
-    def next(self, deadline: float) -> bytes | None:
-        """The next frame; None at end of stream; TimeoutError past the deadline."""
+    def _from_head(self) -> bytearray | None:
+        """Start (or go on with) a frame from what is already read; the whole frame once it is in."""
+        if self.body is None:
+            if len(self.head) < codec.PREFIX_BYTES:
+                return None
+            length = codec.frame_length(self.head)  # ProtocolError over the bound
+            self.body, self.filled = bytearray(length), 0
+            del self.head[: codec.PREFIX_BYTES]
+        if self.head and self.filled < len(self.body):
+            take = min(len(self.head), len(self.body) - self.filled)
+            self.body[self.filled : self.filled + take] = memoryview(self.head)[:take]
+            del self.head[:take]
+            self.filled += take
+        if self.filled == len(self.body):
+            body, self.body = self.body, None
+            return body
+        return None
+
+    def next(self, deadline: float) -> bytearray | None:
+        """The next frame's body; None at end of stream; TimeoutError past the deadline."""
         while True:
-            frame = codec.take_frame(self.buf)
+            frame = self._from_head()
             if frame is not None:
                 return frame
             try:
-                chunk = os.read(self.fd, 1 << 20)
+                if self.body is not None:  # straight into the frame, no more than it lacks
+                    got = os.readv(self.fd, [memoryview(self.body)[self.filled :]])
+                    if not got:
+                        return None
+                    self.filled += got
+                    self._spend(got)
+                    if got < self.TRICKLE_BYTES and self.filled < len(self.body):
+                        # a frame arriving in small pieces is waited for, not woken for piece by
+                        # piece: at most one wake-up per pause, whatever the writer does
+                        time.sleep(self.TRICKLE_PAUSE_S)
+                    continue
+                chunk = os.read(self.fd, self.PREFIX_READ)
             except BlockingIOError:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not self.poller.poll(max(1, math.ceil(remaining * 1000))):
@@ -48,7 +85,13 @@ class Reader:
                 continue
             if not chunk:
                 return None
-            self.buf += chunk
+            self._spend(len(chunk))
+            self.head += chunk
+
+    def _spend(self, n: int) -> None:
+        self.budget -= n
+        if self.budget < 0:
+            raise codec.ProtocolError("more results than a submission may send")
 
 
 class Tail:
@@ -174,23 +217,19 @@ class Worker:
         return output_end
 
     def _late_status(self, case_uid: str, token: str) -> int | None:
-        data = bytes(self.reader.buf)
-        while len(data) <= 2 * codec.MAX_FRAME_BYTES:
-            try:
-                chunk = os.read(self.res_r, 1 << 20)
-            except OSError:
-                break
-            if not chunk:
-                break
-            data += chunk
+        """Where the case's output ends, from a status frame already in the pipe (the worker is
+        gone: nothing more comes); None when there is none. Reads at most two frames' worth."""
+        taken = 0
         try:
-            while True:
-                frame, data = codec.split_frame(data)
+            while taken <= 2 * codec.MAX_FRAMED_BYTES:
+                frame = self.reader.next(0.0)  # what is there, never waiting
                 if frame is None:
                     return None
+                taken += codec.PREFIX_BYTES + len(frame)
                 if codec.is_control(frame):
                     ctl = codec.decode_control(frame)
                     if isinstance(ctl, codec.CaseStatus) and ctl.case == case_uid and ctl.token == token:
                         return ctl.output_end
-        except codec.ProtocolError:
+        except (codec.ProtocolError, TimeoutError, OSError):
             return None
+        return None

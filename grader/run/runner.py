@@ -54,8 +54,9 @@ class CaseRun:
     message: str
     output_tail: str
     duration_s: float
-    # the observation as the worker sent it (for grader.run.cache)
+    # the observation as the worker sent it (for grader.run.cache, up to its bound; else empty)
     frame: bytes = field(default=b"", repr=False, compare=False)
+    held_bytes: int = field(default=0, repr=False, compare=False)  # what its decoded arrays hold
 
     @classmethod
     def not_run(
@@ -96,6 +97,13 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+# The array bytes one submission's observations may hold until it is judged, together (an
+# honest submission's are a few KiB a case): past this, a case's result is not kept but is an error.
+MAX_OBSERVED_BYTES = 64 << 20
+# Bytes one submission's workers may send the grader in all (an honest one sends a few KiB a
+# case): past this its remaining cases are not run, so no padding or trickling can cost the
+# grader more than reading this much.
+MAX_RESULT_BYTES = 64 << 20
 LOOK_AHEAD = 3  # case messages that may wait in a worker's pipe behind the case it runs (run_submission)
 
 SIGNAL_HINTS = {
@@ -192,6 +200,8 @@ class _SubmissionInProgress:
         self.import_tail = ""  # what the first worker printed while importing the submission
         self.tail = Tail(log, settings.tail_bytes)
         self.keep_frame_bytes = 0  # raw frames kept up to this size (see run_submission)
+        self.observed_bytes = 0  # of the observation frames decoded so far (MAX_OBSERVED_BYTES)
+        self.result_budget: float = MAX_RESULT_BYTES  # what its workers may still send
 
     def run(
         self,
@@ -234,18 +244,33 @@ class _SubmissionInProgress:
         # the case's token, issued only now that the case before it has ended: frames written
         # before this point (by an earlier case's code, say) cannot carry it, so never count for it
         token = secrets.token_hex(16)
-        if not worker.send(codec.frame(codec.token_message(case.uid, token)), deadline):
-            self.stop_worker()
-            return CaseRun.not_run(
-                case.uid, "crashed", "the worker process was gone before the case could start", self.tail.take()
-            )
+        # (a worker already gone, or stuck with its pipe full, is told by what _run_case reads)
+        worker.send(codec.frame(codec.token_message(case.uid, token)), deadline)
         run, healthy, output_end = _run_case(
             worker, case, deadline, self.settings, self.budget_end, self.keep_frame_bytes, token
         )
+        self.result_budget = worker.reader.budget
         if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
             late_end = worker.stop(case.uid, token)
             output_end = output_end if output_end is not None else late_end
             self.worker = None
+        if self.result_budget < 0:
+            self.problem = (
+                f"the submission sent the grader more than {MAX_RESULT_BYTES >> 20} MiB of results "
+                "(padded or oversized frames), so its remaining cases were not run"
+            )
+            self.stop_worker()
+        if run.observation is not None:
+            self.observed_bytes += run.held_bytes
+            if self.observed_bytes > MAX_OBSERVED_BYTES:
+                run = replace(
+                    run,
+                    status="error",
+                    observation=None,
+                    frame=b"",
+                    message=f"the case's result was not kept: this submission's results passed {MAX_OBSERVED_BYTES >> 20} MiB "
+                    "together (arrays far larger than the cases' inputs?); the case counts as failed",
+                )
         return replace(run, output_tail=self.tail.take(output_end))
 
     def start_worker(self, case: Case, index: int) -> CaseRun | None:
@@ -258,6 +283,7 @@ class _SubmissionInProgress:
                 self.problem = str(exc)
                 return CaseRun.not_run(case.uid, "error", self.problem)
         self.worker = worker = Worker(self.zygote, self.scratch, self.code, self.log, self.uid, self.settings)
+        worker.reader.budget = self.result_budget
         self.workers_started += 1
         worker.sent = index
         import_deadline = min(self.budget_end, time.monotonic() + self.settings.import_timeout_s)
@@ -336,14 +362,14 @@ def _run_case(
     """Collect one case's frames (its message and ``token`` are already in the worker's pipe);
     returns its record, whether the worker can be reused, and where the case's output ends in
     the log. The frames count only if the status frame after them carries the case's token and
-    the digest of exactly those frames: in either isolation mode, a frame written for this case
+    the size of exactly those frames: in either isolation mode, a frame written for this case
     before its token was issued (while an earlier case ran) makes it malformed, never its result."""
     started = time.monotonic()
     output_end = None
 
     def done(status, message, observation=None, healthy=True):
         kept = observation is not None and len(observation_frames[0]) <= keep_frame_bytes
-        frame = observation_frames[0] if kept else b""  # the raw frame goes once decoded, unless cached
+        frame = bytes(observation_frames[0]) if kept else b""  # the raw frame goes once decoded, unless cached
         return (
             CaseRun(
                 uid=case.uid,
@@ -353,6 +379,7 @@ def _run_case(
                 output_tail="",
                 duration_s=time.monotonic() - started,
                 frame=frame,
+                held_bytes=codec.blob_bytes(observation_frames[0]) if observation is not None else 0,
             ),
             healthy,
             output_end,
@@ -373,8 +400,8 @@ def _run_case(
                 ctl = codec.decode_control(frame)
                 if not isinstance(ctl, codec.CaseStatus) or ctl.case != case.uid or ctl.token != token:
                     raise codec.ProtocolError("a control frame that is not this case's status")
-                if ctl.digest != codec.frames_digest(observation_frames):
-                    raise codec.ProtocolError("frames its worker did not write for this case")
+                if ctl.written != codec.framed_size(observation_frames):
+                    raise codec.ProtocolError("frames before its status that its worker did not write for this case")
                 output_end = ctl.output_end
                 break
             observation_frames.append(frame)

@@ -7,7 +7,7 @@ before the submission is imported. It talks to the grader over two pipes:
   token, sent once the case before it has ended (:class:`Commands` tells them apart);
 * ``res`` (worker -> grader): a ``ready`` or ``import_error`` frame once, then per
   case the child's observation frame followed by the worker's ``status`` frame
-  (the child's exit code or signal, the case's token and the digest of what was relayed).
+  (the child's exit code or signal, the case's token and how many bytes were relayed before it).
 
 Each case runs in a child of its own, so no case sees another's state and a
 crash, ``os._exit`` or segfault costs that case only. The child never holds the
@@ -87,13 +87,11 @@ class Commands:
 
 def status_frames(commands: Commands, uid: str, written: bytes, **status) -> bytes | None:
     """What the worker writes once case ``uid`` has ended: the frames ``written`` for it, then its
-    status frame with its token and their digest; None when the grader has gone."""
+    status frame with its token and their size; None when the grader has gone."""
     token = commands.token(uid)
     if token is None:
         return None
-    return written + codec.control_frame(
-        codec.CaseStatus(case=uid, token=token, digest=codec.written_digest(written), **status)
-    )
+    return written + codec.control_frame(codec.CaseStatus(case=uid, token=token, written=len(written), **status))
 
 
 def _import_error_where(exc: BaseException, root: Path) -> str:

@@ -1,0 +1,74 @@
+"""What one submission's frames can cost the grader (issue 25, point 5): raw frames are not held
+past decoding unless the cache keeps them, a frame's unused bytes (a blob no value uses, a
+header that is mostly padding) are refused, and a submission's results are bounded in all.
+(What they cost in CPU and memory is measured in benchmarks/hostile_frames.py, not here.)"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from support.shipped import shipped_suite
+
+from grader import codec, protocol
+from grader.run import runner
+from grader.run.runner import RunSettings, ScratchArea, Zygote, case_messages, run_submission
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import hostile_frames  # noqa: E402  - the benchmark's submissions
+
+
+def _run(sub: Path, cases, **kwargs):
+    with Zygote() as zygote:
+        area = ScratchArea()
+        try:
+            return run_submission(zygote, area, 0, sub, cases, RunSettings(), case_messages(cases), **kwargs)
+        finally:
+            area.close()
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return tuple(c for s in shipped_suite().suite.specs[:2] for c in s.cases)
+
+
+def test_raw_frames_are_kept_only_for_the_cache(tmp_path, cases):
+    honest = hostile_frames.make("honest", tmp_path)
+    plain = _run(honest, cases)
+    assert all(c.status == "observed" and c.frame == b"" for c in plain.cases)
+    cached = _run(honest, cases, keep_frame_bytes=1 << 20)
+    assert all(c.status == "observed" and c.frame.startswith(codec.MAGIC) for c in cached.cases)
+
+
+@pytest.mark.parametrize("kind", ["padded", "trickled"])
+def test_a_frame_s_unused_bytes_are_refused(tmp_path, cases, kind):
+    """~9 MiB frames (a 1 MiB header, an 8 MiB blob no value uses) and 1 MiB frames of a padded
+    header written 4 KiB at a time: each an error for its case, never a result held to judging."""
+    run = _run(hostile_frames.make(kind, tmp_path), cases)
+    assert all(c.status == "error" and c.observation is None for c in run.cases), [c.message for c in run.cases]
+    assert "most of it padding" in run.cases[0].message, run.cases[0].message  # (a lone unused blob:
+    # tests/test_protocol.py::test_a_blob_no_value_uses_is_refused_not_held)
+
+
+def test_a_submission_s_results_are_bounded_in_all(tmp_path, cases, monkeypatch):
+    """Past MAX_RESULT_BYTES from one submission, the case is an error and the rest are not run."""
+    monkeypatch.setattr(runner, "MAX_RESULT_BYTES", 20 << 20)
+    run = _run(hostile_frames.make("padded-used", tmp_path), cases)
+    statuses = [c.status for c in run.cases]
+    assert all(s == "error" for s in statuses)
+    assert "more results than a submission may send" in " ".join(c.message for c in run.cases)
+    assert "were not run" in run.cases[-1].message
+
+
+def test_a_header_of_padding_is_refused_and_an_honest_one_is_not():
+    steps = [{"index": 0, "outcome": "returned", "value": 0, "error": None, "launches": 1, "witness": [],
+              "input_address": None, "graphs": None, "note": ""}]  # fmt: skip
+    body = codec.observation_frame("c", steps * 1, [])[codec.PREFIX_BYTES :]
+    assert protocol.decode_observations(body, "c", 1).steps[0].value == 0
+    header_len = int.from_bytes(body[4:8], "little")
+    pad = protocol.LOOSE_HEADER_BYTES
+    padded = body[:4] + (header_len + pad).to_bytes(4, "little") + body[8:12] + body[12:] + b" " * pad
+    with pytest.raises(protocol.ProtocolError, match="most of it padding"):
+        protocol.decode_observations(padded, "c", 1)
