@@ -9,24 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.running import run_alone
 from support.shipped import shipped_suite
 
 from grader import codec, protocol
 from grader.run import runner
-from grader.run.runner import RunSettings, ScratchArea, Zygote, case_messages, run_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import hostile_frames  # noqa: E402  - the benchmark's submissions
-
-
-def _run(sub: Path, cases, **kwargs):
-    with Zygote() as zygote:
-        area = ScratchArea()
-        try:
-            return run_submission(zygote, area, 0, sub, cases, RunSettings(), case_messages(cases), **kwargs)
-        finally:
-            area.close()
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +27,9 @@ def cases():
 
 def test_raw_frames_are_kept_only_for_the_cache(tmp_path, cases):
     honest = hostile_frames.make("honest", tmp_path)
-    plain = _run(honest, cases)
+    plain = run_alone(honest, cases)
     assert all(c.status == "observed" and c.frame == b"" for c in plain.cases)
-    cached = _run(honest, cases, keep_frame_bytes=1 << 20)
+    cached = run_alone(honest, cases, keep_frame_bytes=1 << 20)
     assert all(c.status == "observed" and c.frame.startswith(codec.MAGIC) for c in cached.cases)
 
 
@@ -46,7 +37,7 @@ def test_raw_frames_are_kept_only_for_the_cache(tmp_path, cases):
 def test_a_frame_s_unused_bytes_are_refused(tmp_path, cases, kind):
     """~9 MiB frames (a 1 MiB header, an 8 MiB blob no value uses) and 1 MiB frames of a padded
     header written 4 KiB at a time: each an error for its case, never a result held to judging."""
-    run = _run(hostile_frames.make(kind, tmp_path), cases)
+    run = run_alone(hostile_frames.make(kind, tmp_path), cases)
     assert all(c.status == "error" and c.observation is None for c in run.cases), [c.message for c in run.cases]
     assert "most of it padding" in run.cases[0].message, run.cases[0].message  # (a lone unused blob:
     # tests/test_protocol.py::test_a_blob_no_value_uses_is_refused_not_held)
@@ -55,7 +46,7 @@ def test_a_frame_s_unused_bytes_are_refused(tmp_path, cases, kind):
 def test_a_submission_s_results_are_bounded_in_all(tmp_path, cases, monkeypatch):
     """Past MAX_RESULT_BYTES from one submission, the case is an error and the rest are not run."""
     monkeypatch.setattr(runner, "MAX_RESULT_BYTES", 20 << 20)
-    run = _run(hostile_frames.make("padded-used", tmp_path), cases)
+    run = run_alone(hostile_frames.make("padded-used", tmp_path), cases)
     statuses = [c.status for c in run.cases]
     assert all(s == "error" for s in statuses)
     assert "more results than a submission may send" in " ".join(c.message for c in run.cases)

@@ -13,26 +13,36 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.running import run_alone
 from support.shipped import shipped_suite
 
-from grader.run.runner import RunSettings, ScratchArea, Zygote, case_messages, run_submission
+from grader.run.runner import RunSettings
 
 SOLUTION = Path(__file__).parent / "support" / "solutions" / "split_helpers"
 FIRST, NEXT = "launch-counter-basics/reset-sets-zero", "launch-counter-basics/bump-default-is-one"
 
-FORGER = """
-def _forge_next_case():
-    import os, sys, json
-    from grader import codec
+CASE_UID = """
+import sys
+
+
+def _case_uid():
     frame = sys._getframe()
-    uid = None
-    while frame is not None:
+    while frame is not None:  # the worker's run_case_here / run_case holds the case's id as `uid`
         found = frame.f_locals.get("uid")
         if isinstance(found, str) and "/" in found:
-            uid = found
-            break
+            return found
         frame = frame.f_back
-    if uid != FIRST:
+    return None
+"""
+
+FORGER = (
+    CASE_UID
+    + """
+
+def _forge_next_case():
+    import os
+    from grader import codec
+    if _case_uid() != FIRST:
         return
     def answer(case, values):
         steps = [{"index": i, "outcome": "returned", "value": v, "error": None, "launches": None, "witness": [],
@@ -47,6 +57,7 @@ def _forge_next_case():
         except OSError:
             pass
 """
+)
 
 
 def forging_submission(tmp_path: Path) -> Path:
@@ -67,14 +78,7 @@ def test_a_frame_sent_during_one_case_never_counts_for_the_next(tmp_path, isolat
     assert [c.uid for c in cases] == [FIRST, NEXT]
     sub = forging_submission(tmp_path)
     for ahead in (None, (True, False)):  # the next case's message queued early, or not
-        with Zygote() as zygote:
-            area = ScratchArea()
-            try:
-                run = run_submission(
-                    zygote, area, 0, sub, cases, RunSettings(isolation=isolation), case_messages(cases), ahead
-                )
-            finally:
-                area.close()
+        run = run_alone(sub, cases, RunSettings(isolation=isolation), ahead)
         first, second = run.cases
         assert second.status == "observed", (second.status, second.message)
         values = [s.value for s in second.observation.steps]
@@ -96,17 +100,11 @@ def test_a_status_frame_must_describe_the_frames_before_it():
     assert codec.framed_size([]) == 0 != codec.framed_size([b""])
 
 
-SMUGGLER = """
-import sys
+SMUGGLER = (
+    CASE_UID
+    + """
 from grader import codec as _codec
-_frame = sys._getframe()
-_uid = None
-while _frame is not None:
-    _found = _frame.f_locals.get("uid")
-    if isinstance(_found, str) and "/" in _found:
-        _uid = _found
-        break
-    _frame = _frame.f_back
+_uid = _case_uid()
 if _uid == NEXT:
     raise RuntimeError("this case's module does not import: its worker sends a status, no frame")
 
@@ -121,6 +119,7 @@ def _smuggle_next():
 
     _codec.control_frame = _smuggle
 """
+)
 
 
 def test_a_frame_smuggled_after_a_genuine_status_never_counts(tmp_path):
@@ -137,12 +136,7 @@ def test_a_frame_smuggled_after_a_genuine_status_never_counts(tmp_path):
     solution = solution.replace(anchor, anchor + "        if _uid is None:\n            _smuggle_next()\n")
     source = f"FIRST, NEXT = {FIRST!r}, {NEXT!r}\n" + SMUGGLER + solution
     (sub / "cudagraph.py").write_text(source)
-    with Zygote() as zygote:
-        area = ScratchArea()
-        try:
-            run = run_submission(zygote, area, 0, sub, cases, RunSettings(isolation="module"), case_messages(cases))
-        finally:
-            area.close()
+    run = run_alone(sub, cases, RunSettings(isolation="module"))
     first, second = run.cases
     assert first.status == "observed", first.message  # its own result is genuine
     assert second.observation is None and second.status == "error", (second.status, second.message)
