@@ -3,7 +3,9 @@
 * **Framing**: every message on a pipe is one frame, an 8-byte little-endian length then the
   body; :func:`frame` writes one, :func:`split_frame` and :func:`read_frame` take one off,
   refusing any length no valid frame has (:data:`MAX_FRAME_BYTES`).
-* **Case messages** (grader -> worker): a case's id and steps, never its checks, as versioned JSON.
+* **Case messages** (grader -> worker): a case's id and steps, never its checks, as versioned JSON;
+  and each case's **token** (:func:`token_message`), sent once the case before it has ended,
+  which the case's status frame must carry, with the size of the frames written before it.
 * **Control frames** (worker -> grader): typed, frozen, one class per kind (:class:`Ready`,
   :class:`ImportFailed`, :class:`CaseStatus`, :class:`SandboxFailed`); versioned JSON, every
   field validated on the way in.
