@@ -82,7 +82,9 @@ def test_control_characters_in_a_cell_are_shown_not_kept():
     assert cell == "bad\\x00name"
 
 
-@pytest.mark.parametrize("hidden", ["\ufeff", "\u200b", "\u2060", "\u200e", "\u061c", "\u180e", "\u00a0", " ", "\u200b\ufeff "])
+@pytest.mark.parametrize(
+    "hidden", ["\ufeff", "\u200b", "\u2060", "\u200e", "\u061c", "\u180e", "\u00a0", " ", "\u200b\ufeff "]
+)
 @pytest.mark.parametrize("formula", ["=1+1", "@SUM(A1)", "+2", "-3"])
 def test_csv_guard_looks_past_invisible_leading_characters(hidden, formula, tmp_path):
     """A cell that starts with a BOM, a zero-width or another format character (or a space)
