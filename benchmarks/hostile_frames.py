@@ -1,6 +1,6 @@
 """What a trickled or a padded submission costs the grader, against an honest one (issue 25, point 5).
 
-    python benchmarks/hostile_frames.py              # the four submissions below, the full suite
+    python benchmarks/hostile_frames.py              # the five submissions below, the full suite
     python benchmarks/hostile_frames.py --kinds honest trickled
 
 Each submission is the reference solution plus, for the hostile ones, module-level code (run
@@ -11,6 +11,8 @@ writes the case's observation frame once the case has run:
 * ``trickled``: every frame padded to ~1 MiB with JSON whitespace (still a valid frame, with
   the honest observations: the cases pass) and written 4 KiB at a time, with a short pause
   between writes, so that the grader reads it in small pieces;
+* ``trickled-valid``: no padding, the last step's value made a 1 MiB array (a valid frame the
+  grader decodes and keeps), written 4 KiB at a time as ``trickled``;
 * ``padded``: a 1 MiB header and an 8 MiB blob no value uses, on every case (~9 MiB frames);
 * ``padded-used``: the same 8 MiB blob made the last step's value (so decoding keeps it).
 
@@ -35,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-KINDS = ("honest", "trickled", "padded", "padded-used")
+KINDS = ("honest", "trickled", "trickled-valid", "padded", "padded-used")
 
 HOSTILE = """
 import json as _json, os as _os, struct as _struct, time as _time
@@ -50,10 +52,13 @@ def _frame(uid, steps, blobs):
     blobs = list(blobs)
     if _KIND.startswith("padded"):
         blobs.append(b"\\0" * ((8 << 20) - sum(map(len, blobs))))
-        if _KIND == "padded-used" and steps:
-            steps[-1]["value"] = {{"ndarray": {{"dtype": "uint8", "shape": [len(blobs[-1])], "blob": len(blobs) - 1}}}}
+    elif _KIND == "trickled-valid":
+        blobs.append(b"\\1" * (1 << 20))
+    if _KIND in ("padded-used", "trickled-valid") and steps:
+        steps[-1]["value"] = {{"ndarray": {{"dtype": "uint8", "shape": [len(blobs[-1])], "blob": len(blobs) - 1}}}}
     header = _json.dumps({{"protocol": 1, "case": uid, "steps": steps}}).encode()
-    header += b" " * max(0, _HEADER - len(header))
+    if _KIND != "trickled-valid":
+        header += b" " * max(0, _HEADER - len(header))
     parts = [b"GGv1", _struct.pack("<II", len(header), len(blobs)), header]
     for blob in blobs:
         parts += [_struct.pack("<Q", len(blob)), blob]
@@ -61,7 +66,7 @@ def _frame(uid, steps, blobs):
 
 
 _gp.observation_frame = _frame
-if _KIND == "trickled":
+if _KIND.startswith("trickled"):
     _write = _os.write
 
     def _trickle(fd, data):

@@ -408,6 +408,10 @@ def observation_parts(body: bytes) -> tuple[bytes, list[memoryview]]:
         raise ProtocolError("frame header or blob count over its bound")
     pos = 12
     view = memoryview(body)
+    if header_len < 2 or len(body) < pos + header_len or view[pos] != 0x7B or view[pos + header_len - 1] != 0x7D:
+        # the worker writes its header as json.dumps does: one object, "{" to "}", nothing
+        # around it (so padding before or after it is refused before a byte of it is parsed)
+        raise ProtocolError("the header is not one JSON object, as the worker writes it")
     header = bytes(view[pos : pos + header_len])
     pos += header_len
     blobs = []

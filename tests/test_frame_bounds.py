@@ -39,7 +39,7 @@ def test_a_frame_s_unused_bytes_are_refused(tmp_path, cases, kind):
     header written 4 KiB at a time: each an error for its case, never a result held to judging."""
     run = run_alone(hostile_frames.make(kind, tmp_path), cases)
     assert all(c.status == "error" and c.observation is None for c in run.cases), [c.message for c in run.cases]
-    assert "most of it padding" in run.cases[0].message, run.cases[0].message  # (a lone unused blob:
+    assert "not one JSON object" in run.cases[0].message, run.cases[0].message  # (a lone unused blob:
     # tests/test_protocol.py::test_a_blob_no_value_uses_is_refused_not_held)
 
 
@@ -53,13 +53,20 @@ def test_a_submission_s_results_are_bounded_in_all(tmp_path, cases, monkeypatch)
     assert "were not run" in run.cases[-1].message
 
 
+def _with_header(body: bytes, header: bytes) -> bytes:
+    header_len = int.from_bytes(body[4:8], "little")
+    return body[:4] + len(header).to_bytes(4, "little") + body[8:12] + header + body[12 + header_len :]
+
+
 def test_a_header_of_padding_is_refused_and_an_honest_one_is_not():
     steps = [{"index": 0, "outcome": "returned", "value": 0, "error": None, "launches": 1, "witness": [],
               "input_address": None, "graphs": None, "note": ""}]  # fmt: skip
-    body = codec.observation_frame("c", steps * 1, [])[codec.PREFIX_BYTES :]
+    body = codec.observation_frame("c", steps, [])[codec.PREFIX_BYTES :]
     assert protocol.decode_observations(body, "c", 1).steps[0].value == 0
-    header_len = int.from_bytes(body[4:8], "little")
-    pad = protocol.LOOSE_HEADER_BYTES
-    padded = body[:4] + (header_len + pad).to_bytes(4, "little") + body[8:12] + body[12:] + b" " * pad
+    header = body[12 : 12 + int.from_bytes(body[4:8], "little")]
+    pad = b" " * protocol.LOOSE_HEADER_BYTES
+    with pytest.raises(protocol.ProtocolError, match="not one JSON object"):  # refused before parsing
+        protocol.decode_observations(_with_header(body, header + pad), "c", 1)
+    inside = header.replace(b'"case"', pad + b'"case"', 1)  # between two keys: parsed, then refused
     with pytest.raises(protocol.ProtocolError, match="most of it padding"):
-        protocol.decode_observations(padded, "c", 1)
+        protocol.decode_observations(_with_header(body, inside), "c", 1)

@@ -29,7 +29,7 @@ class Reader:
 
     PREFIX_READ = 1 << 16  # what one read takes while no frame's body is being filled
     TRICKLE_BYTES = 16 << 10  # a piece of a frame smaller than this: its writer trickles
-    TRICKLE_PAUSE_S = 0.001
+    TRICKLE_PAUSE_S = 0.004
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
