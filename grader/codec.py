@@ -3,7 +3,9 @@
 * **Framing**: every message on a pipe is one frame, an 8-byte little-endian length then the
   body; :func:`frame` writes one, :func:`split_frame` and :func:`read_frame` take one off,
   refusing any length no valid frame has (:data:`MAX_FRAME_BYTES`).
-* **Case messages** (grader -> worker): a case's id and steps, never its checks, as versioned JSON.
+* **Case messages** (grader -> worker): a case's id and steps, never its checks, as versioned JSON;
+  and each case's **token** (:func:`token_message`), sent once the case before it has ended,
+  which the case's status frame must carry, with the size of the frames written before it.
 * **Control frames** (worker -> grader): typed, frozen, one class per kind (:class:`Ready`,
   :class:`ImportFailed`, :class:`CaseStatus`, :class:`SandboxFailed`); versioned JSON, every
   field validated on the way in.
@@ -83,6 +85,15 @@ def split_frame(buffer: bytes, limit: int = MAX_FRAME_BYTES) -> tuple[bytes | No
     if len(buffer) < end:
         return None, buffer
     return buffer[PREFIX_BYTES:end], buffer[end:]
+
+
+def frame_length(buffer) -> int:
+    """The length a frame's prefix (at the front of ``buffer``) gives; a :class:`ProtocolError`
+    over any valid frame's."""
+    (length,) = _PREFIX.unpack_from(buffer)
+    if length > MAX_FRAME_BYTES:
+        raise ProtocolError(f"frame of {length} bytes is larger than any valid frame")
+    return length
 
 
 def read_frame(fd: int) -> bytes | None:
@@ -187,6 +198,33 @@ def read_case_message(data: bytes) -> tuple[str, tuple[Step, ...]]:
     return msg["case"], steps
 
 
+TOKEN_MAGIC = b"GGt1"  # a case's token (grader -> worker)
+
+
+def token_message(uid: str, token: str) -> bytes:
+    """The token of case ``uid`` (a frame's body), sent once the case before it has ended; the
+    worker puts it into the case's status frame."""
+    return TOKEN_MAGIC + json.dumps({"protocol": PROTOCOL_VERSION, "case": uid, "token": token}).encode()
+
+
+def is_token(body: bytes) -> bool:
+    return body[:4] == TOKEN_MAGIC
+
+
+def read_token(body: bytes) -> tuple[str, str]:
+    """A token message's case id and token (the worker trusts the grader: only the version is checked)."""
+    msg = json.loads(body[4:])
+    if msg.get("protocol") != PROTOCOL_VERSION:
+        raise ProtocolError(f"token message of protocol {msg.get('protocol')!r}, expected {PROTOCOL_VERSION}")
+    return msg["case"], msg["token"]
+
+
+def framed_size(bodies) -> int:
+    """The bytes ``bodies`` took on the wire, each with its length prefix: what a status frame
+    says its worker wrote for the case before it (``CaseStatus.written``)."""
+    return sum(PREFIX_BYTES + len(body) for body in bodies)
+
+
 # ================================================================ control frames (worker -> grader)
 @dataclass(frozen=True)
 class Ready:
@@ -214,6 +252,13 @@ class CaseStatus:
     exitcode: int | None
     signal: int | None
     output_end: int  # the log's size once the case's processes are gone
+    # the token the grader issued for this case (see token_message): a status counts only for
+    # the case whose token it carries, and the grader issues a case's token only once the case
+    # before it has ended, so nothing written earlier can speak for it
+    token: str = ""
+    # bytes its worker wrote for this case before this frame (framed_size): a frame placed
+    # there by anyone else (an earlier case's code, say) makes them disagree
+    written: int = 0
 
 
 @dataclass(frozen=True)
@@ -246,6 +291,8 @@ _CONTROL_READERS = {
     "exitcode": _small_int,
     "signal": _small_int,
     "output_end": lambda value, where: validation.integer(value, where, 0, 1 << 62),
+    "token": lambda value, where: validation.text(value, where, 64),
+    "written": lambda value, where: validation.integer(value, where, 0, 1 << 40),
 }
 
 
@@ -369,16 +416,29 @@ def observation_frame(uid: str, steps: list[dict], blobs: list[bytes]) -> bytes:
     return frame(b"".join(parts))
 
 
-def observation_parts(body: bytes) -> tuple[bytes, list[bytes]]:
-    """An observation frame's body split into its JSON header and its blobs, every length
-    checked against its bound and the body's size."""
+def blob_bytes(body: bytes) -> int:
+    """The bytes of an observation frame's blobs (what its decoded arrays hold), from its counts."""
+    if body[:4] != MAGIC or len(body) < 12:
+        return 0
+    header_len, blob_count = _COUNTS.unpack_from(body, 4)
+    return max(0, len(body) - 12 - header_len - PREFIX_BYTES * blob_count)
+
+
+def observation_parts(body: bytes) -> tuple[bytes, list[memoryview]]:
+    """An observation frame's body split into its JSON header and its blobs (views into
+    ``body``, which they keep alive), every length checked against its bound and the body's size."""
     if body[:4] != MAGIC or len(body) < 12:
         raise ProtocolError("not an observation frame (bad magic)")
     header_len, blob_count = _COUNTS.unpack_from(body, 4)
     if header_len > MAX_HEADER_BYTES or blob_count > MAX_BLOBS:
         raise ProtocolError("frame header or blob count over its bound")
     pos = 12
-    header = body[pos : pos + header_len]
+    view = memoryview(body)
+    if header_len < 2 or len(body) < pos + header_len or view[pos] != 0x7B or view[pos + header_len - 1] != 0x7D:
+        # the worker writes its header as json.dumps does: one object, "{" to "}", nothing
+        # around it (so padding before or after it is refused before a byte of it is parsed)
+        raise ProtocolError("the header is not one JSON object, as the worker writes it")
+    header = bytes(view[pos : pos + header_len])
     pos += header_len
     blobs = []
     for _ in range(blob_count):
@@ -388,7 +448,7 @@ def observation_parts(body: bytes) -> tuple[bytes, list[bytes]]:
         pos += PREFIX_BYTES
         if n > MAX_BLOB_BYTES or pos + n > len(body):
             raise ProtocolError("blob larger than the frame")
-        blobs.append(body[pos : pos + n])
+        blobs.append(view[pos : pos + n])  # a view: no copy of the frame's largest part
         pos += n
     if pos != len(body):
         raise ProtocolError("trailing bytes after the last blob")

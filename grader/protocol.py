@@ -46,6 +46,7 @@ from grader.ops import dtype_name
 from grader.safetext import safe_text
 
 MAX_LIST = 64
+LOOSE_HEADER_BYTES = 64 << 10  # a larger header must be about as long as its content written out
 MAX_DEPTH = 4
 MAX_STEPS = 256
 MAX_WITNESS = 256
@@ -511,6 +512,9 @@ def _decode_observations(body: bytes, expected_case: str, step_count: int) -> Ca
         msg = json.loads(header)
     except (ValueError, RecursionError):  # bad JSON or UTF-8, or an integer over Python's digit limit
         raise ProtocolError("header is not valid JSON") from None
+    if len(header) > LOOSE_HEADER_BYTES and len(header) > 2 * len(json.dumps(msg)):
+        # the worker writes its header as json.dumps does: bytes beyond that are padding
+        raise ProtocolError(f"a header of {len(header)} bytes, most of it padding")
     msg = _keys(msg, OBSERVATION_FIELDS, "observations")
     version = msg.get("protocol")
     if type(version) is not int or version not in READABLE_OBSERVATIONS:
@@ -524,4 +528,7 @@ def _decode_observations(body: bytes, expected_case: str, step_count: int) -> Ca
     steps = tuple(decoder.step(s, f"steps[{i}]") for i, s in enumerate(raw_steps))
     if [s.index for s in steps] != list(range(step_count)):
         raise ProtocolError("steps out of order")
+    if len(decoder.used) != len(blobs):  # bytes no value is made of: refused, never held
+        unused = sorted(set(range(len(blobs))) - decoder.used)
+        raise ProtocolError(f"{len(unused)} array blob(s) used by no value (first: blob {unused[0]})")
     return CaseObservation(case=expected_case, steps=steps)

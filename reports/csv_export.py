@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from collections.abc import Sequence
 
 from grader.judging.results import Report
@@ -14,10 +15,25 @@ from .view import clean_text, fmt_points
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+# What a spreadsheet may skip before a formula's first character, or a reader never sees:
+# format characters (U+FEFF, U+200B, U+2060, bidi marks), spaces, separators and controls.
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zs", "Zl", "Zp", "Mn", "Me"})
+
+
+def _visible_start(text: str) -> str:
+    """``text`` from its first character that is neither invisible nor a space."""
+    for i, ch in enumerate(text):
+        if ch not in _FORMULA_START and (ch.isspace() or unicodedata.category(ch) in _INVISIBLE_CATEGORIES):
+            continue
+        return text[i:]
+    return ""
+
+
 def safe_cell(text: str) -> str:
-    """Text a spreadsheet will show, not evaluate: a leading ``'`` disarms ``= + - @`` (and tab, CR)."""
+    """Text a spreadsheet will show, not evaluate: a leading ``'`` disarms ``= + - @`` (and tab,
+    CR), also when invisible or space characters (a BOM, U+200B, U+2060, ...) come before it."""
     text = clean_text(text).replace("\n", " ")
-    if text.startswith(_FORMULA_START):
+    if _visible_start(text).startswith(_FORMULA_START):
         return "'" + text
     return text
 

@@ -18,7 +18,7 @@ import pytest
 from support.shipped import shipped_suite
 
 from grader.errors import UsageError
-from grader.run.cache import FORMAT, MAX_CACHED_FRAME, ObservationCache, case_entry, within_budget
+from grader.run.cache import FORMAT, MAX_CACHED_FRAME, ObservationCache, case_entry, submission_hash, within_budget
 from grader.run.runner import CaseRun
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -246,3 +246,60 @@ def test_a_submission_file_of_another_format_or_key_is_ignored_whole(tmp_path):
     assert cache.read_submission(other, 5).output_tail is None and cache.stats.ignored == 5
     cache._path(other).write_text(json.dumps({"format": FORMAT - 1, "key": other, "output_tail": "", "cases": {}}))
     assert cache.read_submission(other, 2).output_tail is None and cache.stats.ignored == 7
+
+
+def test_a_file_spelling_a_folder_s_key_material_is_another_submission(tmp_path):
+    """Issue 25, point 4: a single file whose bytes are what the old key hashed for a folder
+    (its file's name, NUL, its length, its bytes) does not get that folder's key, so it cannot
+    get the folder's cached observations (it does not even import)."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    code = (ROOT / "tests" / "correct_variants" / "minimal" / "cudagraph.py").read_bytes()
+    (folder / "cudagraph.py").write_bytes(code)
+    forged = tmp_path / "forged.py"
+    forged.write_bytes(len(code).to_bytes(8, "little") + code)  # the old folder material, less the shared prefix
+    alone = tmp_path / "alone.py"
+    alone.write_bytes(code)
+    keys = {submission_hash(folder), submission_hash(forged), submission_hash(alone)}
+    assert None not in keys and len(keys) == 3  # a file and a folder of the same bytes differ too
+
+
+def test_the_forged_file_gets_no_cached_observation_in_a_graded_batch(tmp_path):
+    """The collision above, end to end: the folder is graded first (one job) and fills the cache;
+    the forged file is then graded and fails to import, with no case judged from the cache."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    code = (ROOT / "tests" / "correct_variants" / "minimal" / "cudagraph.py").read_bytes()
+    (folder / "cudagraph.py").write_bytes(code)
+    forged = tmp_path / "forged.py"
+    forged.write_bytes(len(code).to_bytes(8, "little") + code)
+    out, specs = tmp_path / "out", tmp_path / "specs"
+    specs.mkdir()
+    shutil.copy(ROOT / "specs" / "01_launch_counter.yaml", specs)
+    cmd = [sys.executable, "-m", "grader.commands.cli", "grade", str(folder), str(forged), "--jobs", "1"]
+    cmd += ["--out", str(out), "--cache", str(tmp_path / "cache"), "--no-similarity", "--specs", str(specs)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    honest = json.loads((out / "folder" / "report.json").read_text())
+    report = json.loads((out / "forged" / "report.json").read_text())
+    assert honest["score"] == honest["max_score"] > 0
+    assert report["score"] == 0 and report["problem"], report.get("problem")
+
+
+def test_an_empty_folder_is_part_of_what_the_worker_sees(tmp_path):
+    """Issue 25, point 4: the copy makes empty folders, and code can look for them, so two
+    submissions that differ only by one do not share cache entries (nor do two folders named
+    differently)."""
+    trees = []
+    for name, extra in (("plain", None), ("with_empty", "empty"), ("other_empty", "other"), ("nested", "empty/inner")):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "cudagraph.py").write_text("X = 1\n")
+        if extra:
+            (root / extra).mkdir(parents=True)
+        trees.append(submission_hash(root))
+    assert None not in trees and len(set(trees)) == len(trees)
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "cudagraph.py").write_text("X = 1\n")
+    assert submission_hash(again) == trees[0]  # the same tree, under another folder name: one entry

@@ -13,6 +13,7 @@ import json
 import os
 import struct
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -173,7 +174,7 @@ def test_every_field_of_the_record_decodes_and_no_other_does():
 CONTROLS = [
     Ready(),
     ImportFailed(type="SyntaxError", message="invalid syntax", where="cudagraph.py:3"),
-    CaseStatus(case="spec/case", exitcode=0, signal=None, output_end=120),
+    CaseStatus(case="spec/case", exitcode=0, signal=None, output_end=120, token="ab" * 16, written=4096),
     CaseStatus(case="spec/case", exitcode=None, signal=9, output_end=0),
     SandboxFailed(message="landlock: not supported"),
 ]
@@ -200,7 +201,16 @@ def _control(**msg) -> bytes:
     return codec.CONTROL_MAGIC + json.dumps(msg).encode()
 
 
-STATUS = {"protocol": 1, "kind": "status", "case": "s/c", "exitcode": 0, "signal": None, "output_end": 5}
+STATUS = {
+    "protocol": 1,
+    "kind": "status",
+    "case": "s/c",
+    "exitcode": 0,
+    "signal": None,
+    "output_end": 5,
+    "token": "t",
+    "written": 0,
+}
 
 
 @pytest.mark.parametrize(
@@ -360,3 +370,35 @@ def test_the_hand_framing_scanner_finds_each_form():
         "to_bytes(8, 'little')",
         "from_bytes(h)",
     ]
+
+
+def test_the_grader_s_reader_takes_trickled_frames_whole_and_refuses_a_long_prefix():
+    """grader.run.pipes.Reader: frames written a byte or a few at a time come out whole and in
+    order; a length over any valid frame's is refused from the prefix alone."""
+    import threading
+
+    from grader.run.pipes import Reader
+
+    stream = codec.frame(b"one") + codec.frame(b"") + codec.frame(b"x" * 70000) + codec.frame(b"three")
+    r, w = os.pipe()
+
+    def trickle():
+        for i in range(0, len(stream), 997):
+            os.write(w, stream[i : i + 997])
+        os.close(w)
+
+    writer = threading.Thread(target=trickle)
+    writer.start()
+    reader = Reader(r)
+    got = []
+    while (frame := reader.next(time.monotonic() + 60)) is not None:
+        got.append(bytes(frame))
+    writer.join()
+    os.close(r)
+    assert got == [b"one", b"", b"x" * 70000, b"three"]
+    r, w = os.pipe()
+    os.write(w, struct.pack("<Q", codec.MAX_FRAME_BYTES + 1))
+    with pytest.raises(codec.ProtocolError):
+        Reader(r).next(time.monotonic() + 60)
+    os.close(r)
+    os.close(w)

@@ -80,3 +80,19 @@ def test_control_characters_in_a_cell_are_shown_not_kept():
     """A NUL or an escape sequence in a submission's name never reaches the file."""
     cell = safe_cell("bad\x00name\x1b[31m")
     assert cell == "bad\\x00name"
+
+
+@pytest.mark.parametrize(
+    "hidden", ["\ufeff", "\u200b", "\u2060", "\u200e", "\u061c", "\u180e", "\u00a0", " ", "\u200b\ufeff "]
+)
+@pytest.mark.parametrize("formula", ["=1+1", "@SUM(A1)", "+2", "-3"])
+def test_csv_guard_looks_past_invisible_leading_characters(hidden, formula, tmp_path):
+    """A cell that starts with a BOM, a zero-width or another format character (or a space)
+    before '=' is still a formula to a spreadsheet that skips them: it is guarded."""
+    report = replace(passing_report(), submission=hidden + formula)
+    path = tmp_path / "grades.csv"
+    write_grades_csv([report], path)
+    with open(path, newline="", encoding="utf-8") as fh:
+        cell = list(csv.reader(fh))[1][0]
+    assert cell.startswith("'"), repr(cell)
+    assert safe_cell(hidden + "alice") == safe_cell(hidden + "alice").lstrip("'")  # text stays text

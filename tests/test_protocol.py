@@ -214,3 +214,18 @@ def test_byte_swapped_array_travels_as_its_values():
     (step,) = protocol.decode_observations(body, "s/c", 1).steps
     decoded = step.value
     assert decoded.dtype == np.float32 and decoded.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_blob_no_value_uses_is_refused_not_held():
+    """Issue 25, point 5: a frame's unused bytes are refused: an 8 MiB blob that no array
+    refers to makes the frame malformed (an error for that case), instead of riding along to
+    judging."""
+    from grader import codec
+
+    steps = [{"index": 0, "outcome": "returned", "value": 0, "error": None, "launches": 1, "witness": [],
+              "input_address": None, "graphs": None, "note": ""}]  # fmt: skip
+    body = codec.observation_frame("c", steps, [b"\0" * (8 << 20)])[codec.PREFIX_BYTES :]
+    with pytest.raises(ProtocolError, match="used by no value"):
+        protocol.decode_observations(body, "c", 1)
+    plain = codec.observation_frame("c", steps, [])[codec.PREFIX_BYTES :]
+    assert protocol.decode_observations(plain, "c", 1).steps[0].value == 0

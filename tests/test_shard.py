@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,132 @@ def test_the_github_actions_matrix_covers_every_shard(fake_bin, tmp_path):
     merge_run = next(s["run"] for s in workflow["jobs"]["merge"]["steps"] if "graphgrade merge" in s.get("run", ""))
     args = build_parser().parse_args(merge_run.split()[1:])
     assert [str(s) for s in args.shards] == [f"out/shard-{k}" for k in matrix]
+
+
+# ------------------------------------------------------------------ merge trusts nothing it reads (issue 25, point 7)
+def _shards_with_reports(tmp: Path, names: list[str]) -> list[Path]:
+    """Two shards of ``names``, each submission's folder holding a real report.json and a page."""
+    from test_reports_samples import passing_report
+
+    from grader.judging.results import write_report
+
+    dirs = _fake_shards(tmp, 2, names, [1, 2])
+    for d in dirs:
+        for name in json.loads((d / "shard.json").read_text())["graded"]:
+            (d / name).mkdir()
+            write_report(passing_report(name), d / name / "report.json")
+            (d / name / "report.html").write_text(f"<p>{name}</p>")
+    return dirs
+
+
+def _folder_of(dirs: list[Path], name: str) -> Path:
+    return next(d / name for d in dirs if (d / name).is_dir() or (d / name).is_symlink())
+
+
+def _grades(out: Path) -> dict[str, list[str]]:
+    import csv
+
+    with open(out / "grades.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return {r[0]: r for r in rows[1:]}
+
+
+NAMES = ["alice", "bob", "carol", "dave"]
+
+
+def test_merge_follows_no_link(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-CONTENT")
+    dirs = _shards_with_reports(tmp_path / "shards", NAMES)
+    page = _folder_of(dirs, "alice") / "report.html"
+    page.unlink()
+    page.symlink_to(secret)  # a page that is a link: not copied, and alice's problem
+    bob = _folder_of(dirs, "bob")
+    elsewhere = tmp_path / "elsewhere"
+    bob.rename(elsewhere)
+    bob.symlink_to(elsewhere)  # a submission folder that is a link: not followed
+    merged = {m.name: m for m in merge(dirs, tmp_path / "out")}
+    out = tmp_path / "out"
+    assert merged["alice"].problem and "a link" in merged["alice"].report.problem
+    assert merged["bob"].problem and "not a folder" in merged["bob"].report.problem
+    assert not merged["carol"].problem and not merged["dave"].problem
+    found = [p for p in out.rglob("*") if p.is_file()]
+    assert not any(p.is_symlink() for p in out.rglob("*"))
+    assert not any("TOP-SECRET-CONTENT" in p.read_text(errors="replace") for p in found)
+    assert (out / "summary.html").is_file() and set(_grades(out)) == set(NAMES)
+
+
+def test_merge_reads_no_fifo_and_bounds_sizes(tmp_path, monkeypatch):
+    from grader.commands import shard
+
+    dirs = _shards_with_reports(tmp_path / "shards", NAMES)
+    fifo = _folder_of(dirs, "alice") / "report.json"
+    fifo.unlink()
+    os.mkfifo(fifo)  # no writer: reading it would hang; it is refused before a byte is read
+    monkeypatch.setattr(shard, "MAX_PAGE_BYTES", 1000)
+    (_folder_of(dirs, "bob") / "report.html").write_text("x" * 1001)  # one byte over its bound
+    merged = {m.name: m for m in merge(dirs, tmp_path / "out")}
+    assert merged["alice"].problem and "not a regular file" in merged["alice"].report.problem
+    assert merged["bob"].problem and "larger than the 1000 bytes" in merged["bob"].report.problem
+    grades = _grades(tmp_path / "out")
+    assert grades["alice"][-2] == "0" and grades["bob"][-2] == "0"  # nothing read is nothing scored
+    assert not merged["carol"].problem and grades["carol"][-2] == grades["carol"][-1]
+
+
+def test_merge_recounts_every_total_from_the_cases(tmp_path):
+    """A report.json whose total (and a spec's column) says full marks while its cases say less
+    is that submission's problem, and grades.csv holds its cases' totals."""
+    from test_reports_samples import failing_report
+
+    from grader.judging.results import write_report
+
+    dirs = _shards_with_reports(tmp_path / "shards", NAMES)
+    honest = failing_report("alice")
+    forged = replace(
+        honest,
+        score=honest.max_score,
+        specs=tuple(replace(s, score=s.max_score) for s in honest.specs),
+    )
+    assert forged.score != honest.score
+    write_report(forged, _folder_of(dirs, "alice") / "report.json")
+    merged = {m.name: m for m in merge(dirs, tmp_path / "out")}
+    alice = merged["alice"]
+    assert alice.problem and "disagree with its cases" in alice.report.problem
+    assert alice.report.score == honest.score
+    grades = _grades(tmp_path / "out")
+    assert float(grades["alice"][-2]) == honest.score != float(grades["alice"][-1])
+    header = list(_grades_header(tmp_path / "out"))
+    for spec in honest.specs:
+        assert float(grades["alice"][header.index(spec.id)]) == spec.score
+    assert "1 with a problem" in (tmp_path / "out" / "summary.html").read_text()
+    copied = json.loads((tmp_path / "out" / "alice" / "report.json").read_text())
+    assert copied["score"] == honest.score and "disagree with its cases" in copied["problem"]
+    assert not merged["bob"].problem
+
+
+def _grades_header(out: Path) -> list[str]:
+    return (out / "grades.csv").read_text().splitlines()[0].split(",")
+
+
+def test_merge_command_exits_3_and_names_the_problem(tmp_path):
+    dirs = _shards_with_reports(tmp_path / "shards", NAMES)
+    fifo = _folder_of(dirs, "carol") / "report.json"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    cmd = [sys.executable, "-m", "grader.commands.cli", "merge", *map(str, dirs), "--out", str(tmp_path / "out")]
+    result = subprocess.run(cmd + ["--no-similarity"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 3, result.stderr
+    assert "carol" in result.stderr and "not a regular file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_shard_merged_into_itself_writes_through_no_link(tmp_path):
+    dirs = _shards_with_reports(tmp_path / "shards", NAMES)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("unchanged")
+    report = _folder_of(dirs, "alice") / "report.json"
+    report.unlink()
+    report.symlink_to(victim)
+    out = report.parent.parent  # --out is the shard holding alice
+    merged = {m.name: m for m in merge(dirs, out)}
+    assert merged["alice"].problem and victim.read_text() == "unchanged"
+    assert not report.is_symlink() and "a link" in json.loads(report.read_text())["problem"]

@@ -184,11 +184,11 @@ def test_pair_scores_are_exactly_copydetects(tmp_path):
 
     import copydetect
 
-    from grader.commands.similarity import NOISE_K, WINDOW, _prints, covered_tokens
+    from grader.commands.similarity import NOISE_K, WINDOW, covered_tokens, prints_of
 
     sources = [submission_source(p) for p in class_of(tmp_path)] + [TEMPLATE, "", TEMPLATE + "\nX = 1\n"]
     fps = [copydetect.CodeFingerprint(f"s{i}.py", NOISE_K, WINDOW, fp=io.StringIO(s)) for i, s in enumerate(sources)]
-    prints = [_prints(fp) for fp in fps]
+    prints = [prints_of(fp) for fp in fps]
     covered = covered_tokens(prints)
     for i, j in itertools.combinations(range(len(fps)), 2):
         overlap, (share_i, share_j), _ = copydetect.compare_files(fps[i], fps[j])
@@ -294,3 +294,85 @@ def test_a_regrade_reads_the_comparison_from_the_cache_and_a_damaged_entry_is_co
     redone = _compare_paths(sources, None, 0.2, cache)
     assert not redone.from_cache and redone.details == first.details
     assert _compare_paths(sources, None, 0.2, cache).from_cache  # written anew
+
+
+# ---------------------------------------------------------------- what is read (issue 25, point 3)
+def data_table(chars: int) -> str:
+    """A generated table: nothing but number literals, ``chars`` characters or more."""
+    rows, size = [], 0
+    i = 0
+    while size < chars:
+        row = "    (" + ", ".join(str((i * 7919 + j) % 100003) for j in range(12)) + "),\n"
+        rows.append(row)
+        size += len(row)
+        i += 1
+    return "TABLE = [\n" + "".join(rows) + "]\n"
+
+
+def code_flood(chars: int) -> str:
+    """Real-looking code, all different: functions that a table of data would not be."""
+    parts, size, i = [], 0, 0
+    while size < chars:
+        part = f"def helper_{i}(a, b):\n    c = a * {i} + b\n    if c > {i % 97}:\n        return c - a\n    return [c, a, b, {i}]\n\n\n"
+        parts.append(part)
+        size += len(part)
+        i += 1
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("padding", ["data", "code"])
+def test_a_verbatim_copy_is_listed_whatever_sorts_before_its_code(tmp_path, padding):
+    """The reproduction: a copy with a 530,000-character ``a_table.py`` (sorting before
+    cudagraph.py) was not listed: the pass read 512 KiB of *.py in name order. cudagraph.py and
+    what it imports are read first; a file of data is named, not compared."""
+    subs = class_of(tmp_path)
+    thief = tmp_path / "thief"
+    thief.mkdir()
+    shutil.copy(VARIANTS / "functional" / "cudagraph.py", thief / "cudagraph.py")
+    pad = data_table(530_000) if padding == "data" else code_flood(530_000)
+    assert len(pad) >= 530_000
+    (thief / "a_table.py").write_text(pad)
+    source = submission_source(thief)
+    assert source.startswith("# file: cudagraph.py\n")
+    if padding == "data":
+        assert "# file: a_table.py (not compared: mostly data" in source and "TABLE" not in source
+    result = compare({p.name: submission_source(p) for p in [*subs, thief]}, TEMPLATE, DEFAULT_THRESHOLD)
+    pairs = {(p.a, p.b) for p in result.pairs}
+    assert ("functional", "thief") in pairs or ("thief", "functional") in pairs, pairs
+
+
+def test_the_modules_cudagraph_imports_are_read_before_the_rest(tmp_path):
+    from grader.commands.similarity_sources import reading_order
+
+    texts = {
+        "a_first.py": "X = 1\n",
+        "cudagraph.py": "import zz_helpers\nfrom pkg import tools\n",
+        "zz_helpers.py": "from . import deep\nimport m_late\n",
+        "m_late.py": "",
+        "pkg/__init__.py": "",
+        "pkg/tools.py": "",
+        "deep.py": "",
+    }
+    order = reading_order(texts)
+    assert order[:5] == ["cudagraph.py", "zz_helpers.py", "pkg/__init__.py", "pkg/tools.py", "deep.py"]
+    assert order[5:] == ["m_late.py", "a_first.py"] or order[5:] == ["a_first.py"] and "m_late.py" in order
+    assert sorted(order) == sorted(texts)
+
+
+def test_covered_tokens_in_blocks_equals_the_whole_matrix(tmp_path):
+    """The bounded-memory pass gives exactly what the one-matrix pass gives."""
+    import io
+
+    from grader.commands.similarity import NOISE_K, WINDOW, covered_tokens, prints_of
+    from grader.commands.similarity_compare import _copydetect
+
+    cd = _copydetect()
+    subs = class_of(tmp_path)
+    prints = [
+        prints_of(cd.CodeFingerprint(f"{p.name}.py", NOISE_K, WINDOW, fp=io.StringIO(submission_source(p))))
+        for p in subs
+    ]
+    whole = covered_tokens(prints, block=1 << 40)
+    assert whole.sum() > 0
+    for block in (1, 7, 64, 1000):
+        assert (covered_tokens(prints, block=block) == whole).all()

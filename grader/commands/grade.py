@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import gc
+import hashlib
 import itertools
 import os
 import queue
@@ -42,19 +43,29 @@ from grader.spec_model import Spec
 SWITCH_INTERVAL_S = 0.001  # while grading (see grade_submissions)
 
 
+MAX_NAME_CHARS = 96  # of an output folder's name, before a "-N" that tells equal ones apart
+_HASH_CHARS = 12  # the hex digits a cut name ends with
+
+
 def submission_name(path: Path) -> str:
     """OUT/<name>: the directory's name; for a file, its stem, or the name of the directory
-    holding it when the file is the lab's own ``cudagraph.py`` (``alice/cudagraph.py`` is alice)."""
+    holding it when the file is the lab's own ``cudagraph.py`` (``alice/cudagraph.py`` is alice).
+    Letters, digits, ``.``, ``_`` and ``-`` only, and at most MAX_NAME_CHARS: a longer name is
+    cut and ends with a hash of the whole name, so that two names cut alike still differ."""
     if path.is_file():
         raw = path.resolve().parent.name if path.name == "cudagraph.py" else path.stem
     else:
         raw = path.resolve().name
-    return re.sub(r"[^A-Za-z0-9._-]", "_", raw).strip(".") or "submission"
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", raw).strip(".") or "submission"
+    if len(name) <= MAX_NAME_CHARS:
+        return name
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:_HASH_CHARS]
+    return f"{name[: MAX_NAME_CHARS - _HASH_CHARS - 1].rstrip('.')}-{digest}"
 
 
 def unique_names(paths: Iterable[Path]) -> list[str]:
     """One output folder name per submission, distinct from every other name given (alice,
-    alice-2, ...) and from the batch files beside them."""
+    alice-2, ...) and from the batch files beside them; each fits a file system's 255 bytes."""
     taken = {"summary.html", "grades.csv", "similarity.json", "similarity.html", "shard.json"}
     names = []
     for path in paths:
@@ -274,13 +285,17 @@ def _write_batch(
     graded: list[GradedSubmission], out_dir: Path, problem_report, names: list[str]
 ) -> list[GradedSubmission]:
     """summary.html and grades.csv, always: a report that cannot be rendered in them is replaced
-    by one that says the grader failed on it (and the run's exit status says so)."""
-    from reports import grades_csv, render_summary, write_batch_outputs
+    by one that says the grader failed on it (and the run's exit status says so); should the
+    batch files still fail, plain ones are written that list every submission and say why."""
+    from reports import grades_csv, render_summary, report_link, write_batch_outputs
+
+    def write(batch: list[GradedSubmission]) -> None:
+        write_batch_outputs(
+            [g.report for g in batch], [g.out_dir for g in batch], out_dir, [str(g.path) for g in batch]
+        )
 
     try:
-        write_batch_outputs(
-            [g.report for g in graded], [g.out_dir for g in graded], out_dir, [str(g.path) for g in graded]
-        )
+        write(graded)
         return graded
     except Exception:  # noqa: BLE001 - find the submissions it failed on
         pass
@@ -289,11 +304,38 @@ def _write_batch(
         try:
             render_summary([g.report], ["report.html"])
             grades_csv([g.report])
+            report_link(g.out_dir, out_dir)
+            (Path(g.out_dir) / "staff.html").is_file()  # what the summary's links look at
             checked.append(g)
         except Exception as exc:  # noqa: BLE001
             report = problem_report(names.index(g.name), grader_problem("writing the class summary", exc))
             checked.append(dataclasses.replace(g, report=report, grader_failed=True))
-    write_batch_outputs(
-        [g.report for g in checked], [g.out_dir for g in checked], out_dir, [str(g.path) for g in checked]
-    )
+    try:
+        write(checked)
+    except Exception as exc:  # noqa: BLE001 - the last resort: the files exist and say what happened
+        _write_plain_batch(checked, out_dir, grader_problem("writing the class summary", exc))
+        checked = [dataclasses.replace(g, grader_failed=True) for g in checked]
     return checked
+
+
+def _write_plain_batch(graded: list[GradedSubmission], out_dir: Path, problem: str) -> None:
+    """summary.html and grades.csv without the renderers: a name and a score per submission."""
+    import csv
+    import html
+    import io
+
+    from reports.csv_export import safe_cell
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(["submission", "path", "total", "max"])
+    rows = []
+    for g in graded:
+        writer.writerow([safe_cell(g.name), safe_cell(str(g.path)), f"{g.report.score:g}", f"{g.report.max_score:g}"])
+        rows.append(f"<tr><td>{html.escape(g.name)}</td><td>{g.report.score:g} / {g.report.max_score:g}</td></tr>")
+    (out_dir / "grades.csv").write_text(buf.getvalue(), encoding="utf-8", newline="")
+    page = (
+        '<!doctype html><html lang="en"><meta charset="utf-8"><title>graphgrade summary</title>'
+        f"<p>{html.escape(problem)}</p><table>{''.join(rows)}</table></html>\n"
+    )
+    (out_dir / "summary.html").write_text(page, encoding="utf-8")

@@ -25,268 +25,38 @@ Without it, a batch says so in one line and grades as before.
 from __future__ import annotations
 
 import argparse
-import io
 import itertools
 import json
 import math
 import os
 import sys
-import tempfile
-import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from grader import validation
+from grader.commands.similarity_compare import (  # noqa: F401 - re-exported: the comparison's names
+    DEFAULT_THRESHOLD,
+    MAX_PAIRS_SHOWN,
+    MISSING,
+    NOISE_K,
+    WINDOW,
+    Comparison,
+    ComparisonFailed,
+    PairDetail,
+    SimilarityUnavailable,
+    SimilarPair,
+    compare,
+    covered_tokens,
+    prints_of,
+    stable_kgram_hashes,
+)
+from grader.commands.similarity_sources import MAX_SOURCE_CHARS, default_template, submission_source  # noqa: F401
 from grader.errors import UsageError
-from grader.run.copying import SubmissionProblem, walk_submission
 from grader.validation import Invalid
 
 FORMAT = 1
 CACHE_FORMAT = 1  # of a comparison kept in grade's cache (comparison_to_json)
-DEFAULT_THRESHOLD = 0.5
-NOISE_K = 25  # copydetect's default noise threshold: matches shorter than 25 tokens never count
-WINDOW = 4  # winnowing window: any match of NOISE_K + WINDOW - 1 tokens is guaranteed to be found
-MAX_SOURCE_CHARS = 512 * 1024  # per submission; the rest is not compared (a generated file, a flood)
-MAX_PAIRS_SHOWN = 50  # on summary.html and similarity.html; similarity.json lists them all
-MISSING = "similarity check skipped: copydetect is not installed (pip install 'graphgrade[similarity]')"
-
-
-class SimilarityUnavailable(RuntimeError):
-    pass
-
-
-class ComparisonFailed(RuntimeError):
-    """The background comparison failed or its process ended; the text says how, in one line."""
-
-
-@dataclass(frozen=True)
-class SimilarPair:
-    a: str
-    b: str
-    score: float  # max(a_share, b_share)
-    a_share: float  # share of a's fingerprinted tokens also in b
-    b_share: float
-    tokens: int  # tokens of a that overlap b
-
-
-@dataclass(frozen=True)
-class PairDetail:
-    """A flagged pair with what the side-by-side page needs: both sources and the copied spans."""
-
-    pair: SimilarPair
-    a_code: str
-    b_code: str
-    a_spans: tuple[tuple[int, int], ...]
-    b_spans: tuple[tuple[int, int], ...]
-
-
-@dataclass(frozen=True)
-class Comparison:
-    n: int
-    threshold: float
-    details: tuple[PairDetail, ...]  # score order, highest first
-    seconds: float
-    skipped: tuple[str, ...] = ()  # submissions with nothing to compare
-    tool: str = ""  # "copydetect <version>", as similarity.json names it
-    from_cache: bool = False  # read back from the cache (see _compare_paths)
-
-    @property
-    def pairs(self) -> tuple[SimilarPair, ...]:
-        return tuple(d.pair for d in self.details)
-
-
-def _copydetect():
-    try:
-        os.environ.setdefault("MPLBACKEND", "Agg")  # copydetect imports pyplot; never a display
-        if "MPLCONFIGDIR" not in os.environ:  # no warning where HOME is not writable (a container user)
-            os.environ["MPLCONFIGDIR"] = os.path.join(tempfile.gettempdir(), f"graphgrade-mpl-{os.geteuid()}")
-        import copydetect
-        import copydetect.utils
-    except ImportError:
-        raise SimilarityUnavailable(MISSING) from None
-    copydetect.utils.hashed_kgrams = stable_kgram_hashes  # see its docstring
-    return copydetect
-
-
-def stable_kgram_hashes(string: str, k: int):
-    """copydetect's ``hashed_kgrams`` with a hash that is the same in every process.
-
-    copydetect hashes each k-gram with Python's ``hash()``, which is salted per process
-    (PYTHONHASHSEED): winnowing then keeps other fingerprints in every run, and a pair's
-    score moves (99% in one run, 100% in the next), so a regrade would not reproduce its
-    summary. An 8-byte BLAKE2b of each k-gram keeps copydetect's algorithm and makes it
-    reproducible."""
-    import hashlib
-
-    import numpy as np
-
-    digests = b"".join(
-        hashlib.blake2b(string[i : i + k].encode("utf-8", "surrogatepass"), digest_size=8).digest()
-        for i in range(len(string) - k + 1)
-    )
-    return np.frombuffer(digests, dtype="<i8").astype(np.int64)
-
-
-def submission_source(path: Path) -> str:
-    """A submission's Python source as one text: the file, or every *.py under the folder
-    (sorted, no hidden or cache folders), each after a ``# file:`` line, at most MAX_SOURCE_CHARS."""
-    path = Path(path)
-    if path.is_file():
-        files = [path]
-        base = path.parent
-    elif path.is_dir():
-        base = path
-        try:  # bounded and iterative, as the grader's copy is; no links, nothing hidden
-            files = sorted(path / rel for rel in walk_submission(path)[1] if rel.endswith(".py"))
-        except (OSError, SubmissionProblem):
-            return ""  # not graded either (its report says why): nothing to compare
-    else:
-        return ""
-    parts, total = [], 0
-    for f in files:
-        try:
-            with open(f, encoding="utf-8", errors="replace") as fh:
-                text = fh.read(MAX_SOURCE_CHARS - total + 1)
-        except OSError:
-            continue
-        part = f"# file: {f.relative_to(base).as_posix()}\n{text}\n"
-        parts.append(part)
-        total += len(part)
-        if total >= MAX_SOURCE_CHARS:
-            break
-    return "".join(parts)[:MAX_SOURCE_CHARS]
-
-
-def default_template() -> Path:
-    import student_template
-
-    return Path(student_template.__file__).resolve().parent
-
-
-def _spans(slices) -> tuple[tuple[int, int], ...]:
-    starts, ends = slices
-    return tuple((int(s), int(e)) for s, e in zip(starts, ends))
-
-
-@dataclass(frozen=True)
-class _Prints:
-    """One submission's copydetect fingerprint as arrays: each winnowed position and its hash,
-    in position order."""
-
-    fp: object  # copydetect.CodeFingerprint
-    pos: object  # numpy int64, sorted
-    hash_at: object  # numpy int64, the hash at each position
-    unique: object  # numpy int64, its distinct hashes
-    coverage: float  # copydetect's token coverage: the denominator of a share
-
-
-def _prints(fp) -> _Prints:
-    import numpy as np
-
-    keys = list(fp.hash_idx)
-    counts = [len(fp.hash_idx[h]) for h in keys]
-    hash_at = np.repeat(np.array(keys, dtype=np.int64), counts) if keys else np.array([], dtype=np.int64)
-    pos = (
-        np.concatenate([np.asarray(fp.hash_idx[h], dtype=np.int64) for h in keys])
-        if keys
-        else np.array([], dtype=np.int64)
-    )
-    order = np.argsort(pos, kind="stable")
-    return _Prints(fp, pos[order], hash_at[order], np.unique(hash_at), float(fp.token_coverage))
-
-
-def covered_tokens(prints: list[_Prints], k: int = NOISE_K):
-    """``covered[i, j]``: how many of submission i's tokens lie in a k-gram whose fingerprint j
-    also has, exactly what copydetect.compare_files counts (the union of [p, p + k) over i's
-    matched positions p, its get_copied_slices), for every pair at once.
-
-    compare_files loops over shared hashes in Python, ~1 ms a pair: 125,000 pairs of a class of
-    500 took minutes. Here each submission's matched positions against all others form one
-    boolean matrix (positions x submissions), and the union of intervals is sum(min(k, next
-    matched position - p)): a few numpy passes per submission."""
-    import numpy as np
-
-    n = len(prints)
-    covered = np.zeros((n, n), dtype=np.int64)
-    if n == 0:
-        return covered
-    # every (hash, submission) once, sorted by hash: which submissions have a given hash
-    all_hashes = np.concatenate([p.unique for p in prints])
-    owners = np.concatenate([np.full(p.unique.size, i, dtype=np.int64) for i, p in enumerate(prints)])
-    order = np.argsort(all_hashes, kind="stable")
-    all_hashes, owners = all_hashes[order], owners[order]
-    big = np.iinfo(np.int64).max // 4
-    for i, p in enumerate(prints):
-        if p.pos.size == 0:
-            continue
-        lo = np.searchsorted(all_hashes, p.hash_at, "left")
-        counts = np.searchsorted(all_hashes, p.hash_at, "right") - lo
-        rows = np.repeat(np.arange(p.pos.size), counts)
-        starts = np.cumsum(counts) - counts
-        cols = owners[np.arange(counts.sum()) - np.repeat(starts - lo, counts)]
-        mask = np.zeros((p.pos.size, n), dtype=bool)
-        mask[rows, cols] = True
-        mask[:, i] = False
-        at = np.where(mask, p.pos[:, None], big)
-        following = np.minimum.accumulate(at[::-1], axis=0)[::-1]  # the first matched position at or after each row
-        nxt = np.vstack([following[1:], np.full((1, n), big, dtype=np.int64)])
-        covered[i] = np.where(mask, np.minimum(k, nxt - p.pos[:, None]), 0).sum(axis=0)
-    return covered
-
-
-def compare(
-    sources: dict[str, str],
-    boilerplate: str = "",
-    threshold: float = DEFAULT_THRESHOLD,
-    detail_limit: int = MAX_PAIRS_SHOWN,
-) -> Comparison:
-    """Fingerprint every source, score every unordered pair, keep pairs scoring >= threshold;
-    the ``detail_limit`` highest get copydetect's spans for the side-by-side page."""
-    cd = _copydetect()
-    import numpy as np
-
-    started = time.monotonic()
-    bp = np.array([], dtype=np.int64)
-    if boilerplate.strip():
-        bp = np.unique(
-            np.array(
-                list(cd.CodeFingerprint("template.py", NOISE_K, 1, fp=io.StringIO(boilerplate)).hashes), dtype=np.int64
-            )
-        )
-    names, prints, skipped = [], [], []
-    for name, code in sources.items():
-        fp = cd.CodeFingerprint(f"{name}.py", NOISE_K, WINDOW, boilerplate=bp, fp=io.StringIO(code))
-        if fp.token_coverage > 0 and fp.hashes:
-            names.append(name)
-            prints.append(_prints(fp))
-        else:
-            skipped.append(name)  # empty, or nothing but the template
-    covered = covered_tokens(prints)
-    coverage = np.array([p.coverage for p in prints], dtype=float)
-    share = covered / coverage[:, None] if len(prints) else covered.astype(float)  # share[i, j]: of i's code, in j
-    found = []
-    for i, j in zip(*np.nonzero(np.triu(np.maximum(share, share.T) >= threshold, k=1) & (covered > 0))):
-        a, b = float(share[i, j]), float(share[j, i])
-        found.append(SimilarPair(names[i], names[j], round(max(a, b), 4), round(a, 4), round(b, 4), int(covered[i, j])))
-    found.sort(key=lambda p: (-p.score, p.a, p.b))
-    details = []
-    index = {n: k for k, n in enumerate(names)}
-    for rank, pair in enumerate(found):
-        if rank < detail_limit:  # the spans in the raw code, from copydetect itself
-            fa, fb = prints[index[pair.a]].fp, prints[index[pair.b]].fp
-            _, _, (slices_a, slices_b) = cd.compare_files(fa, fb)
-            details.append(PairDetail(pair, fa.raw_code, fb.raw_code, _spans(slices_a), _spans(slices_b)))
-        else:
-            details.append(PairDetail(pair, "", "", (), ()))
-    return Comparison(
-        len(sources),
-        threshold,
-        tuple(details),
-        time.monotonic() - started,
-        tuple(skipped),
-        f"copydetect {getattr(cd, '__version__', '?')}",
-    )
 
 
 def to_json(result: Comparison) -> dict:

@@ -227,9 +227,12 @@ class CaseInterpreter:
         record.bumps = list(self.bumps)
         record.sites = self.locator.sites_wire()
         if step.observe_graphs:
+            blobs, size = len(self.encoder.blobs), self.encoder.size
             try:
                 record.graphs = self.graphs_snapshot(self.target_object(step.target))
             except BaseException as exc:  # noqa: BLE001
+                del self.encoder.blobs[blobs:]  # arrays of a snapshot not reported are not sent
+                self.encoder.size = size
                 record.note = protocol.shorten(f"could not read graphs: {type(exc).__name__}")
         return record
 

@@ -57,6 +57,7 @@ MAX_ENTRY_BYTES = 2 * codec.MAX_FRAME_BYTES  # a text entry (see get_text)
 # beyond it are not kept either.
 MAX_CACHED_FRAME = 1 << 20
 MAX_SUBMISSION_BYTES = 16 << 20
+KEEP = MAX_CACHED_FRAME  # the raw frames a run keeps for the cache (larger ones are not kept)
 
 
 def default_cache_dir() -> Path:
@@ -88,16 +89,30 @@ def runtime_key(settings: RunSettings) -> str:
 
 
 def submission_hash(submission: Path) -> str | None:
-    """The content of the files a worker gets (as ``runner.copy_submission`` selects them), or
-    None when it cannot be read (the run reports why)."""
-    h = hashlib.sha256()
+    """What a worker sees of a submission, or None when it cannot be read (the run reports why):
+    its form (a lone file, or a folder), every entry the copy makes (each folder by its name,
+    empty ones included, and each regular file by its name and bytes), as
+    ``runner.copy_submission`` selects them. Every part is tagged and length-prefixed, so no
+    file's bytes can spell another tree's key material: two submissions share an entry only
+    when their workers would find the same tree."""
+    h = hashlib.sha256(b"graphgrade submission tree 2\0")
+
+    def part(tag: bytes, data: bytes) -> None:
+        h.update(tag + len(data).to_bytes(8, "little") + data)
+
     try:
         if submission.is_file():
-            h.update(MODULE_FILE.encode() + b"\0" + submission.resolve().read_bytes())
+            part(b"form", b"file")
+            part(b"file", MODULE_FILE.encode())
+            part(b"data", submission.resolve().read_bytes())
             return h.hexdigest()
-        for rel in sorted(walk_submission(submission)[1]):  # bounded and iterative, as the copy is
-            data = (submission / rel).read_bytes()
-            h.update(rel.encode("utf-8", "surrogateescape") + b"\0" + len(data).to_bytes(8, "little") + data)
+        part(b"form", b"folder")
+        folders, regular = walk_submission(submission)  # bounded and iterative, as the copy is
+        for rel in sorted(folders):
+            part(b"dir", rel.encode("utf-8", "surrogateescape"))
+        for rel in sorted(regular):
+            part(b"file", rel.encode("utf-8", "surrogateescape"))
+            part(b"data", (submission / rel).read_bytes())
     except (OSError, SubmissionProblem):
         return None
     return h.hexdigest()
@@ -300,7 +315,7 @@ def run_with_cache(
     """:func:`grader.run.runner.run_submission`, running only the cases the cache does not hold."""
     digest = submission_hash(submission)
     if digest is None:
-        return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
+        return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, KEEP)
     runtime = runtime_key(settings)
     hidden = redacted if redacted is not None else (False,) * len(messages)
     keys = [case_key(runtime, digest, message, h) for message, h in zip(messages, hidden)]
@@ -314,17 +329,18 @@ def run_with_cache(
     if not missing and stored.output_tail is not None:
         return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))  # type: ignore[union-attr]
     if len(missing) == len(cases):
-        fresh = run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
+        fresh = run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, KEEP)
     else:
         wanted = set(missing)
         sub_look = tuple(look_ahead[i] and i + 1 in wanted for i in missing) if look_ahead is not None else None
         fresh = run_submission(
             zygote, area, slot, submission, tuple(cases[i] for i in missing), settings,
             tuple(messages[i] for i in missing), sub_look, tuple(redacted[i] for i in missing) if redacted is not None else None,
+            KEEP,
         )  # fmt: skip
     if fresh.problem:  # the submission does not import (now): nothing is kept, the run stands alone
         if len(missing) != len(cases):
-            return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
+            return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, KEEP)
         return fresh
     entries = dict(stored.cases)  # other specs' cases stay, for a run with those specs
     for i, run in zip(missing, fresh.cases):

@@ -1,38 +1,32 @@
 """Run a submission's cases in isolation and collect what happened (the grader's side).
 
 The grader never imports a submission. It asks the zygote for a confined worker
-per submission, sends it each case's steps (the next case's may wait in the
-pipe while one runs), and reads back, over a dedicated pipe (never stdout), the
-case's observation frame and the worker's status frame. Deadlines are the grader's: a case that runs past its timeout,
-or a submission past its budget, has its whole process tree killed. After a
-hang, crash or malformed frame the worker is replaced, so the remaining cases
-are graded normally.
+per submission (:mod:`grader.run.zygote_client`), in a scratch directory of its slot
+(:mod:`grader.run.scratch`), sends it each case's steps (the next case's may wait in the
+pipe while one runs), and reads back, over a dedicated pipe (never stdout,
+:mod:`grader.run.pipes`), the case's observation frame and the worker's status frame.
+Deadlines are the grader's: a case that runs past its timeout, or a submission past its
+budget, has its whole process tree killed. After a hang, crash or malformed frame the worker
+is replaced, so the remaining cases are graded normally. This module holds the records of a
+run and the run itself, case by case.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import select
+import secrets
 import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-import grader
 from grader import codec, protocol
-from grader.run.copying import MODULE_FILE, SubmissionProblem, copy_submission, remove_tree  # noqa: F401 - MODULE_FILE, copy_submission: re-exported
+from grader.run.copying import MODULE_FILE, SubmissionProblem, copy_submission  # noqa: F401 - MODULE_FILE, copy_submission: re-exported
+from grader.run.pipes import Tail, Worker
+from grader.run.scratch import ScratchArea, running_as_root  # noqa: F401 - re-exported
 from grader.run.worker.inprocess import RETIRE_EXITCODE
 from grader.run.worker.sandbox import Limits
-from grader.run.worker.uids import UidLease
-from grader.safetext import safe_text
+from grader.run.zygote_client import Zygote, lost_layers  # noqa: F401 - lost_layers: re-exported
 from grader.spec_model import Case
 
 
@@ -60,8 +54,9 @@ class CaseRun:
     message: str
     output_tail: str
     duration_s: float
-    # the observation as the worker sent it (for grader.run.cache)
+    # the observation as the worker sent it (for grader.run.cache, up to its bound; else empty)
     frame: bytes = field(default=b"", repr=False, compare=False)
+    held_bytes: int = field(default=0, repr=False, compare=False)  # what its decoded arrays hold
 
     @classmethod
     def not_run(
@@ -102,6 +97,13 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+# The array bytes one submission's observations may hold until it is judged, together (an
+# honest submission's are a few KiB a case): past this, a case's result is not kept but is an error.
+MAX_OBSERVED_BYTES = 64 << 20
+# Bytes one submission's workers may send the grader in all (an honest one sends a few KiB a
+# case): past this its remaining cases are not run, so no padding or trickling can cost the
+# grader more than reading this much.
+MAX_RESULT_BYTES = 64 << 20
 LOOK_AHEAD = 3  # case messages that may wait in a worker's pipe behind the case it runs (run_submission)
 
 SIGNAL_HINTS = {
@@ -111,321 +113,6 @@ SIGNAL_HINTS = {
     "SIGABRT": "aborted",
     "SIGBUS": "a bus error",
 }
-
-
-# ---------------------------------------------------------------- the zygote
-class Zygote:
-    """Client of the zygote process; safe to share between threads."""
-
-    def __init__(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        root = str(Path(grader.__file__).resolve().parents[1])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.run.worker.zygote", str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL,
-            env=env,
-            cwd="/",
-        )
-        theirs.close()
-        self._sock = ours
-        self._lock = threading.Lock()
-
-    def _ask(self, request: dict, fds: tuple[int, ...] = ()) -> dict:
-        with self._lock:
-            data = json.dumps(request).encode()
-            if fds:
-                socket.send_fds(self._sock, [data], list(fds))
-            else:
-                self._sock.sendall(data)
-            reply = self._sock.recv(65536)
-        if not reply:
-            raise RuntimeError("the grader's worker zygote stopped unexpectedly")
-        return json.loads(reply)
-
-    def spawn(self, request: dict, fds: tuple[int, int, int]) -> int:
-        return int(self._ask({"op": "spawn", **request}, fds)["pid"])
-
-    def kill(self, pid: int, uid: int | None) -> int | None:
-        """End a worker; returns its exit code (negative: a signal), if the zygote saw it end."""
-        ended = self._ask({"op": "kill", "pid": pid, "uid": uid}).get("ended")
-        return ended if isinstance(ended, int) else None
-
-    def layers(self) -> dict:
-        """Which isolation layers a worker gets on this machine (see :func:`lost_layers`)."""
-        return self._ask({"op": "layers"})
-
-    def close(self) -> None:
-        try:
-            self._sock.close()
-        finally:
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-
-    def __enter__(self) -> Zygote:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def lost_layers(layers: dict) -> list[str]:
-    """One line per isolation layer a grading run as root should have and does not here
-    (SECURITY.md, "Deployments", says what each costs). Nothing for a normal user: a student
-    grading their own work on their own machine risks nothing."""
-    if not layers.get("root"):
-        return []
-    lost = []
-    if not layers.get("ipc_namespace"):
-        lost.append(
-            "no IPC namespace per worker (unshare refused): submissions graded at once share System V IPC; each uid's objects are still removed between submissions"
-        )
-    if not layers.get("net_namespace"):
-        lost.append(
-            "no network namespace per worker (unshare refused): the seccomp filter and Landlock still refuse sockets"
-        )
-    if not layers.get("cgroup"):
-        lost.append(
-            f"no cgroup memory and process limit per worker ({layers.get('cgroup_detail')}): only per-process limits apply"
-        )
-    if not layers.get("landlock_abi"):
-        lost.append("no Landlock: workers read and write what their uid may (world-readable files included)")
-    if not layers.get("seccomp"):
-        lost.append("no seccomp filter on this machine type: sockets, keyrings and namespaces are not filtered")
-    return lost
-
-
-# ---------------------------------------------------------------- scratch space
-def running_as_root() -> bool:
-    return os.geteuid() == 0
-
-
-class ScratchArea:
-    """A private base directory with one scratch directory per concurrent slot."""
-
-    def __init__(self) -> None:
-        self.base = Path(tempfile.mkdtemp(prefix="graphgrade-"))
-        os.chmod(self.base, 0o711)  # sandbox uids may pass through to their own slot, not list
-        # uids this run holds alone: ending a worker kills every process of its uid (see grader.run.worker.uids)
-        self.uids = UidLease() if running_as_root() else None
-
-    def uid_for(self, slot: int) -> int | None:
-        return self.uids.uid(slot) if self.uids is not None else None
-
-    def prepare(self, slot: int, submission: Path, deadline: float = math.inf) -> tuple[Path, Path, Path]:
-        """Fresh scratch for a slot holding a copy of the submission, and an empty output log
-        (outside the scratch, written through a descriptor only); returns (scratch, code dir, log)."""
-        scratch, code = self.fresh_copy(slot, submission, deadline)
-        log = self.base / f"slot{slot}.log"
-        fd = os.open(log, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.close(fd)
-        return scratch, code, log
-
-    def fresh_copy(self, slot: int, submission: Path, deadline: float = math.inf) -> tuple[Path, Path]:
-        """Empty the slot's scratch and copy the submission in again: a replacement worker starts
-        from the submission as handed in, not from what an earlier case left there. Bounded
-        (grader.run.copying); the copy counts against the submission's time budget (``deadline``)."""
-        scratch = self.base / f"slot{slot}"
-        remove_tree(scratch)
-        scratch.mkdir(mode=0o700)
-        code = scratch / "submission"
-        code.mkdir()
-        try:
-            made = copy_submission(submission, code, deadline)
-        except OSError as exc:
-            raise SubmissionProblem(
-                f"{submission.name}: could not be copied for grading ({exc.strerror or type(exc).__name__})"
-            ) from None
-        uid = self.uid_for(slot)
-        if uid is not None:
-            for path in [scratch, code, *made]:  # what the copy made, and nothing else: bounded
-                os.lchown(path, uid, uid)
-        return scratch, code
-
-    def close(self) -> None:
-        remove_tree(self.base)
-        if self.uids is not None:
-            self.uids.close()
-
-
-# ---------------------------------------------------------------- frames with deadlines
-class _Reader:
-    """Frames off a non-blocking pipe: read what is there, wait (poll) only when nothing is."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buf = b""
-        os.set_blocking(fd, False)
-        self.poller = select.poll()
-        self.poller.register(fd, select.POLLIN)
-
-    def next(self, deadline: float) -> bytes | None:
-        """The next frame; None at end of stream; TimeoutError past the deadline."""
-        while True:
-            frame, self.buf = codec.split_frame(self.buf)
-            if frame is not None:
-                return frame
-            try:
-                chunk = os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not self.poller.poll(max(1, math.ceil(remaining * 1000))):
-                    raise TimeoutError from None
-                continue
-            if not chunk:
-                return None
-            self.buf += chunk
-
-
-class _Tail:
-    """What the worker's processes wrote to their shared log since the last look. One fstat per
-    case; the file is read only when it grew (most cases print nothing)."""
-
-    def __init__(self, log: Path, limit: int) -> None:
-        self.fd = os.open(log, os.O_RDONLY)
-        self.pos = 0
-        self.limit = limit
-
-    def take(self, until: int | None = None) -> str:
-        """What was written since the last look, up to ``until`` (the log's size when the case
-        ended, as its worker saw it) when given: what lies beyond is a later case's."""
-        try:
-            end = os.fstat(self.fd).st_size
-            if until is not None:
-                end = min(end, until)
-            if end <= self.pos:
-                return ""
-            offset = max(self.pos, end - self.limit)
-            data = os.pread(self.fd, end - offset, offset)  # never past ``end``: what follows is a later case's
-        except OSError:
-            return ""
-        start, self.pos = self.pos, end
-        return _clean_tail(data, end - start, self.limit)
-
-    def close(self) -> None:
-        os.close(self.fd)
-
-
-def _clean_tail(data: bytes, written: int, limit: int) -> str:
-    """What a submission printed enters the grader here, made safe (grader.safetext)."""
-    text = safe_text(data.decode("utf-8", errors="replace"))
-    if written > limit:
-        text = f"[… {written - limit} earlier bytes cut …]\n" + text
-    return text
-
-
-# ---------------------------------------------------------------- one worker
-class _Worker:
-    def __init__(
-        self, zygote: Zygote, scratch: Path, code: Path, log: Path, uid: int | None, settings: RunSettings
-    ) -> None:
-        self.zygote, self.uid = zygote, uid
-        request = {
-            "submission_root": str(code),
-            "scratch": str(scratch),
-            "uid": uid,
-            "limits": settings.limits.__dict__,
-            "landlock": settings.landlock,
-            "import_paths": list(settings.import_paths),
-            "isolation": settings.isolation,
-        }
-        cmd_r, self.cmd_w = os.pipe()
-        self.res_r, res_w = os.pipe()
-        out_w = os.open(log, os.O_WRONLY | os.O_APPEND)
-        try:
-            self.pid = zygote.spawn(request, (cmd_r, res_w, out_w))
-        except BaseException:
-            for fd in (self.cmd_w, self.res_r):
-                os.close(fd)
-            raise
-        finally:
-            for fd in (cmd_r, res_w, out_w):
-                os.close(fd)
-        os.set_blocking(self.cmd_w, False)  # a worker that stops reading costs a deadline, never a hang
-        self.writable = select.poll()
-        self.writable.register(self.cmd_w, select.POLLOUT)
-        self.reader = _Reader(self.res_r)
-        self.alive = True
-        self.exitcode: int | None = None  # how the worker ended, once stopped (negative: a signal)
-        self.sent = 0  # index (into the submission's cases) of the next message not yet written
-
-    def send(self, message: bytes, deadline: float) -> bool:
-        """Write one framed message, waiting for room until ``deadline``; False if the worker is gone or stuck."""
-        view = memoryview(message)
-        try:
-            while view:
-                try:
-                    view = view[os.write(self.cmd_w, view) :]
-                except BlockingIOError:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0 or not self.writable.poll(max(1, math.ceil(remaining * 1000))):
-                        return False
-            return True
-        except OSError:  # BrokenPipeError: the worker ended
-            return False
-
-    def send_ahead(self, message: bytes) -> bool:
-        """Queue the next case's message while this one runs, so the worker starts it without
-        waiting for the grader. Only whole messages that fit the pipe atomically (<= PIPE_BUF);
-        anything else is sent in turn."""
-        if len(message) > select.PIPE_BUF:
-            return False
-        try:
-            return os.write(self.cmd_w, message) == len(message)
-        except OSError:  # BlockingIOError, BrokenPipeError
-            return False
-
-    def stop(self, case_uid: str | None = None) -> int | None:
-        """End the worker and everything it started. With ``case_uid`` (a case it did not finish
-        in time): where that case's output ends in the log, if the worker said so before it was
-        killed (it may have finished the case, and started the next, just past the deadline);
-        None when it never did, and then the whole rest of the log is that case's."""
-        if not self.alive:
-            return None
-        self.alive = False
-        try:
-            os.close(self.cmd_w)
-        except OSError:
-            pass
-        self.exitcode = self.zygote.kill(self.pid, self.uid)  # nothing of this worker runs after this line
-        output_end = None
-        try:
-            if case_uid is not None:
-                output_end = self._late_status(case_uid)
-        finally:
-            try:
-                os.close(self.res_r)
-            except OSError:
-                pass
-        return output_end
-
-    def _late_status(self, case_uid: str) -> int | None:
-        data = self.reader.buf
-        while len(data) <= 2 * codec.MAX_FRAME_BYTES:
-            try:
-                chunk = os.read(self.res_r, 1 << 20)
-            except OSError:
-                break
-            if not chunk:
-                break
-            data += chunk
-        try:
-            while True:
-                frame, data = codec.split_frame(data)
-                if frame is None:
-                    return None
-                if codec.is_control(frame):
-                    ctl = codec.decode_control(frame)
-                    if isinstance(ctl, codec.CaseStatus) and ctl.case == case_uid:
-                        return ctl.output_end
-        except codec.ProtocolError:
-            return None
 
 
 def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
@@ -449,6 +136,7 @@ def run_submission(
     messages: tuple[bytes, ...] | None = None,
     look_ahead: tuple[bool, ...] | None = None,
     redacted: tuple[bool, ...] | None = None,
+    keep_frame_bytes: int = 0,
 ) -> SubmissionRun:
     """Run every case of a submission, each in its own process; never raises for the submission's faults.
 
@@ -462,7 +150,9 @@ def run_submission(
     cases shown alike (both visible, or both redacted). Default: never.
     ``redacted[i]``: case ``i`` is not shown to students. Once such a case's steps have reached a
     worker, nothing a later worker says at import (its message, its output) is reported: it could
-    carry what the hidden case was given. Callers run such cases last (grade.run_order)."""
+    carry what the hidden case was given. Callers run such cases last (grade.run_order).
+    ``keep_frame_bytes``: a case's raw observation frame is kept in its :class:`CaseRun` (for the
+    observation cache) only up to this size; otherwise it goes once decoded."""
     started = time.monotonic()
     budget_end = started + settings.submission_budget_s
     try:
@@ -472,6 +162,7 @@ def run_submission(
     if messages is None:
         messages = case_messages(cases)
     state = _SubmissionInProgress(zygote, scratch_area, slot, submission, settings, scratch, code, log, budget_end)
+    state.keep_frame_bytes = keep_frame_bytes
     results: list[CaseRun] = []
     try:
         for index in range(len(cases)):
@@ -502,12 +193,15 @@ class _SubmissionInProgress:
         self.settings, self.budget_end = settings, budget_end
         self.scratch, self.code, self.log = scratch, code, log
         self.uid = scratch_area.uid_for(slot)
-        self.worker: _Worker | None = None
+        self.worker: Worker | None = None
         self.workers_started = 0
         self.secret_sent = False  # a redacted case's steps have reached a worker of this submission
         self.problem = ""  # once set, every remaining case is an error with these words
         self.import_tail = ""  # what the first worker printed while importing the submission
-        self.tail = _Tail(log, settings.tail_bytes)
+        self.tail = Tail(log, settings.tail_bytes)
+        self.keep_frame_bytes = 0  # raw frames kept up to this size (see run_submission)
+        self.observed_bytes = 0  # of the observation frames decoded so far (MAX_OBSERVED_BYTES)
+        self.result_budget: float = MAX_RESULT_BYTES  # what its workers may still send
 
     def run(
         self,
@@ -547,11 +241,36 @@ class _SubmissionInProgress:
         ):
             worker.sent += 1
         self.secret_sent = self.secret_sent or (redacted is not None and any(redacted[index : worker.sent]))
-        run, healthy, output_end = _run_case(worker, case, deadline, self.settings, self.budget_end)
+        # the case's token, issued only now that the case before it has ended: frames written
+        # before this point (by an earlier case's code, say) cannot carry it, so never count for it
+        token = secrets.token_hex(16)
+        # (a worker already gone, or stuck with its pipe full, is told by what _run_case reads)
+        worker.send(codec.frame(codec.token_message(case.uid, token)), deadline)
+        run, healthy, output_end = _run_case(
+            worker, case, deadline, self.settings, self.budget_end, self.keep_frame_bytes, token
+        )
+        self.result_budget = worker.reader.budget
         if not healthy:  # stopped before its tail is read: what it wrote is its own, none reaches the next
-            late_end = worker.stop(case.uid)
+            late_end = worker.stop(case.uid, token)
             output_end = output_end if output_end is not None else late_end
             self.worker = None
+        if self.result_budget < 0:
+            self.problem = (
+                f"the submission sent the grader more than {MAX_RESULT_BYTES >> 20} MiB of results "
+                "(padded or oversized frames), so its remaining cases were not run"
+            )
+            self.stop_worker()
+        if run.observation is not None:
+            self.observed_bytes += run.held_bytes
+            if self.observed_bytes > MAX_OBSERVED_BYTES:
+                run = replace(
+                    run,
+                    status="error",
+                    observation=None,
+                    frame=b"",
+                    message=f"the case's result was not kept: this submission's results passed {MAX_OBSERVED_BYTES >> 20} MiB "
+                    "together (arrays far larger than the cases' inputs?); the case counts as failed",
+                )
         return replace(run, output_tail=self.tail.take(output_end))
 
     def start_worker(self, case: Case, index: int) -> CaseRun | None:
@@ -563,7 +282,8 @@ class _SubmissionInProgress:
             except SubmissionProblem as exc:
                 self.problem = str(exc)
                 return CaseRun.not_run(case.uid, "error", self.problem)
-        self.worker = worker = _Worker(self.zygote, self.scratch, self.code, self.log, self.uid, self.settings)
+        self.worker = worker = Worker(self.zygote, self.scratch, self.code, self.log, self.uid, self.settings)
+        worker.reader.budget = self.result_budget
         self.workers_started += 1
         worker.sent = index
         import_deadline = min(self.budget_end, time.monotonic() + self.settings.import_timeout_s)
@@ -601,7 +321,7 @@ class _SubmissionInProgress:
             self.tail.close()
 
 
-def _first_control(worker: _Worker, deadline: float) -> tuple[codec.Control | None, bool]:
+def _first_control(worker: Worker, deadline: float) -> tuple[codec.Control | None, bool]:
     """What a fresh worker says first, once it has imported the submission (or failed to): its
     control message, or None when it sent something else, nothing (its stream ended) or nothing
     in time; and whether the deadline passed."""
@@ -631,15 +351,25 @@ def _worker_ended(exitcode: int | None, done):
 
 
 def _run_case(
-    worker: _Worker, case: Case, deadline: float, settings: RunSettings, budget_end: float
+    worker: Worker,
+    case: Case,
+    deadline: float,
+    settings: RunSettings,
+    budget_end: float,
+    keep_frame_bytes: int,
+    token: str,
 ) -> tuple[CaseRun, bool, int | None]:
-    """Collect one case's frames (its message is already in the worker's pipe); returns its
-    record, whether the worker can be reused, and where the case's output ends in the log."""
+    """Collect one case's frames (its message and ``token`` are already in the worker's pipe);
+    returns its record, whether the worker can be reused, and where the case's output ends in
+    the log. The frames count only if the status frame after them carries the case's token and
+    the size of exactly those frames: in either isolation mode, a frame written for this case
+    before its token was issued (while an earlier case ran) makes it malformed, never its result."""
     started = time.monotonic()
     output_end = None
 
     def done(status, message, observation=None, healthy=True):
-        frame = observation_frames[0] if observation is not None else b""
+        kept = observation is not None and len(observation_frames[0]) <= keep_frame_bytes
+        frame = bytes(observation_frames[0]) if kept else b""  # the raw frame goes once decoded, unless cached
         return (
             CaseRun(
                 uid=case.uid,
@@ -649,6 +379,7 @@ def _run_case(
                 output_tail="",
                 duration_s=time.monotonic() - started,
                 frame=frame,
+                held_bytes=codec.blob_bytes(observation_frames[0]) if observation is not None else 0,
             ),
             healthy,
             output_end,
@@ -667,8 +398,10 @@ def _run_case(
                 return done("crashed", "the case ended the worker process (did it kill its parent?)", healthy=False)
             if codec.is_control(frame):
                 ctl = codec.decode_control(frame)
-                if not isinstance(ctl, codec.CaseStatus) or ctl.case != case.uid:
-                    raise codec.ProtocolError("unexpected control frame")
+                if not isinstance(ctl, codec.CaseStatus) or ctl.case != case.uid or ctl.token != token:
+                    raise codec.ProtocolError("a control frame that is not this case's status")
+                if ctl.written != codec.framed_size(observation_frames):
+                    raise codec.ProtocolError("frames before its status that its worker did not write for this case")
                 output_end = ctl.output_end
                 break
             observation_frames.append(frame)

@@ -498,11 +498,14 @@ class FreshSubmission:
 
 
 def run_case_here(
-    fresh: FreshSubmission, module, message: bytes, res_fd: int, write_all, after_case, output_end
+    fresh: FreshSubmission, module, message: bytes, res_fd: int, write_all, after_case, output_end, finish
 ) -> bool:
     """Run one case in this process; writes its frames; returns whether this worker may run
     another case (False: it retires, the grader starts a fresh one). ``output_end()`` gives the
-    output log's size once the case's processes are gone: the grader cuts its tail there."""
+    output log's size once the case's processes are gone: the grader cuts its tail there.
+    ``finish(uid, frame, **status)`` gives what to write: the frame and the case's status frame,
+    with the token the grader issues for the case once the one before it has ended (None: the
+    grader has gone)."""
     uid, steps = codec.read_case_message(message)
     if fresh.used:
         try:
@@ -530,9 +533,8 @@ def run_case_here(
     damage = fresh.lasting_damage()
     if exitcode == 0 and damage:
         exitcode = RETIRE_EXITCODE
-    write_all(
-        res_fd,
-        frame
-        + codec.control_frame(codec.CaseStatus(case=uid, exitcode=exitcode, signal=None, output_end=output_end())),
-    )
+    out = finish(uid, frame, exitcode=exitcode, signal=None, output_end=output_end())
+    if out is None:
+        return False
+    write_all(res_fd, out)
     return exitcode == 0

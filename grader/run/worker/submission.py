@@ -3,10 +3,11 @@
 Lives in a process forked from the zygote, confined by :mod:`grader.run.worker.sandbox`
 before the submission is imported. It talks to the grader over two pipes:
 
-* ``cmd`` (grader -> worker): length-prefixed case messages (steps only);
+* ``cmd`` (grader -> worker): length-prefixed case messages (steps only), and each case's
+  token, sent once the case before it has ended (:class:`Commands` tells them apart);
 * ``res`` (worker -> grader): a ``ready`` or ``import_error`` frame once, then per
   case the child's observation frame followed by the worker's ``status`` frame
-  (the child's exit code or signal).
+  (the child's exit code or signal, the case's token and how many bytes were relayed before it).
 
 Each case runs in a child of its own, so no case sees another's state and a
 crash, ``os._exit`` or segfault costs that case only. The child never holds the
@@ -46,6 +47,51 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+class Commands:
+    """What the grader sends, in order: case messages are run in turn; a case's token arrives
+    once the grader has the case before it, often while the case already runs (its message may
+    wait in the pipe early), so each kind is kept apart until it is needed."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.cases: list[bytes] = []
+        self.tokens: dict[str, str] = {}
+
+    def _read(self) -> bool:
+        body = codec.read_frame(self.fd)
+        if body is None:
+            return False
+        if codec.is_token(body):
+            uid, token = codec.read_token(body)
+            self.tokens[uid] = token
+        else:
+            self.cases.append(body)
+        return True
+
+    def next_case(self) -> bytes | None:
+        """The next case message; None once the grader has closed the pipe."""
+        while not self.cases:
+            if not self._read():
+                return None
+        return self.cases.pop(0)
+
+    def token(self, uid: str) -> str | None:
+        """Case ``uid``'s token, waiting for it; None once the grader has closed the pipe."""
+        while uid not in self.tokens:
+            if not self._read():
+                return None
+        return self.tokens.pop(uid)
+
+
+def status_frames(commands: Commands, uid: str, written: bytes, **status) -> bytes | None:
+    """What the worker writes once case ``uid`` has ended: the frames ``written`` for it, then its
+    status frame with its token and their size; None when the grader has gone."""
+    token = commands.token(uid)
+    if token is None:
+        return None
+    return written + codec.control_frame(codec.CaseStatus(case=uid, token=token, written=len(written), **status))
 
 
 def _import_error_where(exc: BaseException, root: Path) -> str:
@@ -222,7 +268,9 @@ def relayable(data: bytes) -> bytes:
     return codec.frame(NOT_A_RESULT)
 
 
-def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: bool, tree_only: bool = False) -> None:
+def _run_one_case(
+    module, message: bytes, res_fd: int, commands: Commands, signal_all: bool, tree_only: bool = False
+) -> bool:
     uid, steps = codec.read_case_message(message)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -233,7 +281,7 @@ def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: 
         try:
             sandbox.die_with_parent()  # a case never outlives its worker
             os.close(result_r)
-            for fd in (cmd_fd, res_fd):
+            for fd in (commands.fd, res_fd):
                 os.close(fd)
             _write_all(result_w, run_case(module, uid, steps))
         except BaseException:  # noqa: BLE001 - whatever happens, this process ends here
@@ -249,18 +297,18 @@ def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: 
     data, status = _wait_collecting(pid, result_r)
     kill_orphans(signal_all, tree_only)
     exitcode = os.waitstatus_to_exitcode(status)
-    _write_all(
-        res_fd,
-        relayable(data)
-        + codec.control_frame(
-            codec.CaseStatus(
-                case=uid,
-                exitcode=exitcode if exitcode >= 0 else None,
-                signal=-exitcode if exitcode < 0 else None,
-                output_end=_output_end(),
-            )
-        ),
+    out = status_frames(
+        commands,
+        uid,
+        relayable(data),
+        exitcode=exitcode if exitcode >= 0 else None,
+        signal=-exitcode if exitcode < 0 else None,
+        output_end=_output_end(),
     )
+    if out is None:
+        return False
+    _write_all(res_fd, out)
+    return True
 
 
 def _output_end() -> int:
@@ -329,16 +377,25 @@ def serve(
         if fresh is not None:
             fresh.fds = inprocess.open_fds()
             fresh.spec = getattr(module, "__spec__", None)
+        commands = Commands(cmd_fd)
         while True:
-            message = codec.read_frame(cmd_fd)
+            message = commands.next_case()
             if message is None:
                 break
             if fresh is None:
-                _run_one_case(module, message, res_fd, cmd_fd, signal_all, tree_only)
+                if not _run_one_case(module, message, res_fd, commands, signal_all, tree_only):
+                    break
             elif not inprocess.run_case_here(
-                fresh, module, message, res_fd, _write_all, lambda: kill_orphans(signal_all, tree_only), _output_end
+                fresh,
+                module,
+                message,
+                res_fd,
+                _write_all,
+                lambda: kill_orphans(signal_all, tree_only),
+                _output_end,
+                lambda uid, written, **status: status_frames(commands, uid, written, **status),
             ):
-                break  # retired: the grader starts a fresh worker for the next case
+                break  # retired (or the grader has gone): the grader starts a fresh worker for the next case
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
     finally:
