@@ -35,7 +35,7 @@ SYS_MOUNT_SETATTR = 442  # the same number on x86_64 and aarch64 (Linux 5.12)
 AT_FDCWD, AT_RECURSIVE = -100, 0x8000
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME = 0x1, 0x10, 0x70
 PSEUDO_FILE_SYSTEMS = ("/proc", "/sys", "/dev")
-EMPTY_FILE = "empty"
+EMPTY_FOLDER, EMPTY_FILE = "folder", "file"
 
 
 class _MountAttr(ctypes.Structure):
@@ -110,18 +110,18 @@ def hidden_entries(keep: tuple[str, ...]) -> tuple[list[str], list[str]]:
 
 def _hide(keep: tuple[str, ...], helper: str) -> int:
     """Cover what :func:`hidden_entries` names with an empty read-only tmpfs mounted on
-    ``helper`` (its root for folders, an empty file in it for the rest); returns how many."""
-    if not _mount(b"tmpfs", helper, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,nr_inodes=2,mode=0555"):
+    ``helper`` (an empty folder in it for folders, an empty file for the rest); returns how many."""
+    if not _mount(b"tmpfs", helper, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,nr_inodes=3,mode=0555"):
         return -1
     try:
-        empty = os.path.join(helper, EMPTY_FILE)
-        os.close(os.open(empty, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
-        os.chmod(helper, 0o555)
+        empty_folder, empty_file = os.path.join(helper, EMPTY_FOLDER), os.path.join(helper, EMPTY_FILE)
+        os.mkdir(empty_folder, 0o555)
+        os.close(os.open(empty_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
         if not _mount(None, helper, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC):
             return -1
         folders, others = hidden_entries(keep)
         count = 0
-        for sources, source in ((folders, helper), (others, empty)):
+        for sources, source in ((folders, empty_folder), (others, empty_file)):
             for target in sources:
                 count += _mount(os.fsencode(source), target, None, MS_BIND)
         return count
