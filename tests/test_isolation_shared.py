@@ -161,7 +161,7 @@ def test_the_filter_refuses_every_lock_command_and_call_it_names():
             if call in numbers:
                 assert numbers[call] in constants, (machine, call)
         assert set(seccomp.REFUSED_FCNTL) <= constants
-        for code, jt, jf, _ in program:
+        for _code, jt, jf, _ in program:
             assert 0 <= jt < 256 and 0 <= jf < 256  # BPF jumps are one byte
 
 
@@ -175,7 +175,9 @@ def _view_possible() -> bool:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
 
 
-needs_view = pytest.mark.skipif(not _view_possible(), reason="no private mount namespace (not root, or no CAP_SYS_ADMIN)")
+needs_view = pytest.mark.skipif(
+    not _view_possible(), reason="no private mount namespace (not root, or no CAP_SYS_ADMIN)"
+)
 
 
 def _stat(path) -> list | str:
@@ -193,6 +195,7 @@ def test_stat_finds_nothing_of_the_graders_folders(layout):
     submission nor a secret beside the scratch can be found by name; the submission's own files,
     the standard library and numpy can."""
     import numpy
+
     import reference
     import specs
 
@@ -223,7 +226,9 @@ def test_stat_finds_nothing_of_the_graders_folders(layout):
         assert answer[name] == _stat(path), name
     # a covered folder is empty (where Landlock lets it be listed at all)
     specs_dir = Path(specs.__file__).resolve().parent
-    listing = confined(plan, lambda applied: {"listing": _errno_of(lambda: os.listdir(specs_dir)) or os.listdir(specs_dir)})
+    listing = confined(
+        plan, lambda applied: {"listing": _errno_of(lambda: os.listdir(specs_dir)) or os.listdir(specs_dir)}
+    )
     assert listing["listing"] in ("EACCES", "allowed")
     unlocked = sandbox.SandboxPlan(**{**plan.__dict__, "use_landlock": False})
     assert confined(unlocked, lambda applied: {"listing": os.listdir(specs_dir)})["listing"] == []
