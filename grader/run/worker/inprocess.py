@@ -59,6 +59,7 @@ import numpy as np
 
 from grader import codec
 from grader.observe.interpreter import run_case
+from grader.run.worker import guard
 
 MODULE_NAME = "cudagraph"
 # Sent as the status frame's exit code: the case ran (its result counts), but it left the
@@ -513,9 +514,10 @@ def run_case_here(
     fresh.used = True
     frame = b""
     exitcode = 0
+    tampered = False
     if module is not None:
         try:
-            frame = run_case(module, uid, steps)
+            frame, tampered = guard.checked(run_case(module, uid, steps), uid, steps)
         except BaseException:  # noqa: BLE001 - as a case process that raised would: no result
             traceback.print_exc()
             exitcode = CASE_EXCEPTION_EXITCODE
@@ -528,7 +530,7 @@ def run_case_here(
         pass
     after_case()  # processes the case left behind are killed before its status goes out
     damage = fresh.lasting_damage()
-    if exitcode == 0 and damage:
+    if exitcode == 0 and (damage or tampered):  # a changed grader class would outlive the case
         exitcode = RETIRE_EXITCODE
     write_all(
         res_fd,

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from grader import codec, protocol
 from grader.observe.interpreter import run_case
-from grader.run.worker import sandbox
+from grader.run.worker import guard, sandbox
 
 MODULE_NAME = "cudagraph"
 # The most a case's process may write into its result pipe: one frame of the largest valid size.
@@ -235,7 +235,7 @@ def _run_one_case(module, message: bytes, res_fd: int, cmd_fd: int, signal_all: 
             os.close(result_r)
             for fd in (cmd_fd, res_fd):
                 os.close(fd)
-            _write_all(result_w, run_case(module, uid, steps))
+            _write_all(result_w, guard.checked(run_case(module, uid, steps), uid, steps)[0])
         except BaseException:  # noqa: BLE001 - whatever happens, this process ends here
             traceback.print_exc()
             code = 70
