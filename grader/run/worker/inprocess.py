@@ -59,7 +59,7 @@ import numpy as np
 
 from grader import codec
 from grader.observe.interpreter import run_case
-from grader.run.worker import guard
+from grader.run.worker import guard, importing
 
 MODULE_NAME = "cudagraph"
 # Sent as the status frame's exit code: the case ran (its result counts), but it left the
@@ -152,7 +152,7 @@ def compile_generated_once() -> None:
     collections.eval = _eval_compiled_once  # type: ignore[attr-defined]
 
 
-class _CachedSourceLoader(importlib.machinery.SourceFileLoader):
+class _CachedSourceLoader(importing.SourceOnlyLoader):
     """Compiles each source file once per worker: re-executing the submission for every case
     then costs only running its module code."""
 
