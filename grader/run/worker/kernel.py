@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes
+import os
+from collections.abc import Callable
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
@@ -34,3 +36,20 @@ libc = ctypes.CDLL(None, use_errno=True)
 def prctl(option: int, value: int) -> None:
     if libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+
+
+def in_child(fn: Callable[[], bytes]) -> bytes:
+    """``fn()`` run in a throwaway forked child; what it returned (empty if it failed)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.close(r)
+            os.write(w, fn())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    return data

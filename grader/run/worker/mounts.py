@@ -26,7 +26,7 @@ import ctypes
 import os
 import stat
 
-from grader.run.worker.kernel import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, libc
+from grader.run.worker.kernel import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, in_child, libc
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_NOATIME, MS_REC, MS_PRIVATE = 32, 4096, 1024, 16384, 1 << 18
@@ -166,17 +166,5 @@ def private_namespaces(mount_namespace: bool) -> dict[str, bool]:
 def probe_namespaces() -> dict[str, bool]:
     """What :func:`private_namespaces` would get here, tried in a throwaway child."""
     names = ("ipc_namespace", "net_namespace")
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the probe itself
-        try:
-            os.close(r)
-            got = private_namespaces(False)
-            os.write(w, bytes(int(got[n]) for n in names))
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as f:
-        data = f.read()
-    os.waitpid(pid, 0)
+    data = in_child(lambda: bytes(int(got[n]) for got in [private_namespaces(False)] for n in names))
     return {n: bool(data[i]) if i < len(data) else False for i, n in enumerate(names)}
