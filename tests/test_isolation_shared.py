@@ -176,14 +176,18 @@ def _stat(path) -> list | str:
 def test_stat_finds_nothing_of_the_graders_folders(layout):
     """Landlock has no right for metadata: without the covering mounts, stat gives the size and
     mtime of a hidden spec file. Inside, neither the specs, the reference, another slot's
-    submission nor a secret beside the scratch can be found by name; the submission's own files,
-    the standard library and numpy can."""
+    submission nor a secret beside the scratch can be found by name (in a folder with few names to
+    cover, one by one; in a crowded one, the folder whole); the submission's own files, the
+    standard library and numpy can."""
     import numpy
 
     import reference
     import specs
 
     plan, code, outside = layout
+    crowd = Path(plan.scratch).parent
+    for i in range(mounts.COVER_ONE_BY_ONE + 10):  # a crowded folder is covered whole, not name by name
+        (crowd / f"crowd{i:03}.yaml").write_text("visibility: hidden\n")
     other = Path(plan.scratch).parent / "slot1"
     other.mkdir()
     (other / "cudagraph.py").write_text("another submission\n")
@@ -193,6 +197,7 @@ def test_stat_finds_nothing_of_the_graders_folders(layout):
         "secret": outside / "secret.yaml",
         "other_slot": other / "cudagraph.py",
         "repo_readme": Path(specs.__file__).resolve().parents[1] / "README.md",
+        "crowded": crowd / "crowd000.yaml",
     }
     visible = {"own_code": code / "cudagraph.py", "stdlib": Path(SHARED_FILE), "numpy": Path(numpy.__file__)}
     everything = {**paths, **visible}

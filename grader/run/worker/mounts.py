@@ -7,7 +7,9 @@ In a mount namespace of the worker's own (nothing propagates back to the grader'
    another worker could see on a file both may read (the standard library, numpy);
 2. every name the worker has no use for is hidden: in each folder on the way to a path the
    worker may read (its submission, the standard library, numpy, the grader's worker modules,
-   the system's libraries) every other entry is covered by an empty, read-only folder or file.
+   the system's libraries) every other entry is covered by an empty, read-only folder or file
+   (a folder with many such entries, ``/etc`` say, is covered whole by a read-only tmpfs that
+   holds only the entries to show, each bound back from the original).
    Landlock refuses to open what is not on its allowlist, but it has no right for metadata:
    ``stat`` would still give the size and modification time of a hidden spec file, of the
    reference solution or of another submission, through folders that are world-traversable
@@ -25,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import os
 import stat
+from dataclasses import dataclass
 
 from grader.run.worker.kernel import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, in_child, libc
 
@@ -36,6 +39,7 @@ AT_FDCWD, AT_RECURSIVE = -100, 0x8000
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME = 0x1, 0x10, 0x70
 PSEUDO_FILE_SYSTEMS = ("/proc", "/sys", "/dev")
 EMPTY_FOLDER, EMPTY_FILE = "folder", "file"
+COVER_ONE_BY_ONE = 64  # names to cover in one folder; more: the folder is rebuilt (one mount per name shown)
 
 
 class _MountAttr(ctypes.Structure):
@@ -76,11 +80,21 @@ def _inside(path: str, folders: set[str]) -> bool:
         path = parent
 
 
-def hidden_entries(keep: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """The folders and the other entries to cover so that only ``keep`` (and the folders on the
-    way to each) can be found by name: every entry of such a folder that is neither kept nor on
-    the way to a kept path. Links are left (a mount on one would cover its target), and nothing
-    is looked into beneath a kept path or in a pseudo file system."""
+@dataclass(frozen=True)
+class FolderView:
+    """One folder on the way to a kept path: the entries to show and those to cover."""
+
+    folder: str
+    mode: int
+    shown: tuple[tuple[str, int], ...]  # (name, st_mode): kept, on the way, pseudo, links
+    covered: tuple[tuple[str, int], ...]
+
+
+def hidden_entries(keep: tuple[str, ...]) -> list[FolderView]:
+    """Every folder on the way to a kept path (parents first), with what to cover in it so that
+    only ``keep`` (and the folders on the way to each) can be found by name: every entry that is
+    neither kept nor on the way to a kept path. Links are shown as they are (a mount on one would
+    cover its target), and nothing is looked into beneath a kept path or in a pseudo file system."""
     kept = {os.path.realpath(p) for p in keep if p and os.path.lexists(p)}
     on_the_way: set[str] = set()
     for path in kept:
@@ -91,26 +105,66 @@ def hidden_entries(keep: tuple[str, ...]) -> tuple[list[str], list[str]]:
                 break
             parent = os.path.dirname(parent)
     pseudo = set(PSEUDO_FILE_SYSTEMS)
-    folders: list[str] = []
-    others: list[str] = []
+    views: list[FolderView] = []
     for folder in sorted(on_the_way):
         if _inside(folder, kept) or _inside(folder, pseudo):
             continue
         try:
+            mode = os.lstat(folder).st_mode
             with os.scandir(folder) as listing:
-                entries = [(e.path, e.stat(follow_symlinks=False).st_mode) for e in listing]
+                entries = [(e.name, e.path, e.stat(follow_symlinks=False).st_mode) for e in listing]
         except OSError:
             continue
-        for path, mode in entries:
-            if path in kept or path in on_the_way or path in pseudo or stat.S_ISLNK(mode):
-                continue
-            (folders if stat.S_ISDIR(mode) else others).append(path)
-    return folders, others
+        shown, covered = [], []
+        for name, path, entry_mode in entries:
+            visible = path in kept or path in on_the_way or path in pseudo or stat.S_ISLNK(entry_mode)
+            (shown if visible else covered).append((name, entry_mode))
+        if covered:
+            views.append(FolderView(folder, mode, tuple(shown), tuple(covered)))
+    return views
+
+
+def _rebuild(view: FolderView) -> int:
+    """Cover a folder with many names to hide by a tmpfs of its own that holds only what is shown
+    (each bound back from the original, links copied): one mount per shown entry instead of one
+    per covered entry. Returns how many entries it covers (0 where it failed)."""
+    originals: dict[str, int] = {}
+    links: dict[str, str] = {}
+    try:
+        for name, mode in view.shown:
+            path = os.path.join(view.folder, name)
+            if stat.S_ISLNK(mode):
+                links[name] = os.readlink(path)
+            else:
+                originals[name] = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+        options = f"size=64k,nr_inodes={len(view.shown) + 2},mode={stat.S_IMODE(view.mode):o}".encode()
+        if not _mount(b"tmpfs", view.folder, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options):
+            return 0
+        mode_of = dict(view.shown)
+        for name, target in links.items():
+            os.symlink(target, os.path.join(view.folder, name))
+        for name in originals:
+            mount_point = os.path.join(view.folder, name)
+            if stat.S_ISDIR(mode_of[name]):
+                os.mkdir(mount_point, 0o755)
+            else:
+                os.close(os.open(mount_point, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
+        _mount(None, view.folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        for name, fd in originals.items():
+            _mount(f"/proc/self/fd/{fd}".encode(), os.path.join(view.folder, name), None, MS_BIND | MS_REC)
+        return len(view.covered)
+    except OSError:
+        return 0
+    finally:
+        for fd in originals.values():
+            os.close(fd)
 
 
 def _hide(keep: tuple[str, ...], helper: str) -> int:
-    """Cover what :func:`hidden_entries` names with an empty read-only tmpfs mounted on
-    ``helper`` (an empty folder in it for folders, an empty file for the rest); returns how many."""
+    """Cover what :func:`hidden_entries` names: one by one with an empty read-only tmpfs mounted on
+    ``helper`` (an empty folder in it for folders, an empty file for the rest), or, in a folder
+    with more than ``COVER_ONE_BY_ONE`` names to cover, the whole folder (:func:`_rebuild`).
+    Returns how many entries were covered, -1 if none could be."""
     if not _mount(b"tmpfs", helper, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,nr_inodes=3,mode=0555"):
         return -1
     try:
@@ -119,11 +173,14 @@ def _hide(keep: tuple[str, ...], helper: str) -> int:
         os.close(os.open(empty_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
         if not _mount(None, helper, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC):
             return -1
-        folders, others = hidden_entries(keep)
         count = 0
-        for sources, source in ((folders, empty_folder), (others, empty_file)):
-            for target in sources:
-                count += _mount(os.fsencode(source), target, None, MS_BIND)
+        for view in hidden_entries(keep):  # parents first: a rebuilt folder's children are bound back
+            if len(view.covered) > COVER_ONE_BY_ONE:
+                count += _rebuild(view)
+                continue
+            for name, mode in view.covered:
+                source = empty_folder if stat.S_ISDIR(mode) else empty_file
+                count += _mount(os.fsencode(source), os.path.join(view.folder, name), None, MS_BIND)
         return count
     finally:
         libc.umount2(os.fsencode(helper), ctypes.c_int(MNT_DETACH))  # the covers keep it alive
