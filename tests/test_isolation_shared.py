@@ -248,3 +248,19 @@ def test_reading_a_shared_file_leaves_its_access_time(layout):
     assert shared.stat().st_atime_ns == old
     written = confined(plan, lambda applied: {"xattr": _errno_of(lambda: os.setxattr(shared, "user.gg", b"1"))})
     assert written["xattr"] in ("EROFS", "EACCES", "EPERM", "ENOTSUP")
+
+
+@needs_view
+def test_the_remount_fallback_makes_every_mount_read_only(tmp_path):
+    """Before Linux 5.12 (no mount_setattr) each mount point is remounted read-only and noatime;
+    the grader's own view is untouched (a private namespace of a throwaway child)."""
+
+    def probe() -> bytes:
+        libc.unshare(mounts.CLONE_NEWNS)
+        mounts.mount(b"none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE)
+        done = mounts.remount_each()
+        return json.dumps({"done": done, "write": _errno_of(lambda: (tmp_path / "x").write_text("x"))}).encode()
+
+    answer = json.loads(kernel.in_child(probe))
+    assert answer == {"done": True, "write": "EROFS"}
+    (tmp_path / "y").write_text("y")  # the grader's view is still writable

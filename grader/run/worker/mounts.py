@@ -51,12 +51,13 @@ class _MountAttr(ctypes.Structure):
     ]
 
 
-def _mount(source: bytes | None, target: str, fstype: bytes | None, flags: int, data: bytes | None = None) -> bool:
+def mount(source: bytes | None, target: str, fstype: bytes | None, flags: int, data: bytes | None = None) -> bool:
     return libc.mount(source, os.fsencode(target), fstype, ctypes.c_ulong(flags), data) == 0
 
 
 def _read_only_everywhere() -> bool:
-    """Every mount of this (private) namespace read-only and noatime, in one call."""
+    """Every mount of this (private) namespace read-only and noatime: in one call, or (before
+    Linux 5.12) one remount per mount point."""
     attr = _MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME, 0, 0)
     done = libc.syscall(
         ctypes.c_long(SYS_MOUNT_SETATTR),
@@ -66,7 +67,26 @@ def _read_only_everywhere() -> bool:
         ctypes.byref(attr),
         ctypes.c_size_t(ctypes.sizeof(attr)),
     )
-    return done == 0
+    return done == 0 or remount_each()
+
+
+def remount_each() -> bool:
+    """The fallback of :func:`_read_only_everywhere`: a read-only, noatime bind remount of each
+    mount point, keeping its nosuid/nodev/noexec flags (a remount must not drop them)."""
+    kept = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}
+    try:
+        with open("/proc/self/mountinfo") as f:
+            mounts = [line.split() for line in f]
+    except OSError:
+        return False
+    done = True
+    for fields in mounts:
+        if len(fields) < 6:
+            continue
+        point = fields[4].encode().decode("unicode_escape")  # mountinfo writes spaces as \040
+        flags = sum(kept.get(option, 0) for option in fields[5].split(","))
+        done &= mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOATIME | flags)
+    return done
 
 
 def _inside(path: str, folders: set[str]) -> bool:
@@ -138,7 +158,7 @@ def _rebuild(view: FolderView) -> int:
             else:
                 originals[name] = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
         options = f"size=64k,nr_inodes={len(view.shown) + 2},mode={stat.S_IMODE(view.mode):o}".encode()
-        if not _mount(b"tmpfs", view.folder, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options):
+        if not mount(b"tmpfs", view.folder, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options):
             return 0
         mode_of = dict(view.shown)
         for name, target in links.items():
@@ -149,9 +169,9 @@ def _rebuild(view: FolderView) -> int:
                 os.mkdir(mount_point, 0o755)
             else:
                 os.close(os.open(mount_point, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
-        _mount(None, view.folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        mount(None, view.folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
         for name, fd in originals.items():
-            _mount(f"/proc/self/fd/{fd}".encode(), os.path.join(view.folder, name), None, MS_BIND | MS_REC)
+            mount(f"/proc/self/fd/{fd}".encode(), os.path.join(view.folder, name), None, MS_BIND | MS_REC)
         return len(view.covered)
     except OSError:
         return 0
@@ -165,13 +185,13 @@ def _hide(keep: tuple[str, ...], helper: str) -> int:
     ``helper`` (an empty folder in it for folders, an empty file for the rest), or, in a folder
     with more than ``COVER_ONE_BY_ONE`` names to cover, the whole folder (:func:`_rebuild`).
     Returns how many entries were covered, -1 if none could be."""
-    if not _mount(b"tmpfs", helper, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,nr_inodes=3,mode=0555"):
+    if not mount(b"tmpfs", helper, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,nr_inodes=3,mode=0555"):
         return -1
     try:
         empty_folder, empty_file = os.path.join(helper, EMPTY_FOLDER), os.path.join(helper, EMPTY_FILE)
         os.mkdir(empty_folder, 0o555)
         os.close(os.open(empty_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
-        if not _mount(None, helper, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC):
+        if not mount(None, helper, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC):
             return -1
         count = 0
         for view in hidden_entries(keep):  # parents first: a rebuilt folder's children are bound back
@@ -180,7 +200,7 @@ def _hide(keep: tuple[str, ...], helper: str) -> int:
                 continue
             for name, mode in view.covered:
                 source = empty_folder if stat.S_ISDIR(mode) else empty_file
-                count += _mount(os.fsencode(source), os.path.join(view.folder, name), None, MS_BIND)
+                count += mount(os.fsencode(source), os.path.join(view.folder, name), None, MS_BIND)
         return count
     finally:
         libc.umount2(os.fsencode(helper), ctypes.c_int(MNT_DETACH))  # the covers keep it alive
@@ -193,12 +213,12 @@ def private_view(work: str, uid: int, size: int, keep: tuple[str, ...]) -> dict[
     ``hidden`` (how many entries were covered, -1 where that failed)."""
     if libc.unshare(CLONE_NEWNS) != 0:
         return {"tmpfs": False}
-    if not _mount(b"none", "/", None, MS_REC | MS_PRIVATE):  # nothing propagates back out
+    if not mount(b"none", "/", None, MS_REC | MS_PRIVATE):  # nothing propagates back out
         return {"tmpfs": False}
     applied: dict[str, object] = {"read_only_view": _read_only_everywhere()}
     applied["hidden"] = _hide(tuple(keep) + (work,), work)
     options = f"size={size},nr_inodes=4096,mode=0700,uid={uid},gid={uid}".encode()
-    applied["tmpfs"] = _mount(b"tmpfs", work, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
+    applied["tmpfs"] = mount(b"tmpfs", work, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
     return applied
 
 
@@ -214,7 +234,7 @@ def private_namespaces(mount_namespace: bool) -> dict[str, bool]:
     }
     if mount_namespace and os.path.isdir("/dev/shm"):
         options = b"size=4k,nr_inodes=1,mode=0555"
-        applied["private_dev_shm"] = _mount(
+        applied["private_dev_shm"] = mount(
             b"none", "/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, options
         )
     return applied
