@@ -132,6 +132,12 @@ EXPECT: dict[str, Expect] = {
     "h47_deep_dirs": Expect("zero"),
     "h48_keyring_userns": Expect("same"),
     "h49_forged_structure": Expect("same"),  # and flagged: test_forged_structure_is_flagged_not_penalised
+    # tests/test_isolation_channels.py grades these three together with --jobs 2
+    "h50_lock_sender": Expect("same"),
+    "h51_lock_receiver": Expect("same"),
+    "h52_stat_hidden": Expect("same"),
+    "h53_forged_op_class": Expect("cheat"),  # and flagged: test_forged_op_class_is_flagged_and_caught
+    "h54_zip_forgery": Expect("cheat"),  # and flagged: test_zip_forgery_is_flagged_and_not_importable
 }
 
 # Safe to run without root (no uid of its own, so nothing here may rely on one) and without
@@ -157,6 +163,10 @@ NON_ROOT_SUBSET = (
     "h46_many_dirs",
     "h47_deep_dirs",
     "h49_forged_structure",
+    "h50_lock_sender",
+    "h51_lock_receiver",
+    "h53_forged_op_class",
+    "h54_zip_forgery",
 ) + (("h12_kill_parent",) if sandbox.landlock_abi() >= 6 else ())
 
 
@@ -837,6 +847,8 @@ def test_hostile_subset_without_root(tmp_path):
         check_points(batch, name)
         check_output_capped(batch, name)
     check_no_process_left(batch)
+    check_forged_op_class(batch)
+    check_zip_forgery(batch)
     if LANDLOCK >= 1:  # without Landlock a normal user's sandbox reads what that user reads
         for name in names:
             check_nothing_leaked(batch, name)
@@ -862,3 +874,39 @@ def test_forged_structure_is_flagged_not_penalised(root_batch):
         (root_batch.out / "h49_forged_structure" / n).read_text() for n in ("report.html", "results.json", "junit.xml")
     ]
     assert not any("patch-builtins" in text or "needs review" in text for text in student_facing)
+
+
+# ------------------------------------------------------------------ integrity round 3 (issue 25)
+def _own_rules(report: dict) -> set[str]:
+    """The rules flagged in a submission's own files (not the hostile helper copied beside it)."""
+    return {f["rule"] for f in report["flags"] if f["file"] != "_hostile_kit.py"}
+
+
+def check_forged_op_class(batch: Batch) -> None:
+    report = batch.reports["h53_forged_op_class"]
+    assert {"patch-class", "grader-state"} <= _own_rules(report), report["flags"]
+    caught = [c for c in report["cases"] if "GraderObjectChanged" in c["message"] and not c["redacted"]]
+    assert caught and all(c["status"] != "passed" for c in caught)
+    assert "GraderOp.__call__" in caught[0]["message"]
+    assert report["score"] < batch.reports["honest"]["score"]
+
+
+def check_zip_forgery(batch: Batch) -> None:
+    report = batch.reports["h54_zip_forgery"]
+    assert any(f["rule"] == "compiled-code" and f["file"] == "helpers.zip" for f in report["flags"]), report["flags"]
+    assert "[hostile] zip import: refused" in report["output_tail"]
+    assert "zip import: WORKED" not in report["output_tail"]
+    assert report["score"] == batch.reports["buggy"]["score"] < report["max_score"]
+
+
+def test_forged_op_class_is_flagged_and_caught(root_batch):
+    """h53 hides the fresh-buffer-on-replay bug by patching ``type(op).__call__`` and rewriting its
+    call record (unguarded: 100/100, no flag). It is flagged (patch-class, grader-state), and every
+    case that ran with the patched class fails with an error naming ``GraderOp.__call__``."""
+    check_forged_op_class(root_batch)
+
+
+def test_zip_forgery_is_flagged_and_not_importable(root_batch):
+    """h54 ships a sys.modules forgery in ``helpers.zip`` and imports it (unguarded: the honest
+    score, no flag). The zip is flagged, zipimport finds nothing, and it scores as the buggy build."""
+    check_zip_forgery(root_batch)

@@ -3,6 +3,7 @@ it survives hostile files, and where flags show (staff) and do not (students, sc
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from dataclasses import replace
@@ -110,6 +111,32 @@ CASES = {
         "__import__(name)",
         "import importlib.util\nimportlib.util.spec_from_file_location('x', p)",
         "spec.loader.exec_module(m)",
+        "import zipimport\nzipimport.zipimporter('x.zip')",
+        "import sys\nsys.path_hooks.insert(0, hook)",
+        "import sys\nsys.meta_path.append(finder)",
+        "import marshal",
+        "import runpy\nrunpy.run_path('x')",
+    ],
+    "patch-class": [
+        "def run_eager(ops, x):\n    cls = type(ops[0])\n    setattr(cls, '__call__', f)",
+        "type(op).__call__ = f",
+        "op.__class__.__call__ = f",
+        "def f(op):\n    kind = op.__class__\n    kind.__call__ = g",
+        "op.__class__ = Fake",
+        "setattr(op, 'elementwise', True)",
+        "delattr(op, 'spec')",
+        "object.__setattr__(op, 'spec', s)",
+        "type.__setattr__(GraderOp, '__call__', f)",
+        "vars(op)['spec'] = s",
+        "op.__dict__['spec'] = s",
+        "vars(op).update(spec=s)",
+        "op.__dict__.update(spec=s)",
+        "setattr(type(self), '__call__', f)",
+    ],
+    "grader-state": [
+        "op._witness.calls[-1] = record",
+        "log = getattr(op, '_witness')",
+        "def f(self, x):\n    self._witness.calls.clear()",
     ],
 }
 
@@ -134,6 +161,12 @@ def test_every_rule_is_exercised():
         "import os\nos.environ.get('HOME')",
         "'''The grader imports this module; see the reference in the docs.'''",
         "class A:\n    def __init__(self):\n        self.f_back_count = 0",
+        # its own objects: self and cls, through a setter or its namespace
+        "class A:\n    def __init__(self, **kw):\n        setattr(self, 'n', 1)\n        self.__dict__.update(kw)",
+        "from dataclasses import dataclass\n@dataclass(frozen=True)\nclass B:\n    n: int\n"
+        "    def __post_init__(self):\n        object.__setattr__(self, 'n', 2)",
+        "def f(x):\n    kind = type(x)\n    return kind.__name__, isinstance(x, kind), vars(x).get('n')",
+        "x.flags.writeable = False\nout.shape = (2, 3)",
     ],
 )
 def test_ordinary_code_is_not_flagged(source):
@@ -166,6 +199,10 @@ def test_hostile_files_cannot_break_or_dodge_the_scan(tmp_path):
     (sub / "big.py").write_text("x = 1\n" * (integrity.MAX_FILE_BYTES // 6 + 10))
     (sub / "evil\u202ename\x1b[2J.py").write_text("import mmap\n")
     (sub / "cudagraph.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    (sub / "helpers.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip
+    (sub / "data.bin").write_bytes(b"#!padding\n" * 100 + b"PK\x05\x06" + bytes(18))  # a zip by content
+    (sub / "old.dat").write_bytes(importlib.util.MAGIC_NUMBER + bytes(12))  # a .pyc by content
+    (sub / "notes.txt").write_text("plain data, not code\n")
     (sub / "link.py").symlink_to("/etc/passwd")  # not followed
     (sub / "fifo.py").unlink(missing_ok=True)
     os.mkfifo(sub / "fifo.py")  # never opened: not a regular file
@@ -177,7 +214,9 @@ def test_hostile_files_cannot_break_or_dodge_the_scan(tmp_path):
     assert by_file["deep.py"] == {"unscanned"}
     assert by_file["latin.py"] == {"gc"}
     assert by_file["big.py"] == {"unscanned"}
-    assert by_file["cudagraph.cpython-311-x86_64-linux-gnu.so"] == {"compiled-code"}
+    for shipped in ("cudagraph.cpython-311-x86_64-linux-gnu.so", "helpers.zip", "data.bin", "old.dat"):
+        assert by_file[shipped] == {"compiled-code"}, shipped
+    assert "notes.txt" not in by_file
     evil = [name for name in by_file if name.startswith("evil")]
     assert evil and by_file[evil[0]] == {"mmap"}
     assert all(ch.isprintable() and ch not in "\u202e\x1b" for name in by_file for ch in name)

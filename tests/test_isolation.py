@@ -31,7 +31,7 @@ from grader.run.worker import cgroups, sandbox, uids  # noqa: E402
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 MACHINE = os.uname().machine
-NR = sandbox._SECCOMP_ARCH.get(MACHINE, (0, {}))[1]
+NR = sandbox.SECCOMP_ARCH.get(MACHINE, (0, {}))[1]
 needs_seccomp = pytest.mark.skipif(not NR, reason=f"no seccomp filter for {MACHINE}")
 IPC_CREAT, IPC_PRIVATE = 0o1000, 0
 
@@ -107,7 +107,7 @@ def test_dev_shm_is_empty_and_read_only(layout):
 
 # ------------------------------------------------------------------ seccomp
 def test_seccomp_program_jumps_land_inside_it():
-    for machine in sandbox._SECCOMP_ARCH:
+    for machine in sandbox.SECCOMP_ARCH:
         program = sandbox.seccomp_program(machine)
         for i, (code, jt, jf, _) in enumerate(program):
             if code in (0x15, 0x35, 0x45):

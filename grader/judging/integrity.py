@@ -17,6 +17,7 @@ state, or another submission's.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import stat
 import threading
@@ -31,7 +32,13 @@ MAX_TOTAL_BYTES = 8 << 20
 MAX_ENTRIES = 5000  # directory entries looked at, of every kind
 MAX_DEPTH = 16
 MAX_FLAGS = 50
-COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dylib")
+COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dylib", ".zip", ".egg", ".whl", ".pyz")
+# What a file holds, whatever its name: a compiled module, a shared library or an archive
+# (zipimport finds a zip by the end-of-central-directory record near its end, whatever precedes it).
+BINARY_MAGICS = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"PK\x03\x04")
+ZIP_END = b"PK\x05\x06"
+ZIP_TAIL_BYTES = (1 << 16) + 22  # the end record and the longest comment it may carry
+SELF_NAMES = ("self", "cls")
 
 RULES: dict[str, str] = {
     "import-grader": "imports the grader or the reference solution",
@@ -47,7 +54,9 @@ RULES: dict[str, str] = {
     "mmap": "maps memory (mmap)",
     "ipc": "uses inter-process channels (System V IPC, shared memory, FIFOs)",
     "dynamic-code": "runs or loads code the scan cannot see (exec, eval, compile, importlib, __import__)",
-    "compiled-code": "ships compiled code, which this scan cannot read",
+    "compiled-code": "ships compiled code or an archive (a .pyc, a shared library, a zip), which this scan cannot read and the worker does not import",
+    "patch-class": "changes a class or an object it was handed (through type(...), __class__, setattr, object.__setattr__, vars() or __dict__)",
+    "grader-state": "reads or writes the grader's private state (an op's call log)",
     "unscanned": "holds Python this scan could not read in full",
 }
 
@@ -67,6 +76,9 @@ MODULE_RULES = {
     "posix_ipc": "ipc",
     "_posixshmem": "ipc",
     "multiprocessing.shared_memory": "ipc",
+    "zipimport": "dynamic-code",
+    "marshal": "dynamic-code",
+    "runpy": "dynamic-code",
 }
 # Dotted names (after resolving import aliases) whose use is a flag.
 NAME_RULES = {
@@ -89,6 +101,10 @@ NAME_RULES = {
     "importlib.import_module": "dynamic-code",
     "importlib.util.spec_from_file_location": "dynamic-code",
     "importlib.machinery": "dynamic-code",
+    "importlib.util.module_from_spec": "dynamic-code",
+    "sys.path_hooks": "dynamic-code",
+    "sys.meta_path": "dynamic-code",
+    "sys.path_importer_cache": "dynamic-code",
     "builtins.exec": "dynamic-code",
     "builtins.eval": "dynamic-code",
     "builtins.compile": "dynamic-code",
@@ -106,6 +122,7 @@ ATTRIBUTE_RULES = {
     "__globals__": "frames",
     "_getframe": "frames",
     "exec_module": "dynamic-code",
+    "_witness": "grader-state",  # grader.ops.GraderOp's log of its calls (GRADER_PRIVATE_ATTRIBUTES)
 }
 SYSV_CALLS = {
     "shmget",
@@ -126,6 +143,9 @@ SYSV_CALLS = {
     "request_key",
 }
 PATCHED_MODULES = {"builtins": "patch-builtins", "numpy": "patch-numpy"}
+# Calls that set or delete an attribute of the object they are given (the first argument).
+SETTERS = {"setattr", "delattr", "object.__setattr__", "object.__delattr__", "type.__setattr__", "type.__delattr__"}
+DICT_WRITES = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
 DYNAMIC_CALLS = {"exec", "eval", "compile"}
 IMPORT_CALLS = {"__import__", "importlib.import_module", "importlib.__import__"}
 
@@ -149,6 +169,7 @@ class _Scanner(ast.NodeVisitor):
             "builtins": "builtins",
             "__builtins__": "builtins",
         }
+        self.class_aliases: set[str] = set()  # names bound to type(x) or x.__class__
 
     # --- helpers
     def flag(self, rule: str, node: ast.AST, detail: str) -> None:
@@ -185,11 +206,58 @@ class _Scanner(ast.NodeVisitor):
         if name.rsplit(".", 1)[-1] in SYSV_CALLS:
             self.flag("ipc", node, name)
 
+    def is_class_of(self, node: ast.AST) -> bool:
+        """``type(x)``, ``x.__class__`` or a name bound to one of them."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
+            return len(node.args) == 1
+        if isinstance(node, ast.Attribute) and node.attr == "__class__":
+            return True
+        return isinstance(node, ast.Name) and node.id in self.class_aliases
+
+    @staticmethod
+    def is_own(node: ast.AST) -> bool:
+        """``self`` or ``cls``: the submission's own object."""
+        return isinstance(node, ast.Name) and node.id in SELF_NAMES
+
+    def namespace_of(self, node: ast.AST) -> ast.AST | None:
+        """The object whose namespace ``vars(x)`` or ``x.__dict__`` is, else None."""
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return node.value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args:
+            return node.args[0]
+        return None
+
+    def patched_object(self, node: ast.AST, what: str) -> None:
+        """A write to the attributes of ``node``: a class reached through type(...)/__class__, or
+        any object but the submission's own (``self``/``cls``) through a namespace or a setter."""
+        if self.is_class_of(node):
+            self.flag("patch-class", node, f"{what} of a class reached through type(...) or __class__")
+        elif not self.is_own(node) and not self.is_module(node):
+            self.flag("patch-class", node, what)
+
+    def is_module(self, node: ast.AST) -> bool:
+        name = self.dotted(node)
+        return name is not None and name.split(".")[0] in (*PATCHED_MODULES, "sys")
+
     def target(self, node: ast.AST) -> None:
-        """An assignment or deletion target: patching a module we know is a flag."""
+        """An assignment or deletion target: patching a module we know is a flag, and so is
+        changing a class through type(...) or __class__, or an object's namespace."""
+        if isinstance(node, ast.Subscript):  # vars(op)["x"] = ..., op.__dict__["x"] = ...
+            inner = node
+            while isinstance(inner, ast.Subscript):
+                inner = inner.value
+            owner = self.namespace_of(inner)
+            if owner is not None:
+                self.patched_object(owner, "writes the namespace")
         while isinstance(node, ast.Subscript):  # __builtins__["len"] = ..., np.__dict__["x"] = ...
             node = node.value
         if isinstance(node, ast.Attribute):
+            if self.is_class_of(node.value):
+                self.flag(
+                    "patch-class", node, f"assigns .{node.attr} of a class reached through type(...) or __class__"
+                )
+            elif node.attr in ("__class__", "__dict__") and not self.is_own(node.value):
+                self.flag("patch-class", node, f"assigns .{node.attr}")
             name = self.dotted(node)
             if name is not None:
                 root = name.split(".")[0]
@@ -266,7 +334,23 @@ class _Scanner(ast.NodeVisitor):
             target = self.dotted(first)
             if target is not None and target.split(".")[0] in PATCHED_MODULES:
                 self.flag(PATCHED_MODULES[target.split(".")[0]], node, f"{node.func.id}({target}, ...)")
+            else:
+                self.patched_object(first, f"{node.func.id}(...)")
+        elif self.setter_name(node.func) is not None and first is not None:
+            self.patched_object(first, f"{self.setter_name(node.func)}(...)")
+        if isinstance(node.func, ast.Attribute) and node.func.attr in DICT_WRITES:
+            owner = self.namespace_of(node.func.value)
+            if owner is not None:
+                self.patched_object(owner, f"writes the namespace (.{node.func.attr})")
         self.generic_visit(node)
+
+    @staticmethod
+    def setter_name(func: ast.AST) -> str | None:
+        """``object.__setattr__`` and the like, by their written name."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            name = f"{func.value.id}.{func.attr}"
+            return name if name in SETTERS else None
+        return None
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:
@@ -335,6 +419,9 @@ def scan_source(source: bytes, file: str) -> list[Flag]:
                         )
                     elif node.level == 0 and node.module:
                         scanner.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, (ast.Assign, ast.NamedExpr)) and scanner.is_class_of(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                scanner.class_aliases.update(t.id for t in targets if isinstance(t, ast.Name))
         scanner.visit(tree)
     except RecursionError:
         return [Flag("unscanned", file, 0, f"{RULES['unscanned']}: nested too deeply to scan")]
@@ -342,6 +429,28 @@ def scan_source(source: bytes, file: str) -> list[Flag]:
         Flag(rule, file, line, message)
         for (rule, line), message in sorted(scanner.found.items(), key=lambda kv: (kv[0][1], kv[0][0]))
     ]
+
+
+def _holds_code(path: str) -> bool:
+    """Whether a file that is not ``.py`` holds what an import or a loader can run: a compiled
+    module (this Python's ``.pyc`` magic), a shared library or executable, or a zip archive
+    (zipimport reads one whatever its name, and whatever bytes come before it). Reads the first
+    bytes and at most the last 64 KiB, without following links."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        head = os.pread(fd, 16, 0)
+        if head.startswith(BINARY_MAGICS) or head.startswith(importlib.util.MAGIC_NUMBER):
+            return True
+        tail = os.pread(fd, ZIP_TAIL_BYTES, max(0, size - ZIP_TAIL_BYTES))
+        return ZIP_END in tail
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[Flag]]:
@@ -390,7 +499,9 @@ def _python_files(root: Path) -> tuple[list[tuple[Path, str]], list[Flag]]:
                     return found, flags
                 stack.append((Path(entry.path), depth + 1))
             elif stat.S_ISREG(mode):
-                if entry.name.endswith(COMPILED_SUFFIXES):
+                if entry.name.endswith(COMPILED_SUFFIXES) or (
+                    not entry.name.endswith(".py") and _holds_code(entry.path)
+                ):
                     flags.append(
                         Flag("compiled-code", _printable(rel), 0, f"{RULES['compiled-code']}: {_printable(entry.name)}")
                     )

@@ -55,8 +55,22 @@ def _deep_dirs(folder: Path) -> None:
         os.close(fd)
 
 
+FORGED_IN_ZIP = (
+    "import sys\n"
+    "sys.modules['_honest_core'].BUGGY = False  # the forgery: the core becomes the correct build\n"
+)
+
+
+def _zip_forgery(folder: Path) -> None:
+    """h54: ``helpers.zip`` beside cudagraph.py, holding ``_forged.py`` (Python the scan cannot read)."""
+    import zipfile
+
+    with zipfile.ZipFile(folder / "helpers.zip", "w") as archive:
+        archive.writestr("_forged.py", FORGED_IN_ZIP)
+
+
 # Submissions whose attack is the folder itself, not only the module.
-LAYOUTS = {"h46_many_dirs": _many_dirs, "h47_deep_dirs": _deep_dirs}
+LAYOUTS = {"h46_many_dirs": _many_dirs, "h47_deep_dirs": _deep_dirs, "h54_zip_forgery": _zip_forgery}
 
 
 def hostile_names() -> list[str]:

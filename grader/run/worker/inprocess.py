@@ -59,6 +59,7 @@ import numpy as np
 
 from grader import codec
 from grader.observe.interpreter import run_case
+from grader.run.worker import guard, importing
 
 MODULE_NAME = "cudagraph"
 # Sent as the status frame's exit code: the case ran (its result counts), but it left the
@@ -151,7 +152,7 @@ def compile_generated_once() -> None:
     collections.eval = _eval_compiled_once  # type: ignore[attr-defined]
 
 
-class _CachedSourceLoader(importlib.machinery.SourceFileLoader):
+class _CachedSourceLoader(importing.SourceOnlyLoader):
     """Compiles each source file once per worker: re-executing the submission for every case
     then costs only running its module code."""
 
@@ -516,9 +517,10 @@ def run_case_here(
     fresh.used = True
     frame = b""
     exitcode = 0
+    tampered = False
     if module is not None:
         try:
-            frame = run_case(module, uid, steps)
+            frame, tampered = guard.checked(run_case(module, uid, steps), uid, steps)
         except BaseException:  # noqa: BLE001 - as a case process that raised would: no result
             traceback.print_exc()
             exitcode = CASE_EXCEPTION_EXITCODE
@@ -531,7 +533,7 @@ def run_case_here(
         pass
     after_case()  # processes the case left behind are killed before its status goes out
     damage = fresh.lasting_damage()
-    if exitcode == 0 and damage:
+    if exitcode == 0 and (damage or tampered):  # a changed grader class would outlive the case
         exitcode = RETIRE_EXITCODE
     out = finish(uid, frame, exitcode=exitcode, signal=None, output_end=output_end())
     if out is None:

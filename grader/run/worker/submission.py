@@ -32,7 +32,7 @@ from pathlib import Path
 
 from grader import codec, protocol
 from grader.observe.interpreter import run_case
-from grader.run.worker import sandbox
+from grader.run.worker import guard, importing, sandbox
 
 MODULE_NAME = "cudagraph"
 # The most a case's process may write into its result pipe: one frame of the largest valid size.
@@ -124,9 +124,10 @@ def import_submission(root: Path, extra_paths: tuple[str, ...] = (), before_impo
     # Only the submission and the standard library are on the path: the grader's
     # own packages (its reference solution above all) are not importable from here.
     stdlib = {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
-    sys.path[:] = (
-        [str(root)] + [p for p in sys.path if p in stdlib or p.endswith((".zip", "lib-dynload"))] + list(extra_paths)
-    )
+    python_entries = [p for p in sys.path if p in stdlib or p.endswith((".zip", "lib-dynload"))]
+    sys.path[:] = [str(root)] + python_entries + list(extra_paths)
+    # .py source only from the submission's folder and any folder its code adds: no zip, .pyc or .so
+    importing.source_only_hooks((*stdlib, *python_entries, *extra_paths, *_grader_and_numpy()))
     if not extra_paths:
         for name in [n for n in sys.modules if n == "reference" or n.startswith("reference.")]:
             del sys.modules[name]
@@ -134,6 +135,15 @@ def import_submission(root: Path, extra_paths: tuple[str, ...] = (), before_impo
     if before_import is not None:
         before_import()
     return importlib.import_module(MODULE_NAME)
+
+
+def _grader_and_numpy() -> tuple[str, ...]:
+    """The folders of the grader package and of numpy (both imported before any submission)."""
+    import numpy
+
+    import grader
+
+    return os.path.dirname(grader.__file__), os.path.dirname(numpy.__file__)
 
 
 def _reap_now() -> None:
@@ -283,7 +293,7 @@ def _run_one_case(
             os.close(result_r)
             for fd in (commands.fd, res_fd):
                 os.close(fd)
-            _write_all(result_w, run_case(module, uid, steps))
+            _write_all(result_w, guard.checked(run_case(module, uid, steps), uid, steps)[0])
         except BaseException:  # noqa: BLE001 - whatever happens, this process ends here
             traceback.print_exc()
             code = 70

@@ -1,0 +1,72 @@
+"""A case whose submission changed the classes of the objects the grader hands it is not
+observed as if nothing happened.
+
+A case hands the submission the grader's ops (:class:`grader.ops.GraderOp`), which write every
+call into a :class:`grader.ops.Witness` log; the structural checks (the static buffer, one launch
+per replay, padding) read that log. Patching the op's class (``type(op).__call__ = ...``,
+``setattr(type(op), ...)``) rewrites what every later call records. This module keeps what both
+classes held before any submission code ran (it is imported by the zygote) and, after each
+case, compares: a case that ran with a changed class gets, for every step, an error that names
+what changed, instead of its observations; in ``--isolation module`` its worker also retires
+(the change would outlive the case).
+
+This is a tripwire, not a wall: a submission that changes the class and changes it back within
+the case is not seen here (only by the integrity scan, :mod:`grader.judging.integrity`, which
+flags code that patches a class through ``type(...)``, ``__class__`` or ``setattr``). See
+SECURITY.md, "What is NOT defended", 1.
+"""
+
+from __future__ import annotations
+
+from grader import codec, ops, protocol
+from grader.ops import GraderOp, Witness
+from grader.spec_model import Step
+
+GUARDED_CLASSES = (GraderOp, Witness)
+ERROR_TYPE = "GraderObjectChanged"
+_MISSING = object()
+
+
+def _snapshot() -> tuple:
+    return tuple((cls, type(cls), dict(cls.__dict__)) for cls in GUARDED_CLASSES)
+
+
+_SAVED = _snapshot()  # at the zygote's import: before any submission code
+
+
+def changed() -> str | None:
+    """What of the guarded classes differs from before any submission ran (``GraderOp.__call__``),
+    None if nothing."""
+    for cls in GUARDED_CLASSES:
+        if getattr(ops, cls.__name__, None) is not cls:
+            return f"grader.ops.{cls.__name__}"
+    for cls, meta, saved in _SAVED:
+        if type(cls) is not meta:
+            return f"{cls.__name__}'s metaclass"
+        now = cls.__dict__
+        for name in now.keys() - saved.keys():
+            return f"{cls.__name__}.{name}"
+        for name, value in saved.items():
+            if now.get(name, _MISSING) is not value:
+                return f"{cls.__name__}.{name}"
+    return None
+
+
+def tampered_frame(uid: str, steps: tuple[Step, ...], what: str) -> bytes:
+    """The case's frame when ``what`` changed: every step raised an error that says so."""
+    message = (
+        f"the submission changed {what}, part of the op class the grader hands it: what this case "
+        "observed (the op calls and their buffers) cannot be trusted"
+    )
+    error = codec.ErrorRecord(type=ERROR_TYPE, message=protocol.shorten(message)).wire()
+    records = [codec.StepRecord(step.index, outcome="raised", error=error).wire() for step in steps]
+    return protocol.encode_observations(uid, records, [])
+
+
+def checked(frame: bytes, uid: str, steps: tuple[Step, ...]) -> tuple[bytes, bool]:
+    """``frame`` as observed, or :func:`tampered_frame` if a guarded class changed; and whether
+    one did."""
+    what = changed()
+    if what is None:
+        return frame, False
+    return tampered_frame(uid, steps, what), True
