@@ -5,7 +5,8 @@
 - the import graph of ``grader`` and ``reports`` has no cycle, counting imports inside
   functions too (a lazy import hides a cycle from Python, not from the reader);
 - the contract names are the same in the grader (``grader.spec_model``) and the reference
-  (``reference/__init__.py``): the grader must not import the reference to learn them.
+  (``reference/__init__.py``): the grader must not import the reference to learn them;
+- no module of the product (or of its benchmarks) is over 600 lines: one job a module.
 
 Each scanner is also run on a small made-up package, so that a scanner that sees nothing
 cannot pass for a clean tree.
@@ -627,3 +628,17 @@ def test_the_stage_checker_sees_what_a_stage_may_not_import(tmp_path):
         "pkg/dirty.py:3: calls .write_text()",
         "pkg/dirty.py:4: calls open()",
     ]
+
+
+MAX_MODULE_LINES = 600  # the house rule: a module past it does more than one job; split it by job
+SIZE_SCAN = (ROOT / "grader", ROOT / "reports", ROOT / "reference", ROOT / "benchmarks", ROOT / "student_template")
+
+
+def test_no_module_is_over_600_lines():
+    sizes = {
+        path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8").count("\n")
+        for folder in SIZE_SCAN
+        for path in folder.rglob("*.py")
+    }
+    assert len(sizes) > 50  # the scan sees the tree
+    assert {p: n for p, n in sizes.items() if n > MAX_MODULE_LINES} == {}
