@@ -340,6 +340,8 @@ def register(sub) -> None:
     p.add_argument(
         "submission", nargs="?", default=None, help="your folder or cudagraph.py (default: the script's own folder)"
     )
-    p.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled specs)")
+    from grader.commands.spec_source import SPECS_HELP
+
+    p.add_argument("--specs", type=Path, default=None, help=SPECS_HELP)
     p.add_argument("-o", "--output", type=Path, default=None, help="write the script here instead of printing it")
     p.set_defaults(func=cmd_repro)
