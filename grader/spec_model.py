@@ -41,7 +41,6 @@ CORE_TAGS = TAGS[:6]
 # core part is counted outside the core points: a build that does what the handout says keeps
 # every core point.
 READINGS: tuple[str, ...] = ("handout", "graphgrade")
-POINT_GROUPS: tuple[str, ...] = ("core", "stricter", "stretch")
 
 
 def point_group(tag: str, reading: str = "handout") -> str:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.labs import EAGER_LINE, TYPO_LINE, eager_submission, lab, line_of, typo_submission
+from support.labs import EAGER_LINE, TYPO_LINE, eager_submission, lab, line_of, reference_with, typo_submission
 
 from grader import codec, protocol
 from grader.observe.locations import Locator, observe_bumps
@@ -188,3 +188,22 @@ def test_a_case_of_many_steps_stays_inside_the_frame_bounds(tmp_path):
         traced += len(frames)
     assert locator.case_sites == codec.MAX_CASE_SITES and traced == codec.MAX_CASE_TRACE_FRAMES
     assert [c[6] for c in witness.calls[-3:]] == [-1, -1, -1]  # past the case's bound: not located
+
+
+def test_a_padded_call_on_the_callers_array_cites_the_op_call(tmp_path):
+    """padded_rows names the line that handed op 0 the caller's array, as witness does."""
+    from support.shipped import shipped_suite
+
+    from grader.judging.judge import judge_case
+    from grader.observe.interpreter import observe_in_process
+
+    source = reference_with("        y = entry.static_input\n", "        y = x\n")
+    module, _, _, _ = _observed(tmp_path, source)
+    loaded = shipped_suite()
+    uid = "padding-basics/padded-rows-zeroed"
+    case = next(c for c in loaded.suite.cases if c.uid == uid)
+    verdict = judge_case(case, loaded.oracles[uid], observe_in_process(module, uid, case.steps))
+    assert verdict.status == "failed" and "was handed the caller's own array" in verdict.message
+    op_line = line_of(source, "            y = op(y)")
+    assert "op 0 was handed the caller's array:" in verdict.message
+    assert f"called at cudagraph.py:{op_line} in _replay: y = op(y)" in verdict.message

@@ -50,6 +50,17 @@ def test_the_script_reproduces_a_replay_that_runs_the_ops_on_x(tmp_path, capsys)
     )
 
 
+def test_the_script_compares_outputs_with_the_graders_tolerance(tmp_path, capsys):
+    """A float64 replay off by 1e-7 fails the grader's float64 tolerance; the script says so
+    (a float32 tolerance would have called it equal)."""
+    off = REFERENCE.replace("        return self._real_rows(y, x)\n", "        return self._real_rows(y, x) + 1e-7\n")
+    assert off != REFERENCE
+    done = _run(_script(capsys, "replay-basics/long-graph-one-launch"), lab(tmp_path, off))
+    assert done.returncode == 0, done.stderr
+    replay = done.stdout.split("step 3:")[1]
+    assert "expected output: float64[4, 6]  <-- differs: " in replay
+
+
 def test_the_script_shows_where_a_typo_raises_and_names_the_submission_folder(tmp_path, capsys):
     folder = lab(tmp_path, typo_submission())
     script = _script(capsys, "replay-basics/long-graph-one-launch", str(folder / "cudagraph.py"))

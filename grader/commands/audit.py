@@ -37,8 +37,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-# the typed results live below the renderers (re-exported here for the audit's callers)
-from grader.judging.audit_results import AuditResult, BaselineResult, MutantResult, SpecInfo  # noqa: F401
+from grader.judging.audit_results import AuditResult, BaselineResult, MutantResult, SpecInfo  # below the renderers
 
 ROOT = Path(__file__).resolve().parent.parent.parent  # holds the grader, reference and specs packages
 MUTANTS_DIR = ROOT / "reference" / "mutants"

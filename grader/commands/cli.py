@@ -28,7 +28,6 @@ from grader.commands.cli_common import (
     number_arg,
     specs_how,
 )
-from grader.commands.spec_source import specs_line
 
 EXIT_CODES_HELP = """exit status (every subcommand):
   0  done, whatever the scores
@@ -349,9 +348,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         specs_dir,
         backend=args.backend,
         notes=notes,
-        on_loaded=lambda loaded: print(
-            specs_line(spec_source.SpecSource(specs_dir, specs_how(args)), loaded), file=sys.stderr
-        ),
+        on_loaded=lambda loaded: spec_source.say_specs(specs_dir, specs_how(args), loaded),
     )
     for note in notes:  # cupy: keys run eagerly on purpose, and why
         print(note)

@@ -37,9 +37,9 @@ def load_specs(specs_dir: Path, how: str | None = None):
             print(f"graphgrade: {error}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE) from None
     if how is not None:
-        from grader.commands.spec_source import SpecSource, specs_line
+        from grader.commands.spec_source import say_specs
 
-        print(specs_line(SpecSource(Path(specs_dir), how), loaded), file=sys.stderr)
+        say_specs(specs_dir, how, loaded)
     return loaded
 
 

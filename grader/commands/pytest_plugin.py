@@ -111,7 +111,9 @@ def _folder(config: pytest.Config) -> Path | None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("graphgrade", "graphgrade: the lab's spec cases against ./cudagraph.py")
-    group.addoption("--graphgrade-specs", default=None, help="a folder of spec files (default: the bundled ones)")
+    from grader.commands.spec_source import SPECS_HELP
+
+    group.addoption("--graphgrade-specs", default=None, help=SPECS_HELP)  # the default: default_specs_dir()
     group.addoption(
         "--graphgrade-isolation",
         default="module",

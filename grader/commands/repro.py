@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.ops import OpSpec, Witness, apply_chain, data_address, make_ops
+from grader.spec.describing import compare_arrays
 
 sys.path.insert(0, {folder})
 import cudagraph  # noqa: E402
@@ -78,9 +79,9 @@ def show(number, label, value, launches, expected_launches=None, expected=None, 
     if expected is not None:
         print(f"    expected value: {expected!r}{'' if same(value, expected) else '  <-- differs'}")
     if expected_output is not None:
-        close = isinstance(value, np.ndarray) and value.shape == expected_output.shape and np.allclose(value, expected_output, rtol=1e-5, atol=1e-6)
-        print(f"    expected output: {expected_output.dtype}{list(expected_output.shape)}{'' if close else '  <-- differs'}")
-        if not close:
+        problem = compare_arrays(expected_output, value, str(expected_output.dtype))  # as the grader compares
+        print(f"    expected output: {expected_output.dtype}{list(expected_output.shape)}{'' if problem is None else '  <-- differs: ' + problem}")
+        if problem is not None:
             print("        " + np.array2string(expected_output, precision=4, threshold=16).replace("\\n", "\\n        "))
 
 
@@ -105,7 +106,7 @@ def raised(number, label, exc, expected_raise=None):
 
 RESERVED = ("array", "show", "same", "raised", "cudagraph", "np", "sys", "Path", "WITNESS", "expected", "want")
 RESERVED += ("before", "result", "exc", "OpSpec", "Witness", "apply_chain", "make_ops", "data_address", "x", "mark")
-RESERVED += ("BUFFERS", "ops_called")
+RESERVED += ("BUFFERS", "ops_called", "compare_arrays")
 
 
 class _Writer:
@@ -340,6 +341,8 @@ def register(sub) -> None:
     p.add_argument(
         "submission", nargs="?", default=None, help="your folder or cudagraph.py (default: the script's own folder)"
     )
-    p.add_argument("--specs", type=Path, default=None, help="spec directory (default: the bundled specs)")
+    from grader.commands.spec_source import SPECS_HELP
+
+    p.add_argument("--specs", type=Path, default=None, help=SPECS_HELP)
     p.add_argument("-o", "--output", type=Path, default=None, help="write the script here instead of printing it")
     p.set_defaults(func=cmd_repro)

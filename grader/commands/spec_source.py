@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,3 +94,8 @@ def specs_line(source: SpecSource, loaded) -> str:
         for n, word in ((len(suite.files), "file"), (len(suite.specs), "spec"), (len(suite.cases), "case"))
     )
     return f"graphgrade: specs: {source.path} ({source.how}): {counts}, {sum(s.points for s in suite.specs):g} points"
+
+
+def say_specs(path: Path, how: str, loaded) -> None:
+    """Print :func:`specs_line` for the suite ``loaded`` from ``path`` on standard error."""
+    print(specs_line(SpecSource(Path(path), how), loaded), file=sys.stderr)

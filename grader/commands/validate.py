@@ -93,15 +93,10 @@ def validate_suite(
 def refuse_unless_valid(specs_dir: Path, how: str, command: str) -> None:
     """Before a bundle packs ``specs_dir``: the checks of ``graphgrade validate`` (every spec
     loads, the reference passes every case); the first problem (file:line) in one line otherwise."""
-    import sys
-
-    from grader.commands.spec_source import SpecSource, specs_line
+    from grader.commands.spec_source import say_specs
     from grader.errors import UsageError
 
-    def say(loaded) -> None:
-        print(specs_line(SpecSource(Path(specs_dir), how), loaded), file=sys.stderr)
-
-    problems, _ = validate_suite(Path(specs_dir), on_loaded=say)
+    problems, _ = validate_suite(Path(specs_dir), on_loaded=lambda loaded: say_specs(specs_dir, how, loaded))
     if problems:
         more = f" (and {len(problems) - 1} more; graphgrade validate lists them)" if len(problems) > 1 else ""
         raise UsageError(f"{command}: nothing written, the specs do not validate: {problems[0]}{more}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.judging.results import CheckLine, LaunchPoint, StepLine
+from grader.judging.results import STEP_RUNS, CheckLine, LaunchPoint, StepLine
 from grader.ops import apply_chain, build_array
 from grader.protocol import CaseObservation, StepObservation
 from grader.spec.case_draft import OracleCall
@@ -186,7 +186,7 @@ class CaseJudge:
             self.record(
                 step,
                 "runs" if obs.outcome != "raised" else "runs without an exception",
-                "the step runs",
+                STEP_RUNS,
                 outcome(obs),
                 cause + after,
                 at=raised_at(obs.error) if obs.outcome == "raised" else "",

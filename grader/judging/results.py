@@ -31,6 +31,9 @@ MAX_TEXT = 64 * 1024
 MAX_INT = 2**63  # integers (step indices, launch counts, format) lie in [-MAX_INT, MAX_INT)
 
 
+STEP_RUNS = "the step runs"  # CheckLine.expected of a step's own health line (a step that must not fail)
+
+
 @dataclass(frozen=True)
 class CheckLine:
     """One expectation of a case, judged: what was wanted against what happened."""

@@ -12,6 +12,7 @@ import numpy as np
 
 from grader.ops import dtype_name
 from grader.protocol import EnumValue, OpaqueValue, StepObservation
+from grader.spec.case_draft import padded_shape
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, Case, MaskValue, PlainValue, Step
 
 TOLERANCE = {"float32": (1e-5, 1e-6), "float64": (1e-9, 1e-12)}
@@ -144,15 +145,14 @@ def _int_value(value: object) -> int:
 
 
 def _call_key(call: Step, sizes: tuple[int, ...] | None) -> tuple[int, ...] | str | None:
-    """The graph key of a runner call with a literal input ("oversize" above every capture size)."""
+    """The graph key of a runner call with a literal input (:func:`padded_shape`; "oversize"
+    above every capture size)."""
     x = given_arg(call, 0, "x")
     if not isinstance(x, ArrayValue):
         return None
-    shape = x.shape
-    if sizes and shape:
-        fitting = [size for size in sorted(sizes) if size >= shape[0]]
-        return (fitting[0], *shape[1:]) if fitting else "oversize"
-    return shape
+    if sizes and x.shape and x.shape[0] > max(sizes):
+        return "oversize"
+    return padded_shape(x.shape, sizes)
 
 
 def compare_arrays(expected: np.ndarray, observed: object, tolerance_dtype: str) -> str | None:

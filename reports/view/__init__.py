@@ -21,17 +21,7 @@ Renderers import what they need from here (``from reports import view as v``).
 from __future__ import annotations
 
 from .cases import HIDDEN_NOT_PASSED, HIDDEN_PASSED, CaseView, case_views, full_view, one_bit, student_duration
-from .causes import (
-    Cause,
-    FailureBlock,
-    FixFirst,
-    PageCauses,
-    StoppedCase,
-    case_anchor,
-    failure_cause,
-    fix_first,
-    page_causes,
-)
+from .causes import FixFirst, failure_cause, fix_first, page_causes
 from .chart import Bar, LaunchChart, LaunchGroup, Tick, launch_chart, nice_top
 from .formats import fmt_percent, fmt_points, fmt_seconds, percent, step_no
 from .headline import Headline, headline
@@ -54,19 +44,14 @@ __all__ = [
     "TAG_LABELS",
     "Bar",
     "CaseView",
-    "Cause",
-    "FailureBlock",
     "FixFirst",
     "GroupView",
     "Headline",
     "LaunchChart",
     "LaunchGroup",
-    "PageCauses",
     "SpecView",
-    "StoppedCase",
     "TagView",
     "Tick",
-    "case_anchor",
     "case_notes",
     "case_text",
     "case_views",

@@ -7,11 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from grader.judging.results import CaseResult, CheckLine, LaunchPoint, Report, StepLine
+from grader.judging.results import STEP_RUNS, CaseResult, CheckLine, LaunchPoint, Report, StepLine
 
 from .text import clean_text
 
-STEP_RUNS = "the step runs"  # what grader.judging.judge expects of a step that must not fail
 # The location grader.judging.judge adds to an observation (" (at cudagraph.py:65)") and to a
 # step's outcome (" at cudagraph.py:65"): the same place, written two ways.
 _LOCATION = re.compile(r"(?: \(at [^()]*:\d+\)| at [^()]*:\d+)$")

@@ -161,10 +161,6 @@ class PageCauses:
                 return blocks
         return ()
 
-    @property
-    def shown_in_full(self) -> tuple[CaseView, ...]:
-        return tuple(c.lead.view for c in self.causes)
-
 
 def page_causes(specs: tuple[SpecView, ...]) -> PageCauses:
     """Group the not-passed cases shown in full (never a hidden case a student sees as one bit)
@@ -220,7 +216,7 @@ class FixFirst:
     case_label: str
     points: float
     core_points: float
-    part: str  # core / stretch / other: the most important part it stops
+    part: str  # core / stricter / stretch / other: the most important part it stops
     then: tuple[Cause, ...] = ()
 
 

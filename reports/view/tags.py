@@ -18,9 +18,7 @@ STRETCH_TAGS: tuple[str, ...] = tuple(t for t in TAGS if t not in CORE_TAGS)
 def tag_group(tag: str, reading: str = "handout") -> str:
     """``core``, ``stricter`` (graphgrade's stricter reading of a core part, counted outside the
     core points), ``stretch`` or ``other`` (a tag outside the fixed vocabulary)."""
-    if tag in CORE_TAGS or tag in STRETCH_TAGS:
-        return point_group(tag, reading)
-    return "other"
+    return point_group(tag, reading) if tag in TAGS else "other"
 
 
 def tag_sort_key(tag: str) -> tuple[int, str]:

@@ -102,6 +102,7 @@ class PaddedRowsCheck(Check):
                     f"the padded static buffer of {self.padded_batch} rows",
                     "the caller's own array",
                     f"op {self.op} was handed the caller's own array, not the graph's static input buffer. Constraint 2: copy x into the padded static buffer (the real rows on top) and run the ops from that buffer.",
+                    at=call_at(obs, call.site, f"op {self.op} was handed the caller's array:"),
                 )
                 return
             if not call.shape or call.shape[0] != self.padded_batch:
