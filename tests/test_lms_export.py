@@ -250,3 +250,8 @@ def test_a_mistyped_assignment_is_refused_naming_the_columns_and_the_closest(tmp
     proc = export(lms, str(out), "--roster", str(roster), "--assignment", typo, "--new-column")
     assert proc.returncode == 0, proc.stderr
     assert f"warning: --assignment {typo!r} is not a column" in proc.stderr and typo in proc.stdout.splitlines()[0]
+    identity = "Student" if lms == "canvas" else "Email address"  # a column, but not an assignment
+    for extra in ((), ("--new-column",)):
+        proc = export(lms, str(out), "--roster", str(roster), "--assignment", identity, *extra, "--output", str(target))
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+        assert f"--assignment {identity!r} is a column of {roster.name} that is not an assignment" in proc.stderr

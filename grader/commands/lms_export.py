@@ -321,13 +321,21 @@ def assignment_columns(roster: Roster, lms: str, match_column: str) -> list[str]
 
 
 def check_assignment(assignment: str, columns: list[str], roster: Roster, new_column: bool) -> str | None:
-    """None when ``assignment`` is a column of the gradebook; else the warning that names its
-    assignment columns and the closest one (a usage error without ``--new-column``)."""
-    if assignment in roster.header:
+    """None when ``assignment`` is one of the gradebook's assignment ``columns``; else the warning
+    that names them and the closest one (a usage error without ``--new-column``). A column of the
+    gradebook that is not an assignment (an identity column, a read-only total) is always refused:
+    grades written there would overwrite who the students are."""
+    if assignment in columns:
         return None
     close = difflib.get_close_matches(assignment, columns, n=1, cutoff=0.0)
     listed = ", ".join(repr(c) for c in columns) if columns else "none"
     closest = f"; the closest is {close[0]!r}" if close else ""
+    if assignment in roster.header:
+        raise UsageError(
+            f"--assignment {assignment!r} is a column of {roster.path.name} that is not an assignment "
+            f"(an identity column or a read-only total): grades are never written there (its assignment "
+            f"columns: {listed}{closest})"
+        )
     text = (
         f"--assignment {assignment!r} is not a column of {roster.path.name} (its assignment columns: {listed}{closest})"
     )
