@@ -45,8 +45,8 @@ import grader
 from grader import codec, protocol
 from grader.codec import OBSERVATION_VERSION
 from grader.errors import UsageError
-from grader.run.copying import SubmissionProblem, walk_submission
-from grader.run.runner import MODULE_FILE, CaseRun, RunSettings, SubmissionRun, run_submission
+from grader.run.copying import MODULE_FILE, SubmissionProblem, walk_submission
+from grader.run.runner import CaseRun, RunSettings, SubmissionRun, run_submission
 from grader.spec_model import Case
 
 FORMAT = 2  # 2: a submission's cases in one file (1: a file per case, no longer read)
@@ -92,7 +92,7 @@ def submission_hash(submission: Path) -> str | None:
     """What a worker sees of a submission, or None when it cannot be read (the run reports why):
     its form (a lone file, or a folder), every entry the copy makes (each folder by its name,
     empty ones included, and each regular file by its name and bytes), as
-    ``runner.copy_submission`` selects them. Every part is tagged and length-prefixed, so no
+    ``copying.copy_submission`` selects them. Every part is tagged and length-prefixed, so no
     file's bytes can spell another tree's key material: two submissions share an entry only
     when their workers would find the same tree."""
     h = hashlib.sha256(b"graphgrade submission tree 2\0")
