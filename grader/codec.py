@@ -78,20 +78,17 @@ def split_frame(buffer: bytes, limit: int = MAX_FRAME_BYTES) -> tuple[bytes | No
     while it is incomplete. A length over ``limit`` is a :class:`ProtocolError`."""
     if len(buffer) < PREFIX_BYTES:
         return None, buffer
-    (length,) = _PREFIX.unpack_from(buffer)
-    if length > limit:
-        raise ProtocolError(f"frame of {length} bytes is larger than any valid frame")
-    end = PREFIX_BYTES + length
+    end = PREFIX_BYTES + frame_length(buffer, limit)
     if len(buffer) < end:
         return None, buffer
     return buffer[PREFIX_BYTES:end], buffer[end:]
 
 
-def frame_length(buffer) -> int:
+def frame_length(buffer, limit: int = MAX_FRAME_BYTES) -> int:
     """The length a frame's prefix (at the front of ``buffer``) gives; a :class:`ProtocolError`
-    over any valid frame's."""
+    over ``limit`` (by default, any valid frame's)."""
     (length,) = _PREFIX.unpack_from(buffer)
-    if length > MAX_FRAME_BYTES:
+    if length > limit:
         raise ProtocolError(f"frame of {length} bytes is larger than any valid frame")
     return length
 

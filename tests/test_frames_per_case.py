@@ -90,14 +90,47 @@ def test_a_frame_sent_during_one_case_never_counts_for_the_next(tmp_path, isolat
             assert "not this case's status" in first.message, first.message
 
 
+def _collect(case, stream: bytes, token: str):
+    """What the grader makes of ``stream`` as case ``case``'s frames (grader.run.runner._run_case)."""
+    import os
+    import time
+    import types
+
+    from grader.run import runner
+    from grader.run.pipes import Reader
+
+    r, w = os.pipe()
+    try:
+        os.write(w, stream)
+        worker = types.SimpleNamespace(reader=Reader(r), exitcode=None, stop=lambda *a: None)
+        deadline = time.monotonic() + 60
+        return runner._run_case(worker, case, deadline, RunSettings(), deadline, 0, token)[0]
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def test_a_status_frame_must_describe_the_frames_before_it():
     """A stray observation frame placed before a genuine status frame (with the right token)
     does not count: the status says how many bytes its worker wrote for the case."""
     from grader import codec
 
-    body = codec.observation_frame("x/y", [], [])[codec.PREFIX_BYTES :]
-    assert codec.framed_size([body]) == len(codec.frame(body))
-    assert codec.framed_size([]) == 0 != codec.framed_size([b""])
+    case = next(c for s in shipped_suite().suite.specs for c in s.cases if c.uid == FIRST)
+    steps = [{"index": i, "outcome": "returned", "value": v, "error": None, "launches": None, "witness": [],
+              "input_address": None, "graphs": None, "note": ""} for i, v in enumerate([None, None, 0])]  # fmt: skip
+    frame = codec.observation_frame(FIRST, steps, [])
+
+    def status(written: int, token: str = "t0") -> bytes:
+        return codec.control_frame(
+            codec.CaseStatus(case=FIRST, exitcode=0, signal=None, output_end=0, token=token, written=written)
+        )
+
+    assert _collect(case, frame + status(len(frame)), "t0").status == "observed"  # the control
+    stray = _collect(case, frame + status(0), "t0")
+    assert stray.status == "error" and stray.observation is None
+    assert "did not write for this case" in stray.message, stray.message
+    wrong_token = _collect(case, frame + status(len(frame), "t1"), "t0")
+    assert wrong_token.status == "error" and "not this case's status" in wrong_token.message, wrong_token.message
 
 
 SMUGGLER = (

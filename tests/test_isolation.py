@@ -234,6 +234,7 @@ def test_lost_layers_name_what_is_missing_as_root_only():
 
     everything = {
         "root": True,
+        "mount_namespace": True,
         "ipc_namespace": True,
         "net_namespace": True,
         "cgroup": True,
@@ -246,6 +247,23 @@ def test_lost_layers_name_what_is_missing_as_root_only():
         {**everything, "ipc_namespace": False, "cgroup": False, "cgroup_detail": "v1: Read-only file system"}
     )
     assert len(lines) == 2 and "IPC namespace" in lines[0] and "Read-only file system" in lines[1]
+    (line,) = lost_layers({**everything, "mount_namespace": False})  # Docker's default: no CAP_SYS_ADMIN
+    assert "mount namespace" in line and "hidden names" in line
+
+
+@needs_root
+def test_the_mount_namespace_probe_is_false_without_the_capability():
+    """What lost_layers reports a run without CAP_SYS_ADMIN lacks: a process that dropped root
+    cannot have a mount namespace of its own, and the probe says so."""
+    from grader.run.worker.kernel import in_child
+
+    def dropped() -> bytes:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+        return b"1" if sandbox.probe_mount_namespace() else b"0"
+
+    assert in_child(dropped) == b"0"
 
 
 # ------------------------------------------------------------------ a sandbox uid's leftovers

@@ -43,10 +43,9 @@ import numpy
 
 import grader
 from grader import codec, protocol
-from grader.codec import OBSERVATION_VERSION
 from grader.errors import UsageError
-from grader.run.copying import SubmissionProblem, walk_submission
-from grader.run.runner import MODULE_FILE, CaseRun, RunSettings, SubmissionRun, run_submission
+from grader.run.copying import MODULE_FILE, SubmissionProblem, walk_submission
+from grader.run.runner import CaseRun, RunSettings, SubmissionRun, run_submission
 from grader.spec_model import Case
 
 FORMAT = 2  # 2: a submission's cases in one file (1: a file per case, no longer read)
@@ -57,7 +56,6 @@ MAX_ENTRY_BYTES = 2 * codec.MAX_FRAME_BYTES  # a text entry (see get_text)
 # beyond it are not kept either.
 MAX_CACHED_FRAME = 1 << 20
 MAX_SUBMISSION_BYTES = 16 << 20
-KEEP = MAX_CACHED_FRAME  # the raw frames a run keeps for the cache (larger ones are not kept)
 
 
 def default_cache_dir() -> Path:
@@ -70,7 +68,7 @@ def runtime_key(settings: RunSettings) -> str:
     facts = {
         "format": FORMAT,
         "grader": grader.__version__,
-        "observation": OBSERVATION_VERSION,  # what a worker records (2: the submission's own lines)
+        "observation": codec.OBSERVATION_VERSION,  # what a worker records (2: the submission's own lines)
         "python": platform.python_version(),
         "implementation": sys.implementation.name,
         "numpy": numpy.__version__,
@@ -92,7 +90,7 @@ def submission_hash(submission: Path) -> str | None:
     """What a worker sees of a submission, or None when it cannot be read (the run reports why):
     its form (a lone file, or a folder), every entry the copy makes (each folder by its name,
     empty ones included, and each regular file by its name and bytes), as
-    ``runner.copy_submission`` selects them. Every part is tagged and length-prefixed, so no
+    ``copying.copy_submission`` selects them. Every part is tagged and length-prefixed, so no
     file's bytes can spell another tree's key material: two submissions share an entry only
     when their workers would find the same tree."""
     h = hashlib.sha256(b"graphgrade submission tree 2\0")
@@ -314,8 +312,8 @@ def run_with_cache(
 ) -> SubmissionRun:
     """:func:`grader.run.runner.run_submission`, running only the cases the cache does not hold."""
     digest = submission_hash(submission)
-    if digest is None:
-        return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, KEEP)
+    if digest is None:  # nothing will be stored: no raw frame is kept past decoding
+        return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
     runtime = runtime_key(settings)
     hidden = redacted if redacted is not None else (False,) * len(messages)
     keys = [case_key(runtime, digest, message, h) for message, h in zip(messages, hidden)]
@@ -329,18 +327,20 @@ def run_with_cache(
     if not missing and stored.output_tail is not None:
         return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))  # type: ignore[union-attr]
     if len(missing) == len(cases):
-        fresh = run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, KEEP)
+        fresh = run_submission(
+            zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, MAX_CACHED_FRAME
+        )
     else:
         wanted = set(missing)
         sub_look = tuple(look_ahead[i] and i + 1 in wanted for i in missing) if look_ahead is not None else None
         fresh = run_submission(
             zygote, area, slot, submission, tuple(cases[i] for i in missing), settings,
             tuple(messages[i] for i in missing), sub_look, tuple(redacted[i] for i in missing) if redacted is not None else None,
-            KEEP,
+            MAX_CACHED_FRAME,
         )  # fmt: skip
     if fresh.problem:  # the submission does not import (now): nothing is kept, the run stands alone
-        if len(missing) != len(cases):
-            return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, KEEP)
+        if len(missing) != len(cases):  # (nor stored: no raw frame kept)
+            return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
         return fresh
     entries = dict(stored.cases)  # other specs' cases stay, for a run with those specs
     for i, run in zip(missing, fresh.cases):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from grader import codec, protocol
-from grader.run.copying import MODULE_FILE, SubmissionProblem, copy_submission  # noqa: F401 - MODULE_FILE, copy_submission: re-exported
+from grader.run.copying import SubmissionProblem
 from grader.run.pipes import Tail, Worker
 from grader.run.scratch import ScratchArea, running_as_root  # noqa: F401 - re-exported
 from grader.run.worker.inprocess import RETIRE_EXITCODE

@@ -82,6 +82,10 @@ def lost_layers(layers: dict) -> list[str]:
     if not layers.get("root"):
         return []
     lost = []
+    if not layers.get("mount_namespace"):
+        lost.append(
+            "no mount namespace per worker (unshare refused): no private tmpfs, no read-only view, no hidden names: stat finds the names, sizes and times of the grader's files, reads move a shared file's access time; Landlock still refuses to open them"
+        )
     if not layers.get("ipc_namespace"):
         lost.append(
             "no IPC namespace per worker (unshare refused): submissions graded at once share System V IPC; each uid's objects are still removed between submissions"

@@ -240,6 +240,17 @@ def private_namespaces(mount_namespace: bool) -> dict[str, bool]:
     return applied
 
 
+def probe_mount_namespace() -> bool:
+    """Whether a worker can have a mount namespace of its own here (what :func:`private_view`
+    starts with), tried in a throwaway child."""
+
+    def probe() -> bytes:
+        private = libc.unshare(CLONE_NEWNS) == 0 and mount(b"none", "/", None, MS_REC | MS_PRIVATE)
+        return b"1" if private else b"0"
+
+    return in_child(probe) == b"1"
+
+
 def probe_namespaces() -> dict[str, bool]:
     """What :func:`private_namespaces` would get here, tried in a throwaway child."""
     names = ("ipc_namespace", "net_namespace")

@@ -53,7 +53,7 @@ from grader.run.worker.kernel import (  # noqa: F401 - CLONE_*: re-exported for 
 from grader.run.worker.kernel import libc as _libc
 from grader.run.worker.kernel import prctl as _prctl
 from grader.run.worker.landlock import apply_landlock, landlock_abi
-from grader.run.worker.mounts import probe_namespaces  # noqa: F401 - re-exported
+from grader.run.worker.mounts import probe_mount_namespace, probe_namespaces  # noqa: F401 - re-exported
 from grader.run.worker.seccomp import SECCOMP_ARCH, apply_socket_filter, seccomp_program  # noqa: F401 - re-exported
 
 WORK_DIR = "work"  # beneath the scratch directory: the only place a worker may write

@@ -234,6 +234,7 @@ def layers() -> dict:
         "seccomp": sandbox.seccomp_program(os.uname().machine) is not None,
     }
     found.update(sandbox.probe_namespaces() if root else {"ipc_namespace": False, "net_namespace": False})
+    found["mount_namespace"] = root and sandbox.probe_mount_namespace()
     found["cgroup"] = CGROUPS[0] is not None
     found["cgroup_detail"] = CGROUPS[1]
     return found
