@@ -30,6 +30,22 @@ from grader import codec
 WALK_LIMIT = 16  # frames looked at above a call, at most (the grader's own frames lie beyond)
 
 
+@functools.lru_cache(maxsize=64)
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+@functools.lru_cache(maxsize=4096)  # a worker's cases share their files: resolved once, not once a case
+def _relative(root: str | None, filename: str) -> str | None:
+    if root is None or filename.startswith("<"):
+        return None
+    try:
+        real = os.path.realpath(filename)
+    except (OSError, ValueError):
+        return None
+    return os.path.relpath(real, root) if real.startswith(root + os.sep) else None
+
+
 def _cut(text: str, limit: int = codec.MAX_FRAME_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -41,8 +57,7 @@ class Locator:
     chain twice is one site), or -1 once the table holds :data:`grader.codec.MAX_SITES`."""
 
     def __init__(self, root: str | None) -> None:
-        self.root = os.path.realpath(root) if root else None
-        self._files: dict[str, str | None] = {}  # a code object's file name -> relative name or None
+        self.root = _real(root) if root else None
         self.sites: list[tuple[tuple[str, int, str], ...]] = []
         self._index: dict[tuple[tuple[str, int, str], ...], int] = {}
         self.case_sites = 0  # sites recorded in this case's steps so far (grader.codec.MAX_CASE_SITES)
@@ -58,20 +73,7 @@ class Locator:
 
     def relative(self, filename: str) -> str | None:
         """``filename`` relative to the submission's folder, or None when it is not one of its files."""
-        known = self._files.get(filename, False)
-        if known is not False:
-            return known  # type: ignore[return-value]
-        relative = None
-        if self.root is not None and not filename.startswith("<"):
-            try:
-                real = os.path.realpath(filename)
-                if real.startswith(self.root + os.sep):
-                    relative = os.path.relpath(real, self.root)
-            except (OSError, ValueError):
-                relative = None
-        if len(self._files) < 4096:
-            self._files[filename] = relative
-        return relative
+        return _relative(self.root, filename)
 
     # ------------------------------------------------------------ call sites
     def new_step(self) -> None:

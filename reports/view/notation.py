@@ -3,6 +3,7 @@ which of them one case uses (its detail links to the key)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -30,7 +31,11 @@ _NOTATIONS = (
 
 def notation_notes(texts: Iterable[str]) -> tuple[str, ...]:
     """The explanations of the notations that appear in ``texts`` (in a fixed order)."""
-    joined = "\n".join(texts)
+    return _notes_in("\n".join(texts))
+
+
+@functools.lru_cache(maxsize=4096)  # a class's reports repeat the same cases' texts many times over
+def _notes_in(joined: str) -> tuple[str, ...]:
     return tuple(note for pattern, note in _NOTATIONS if pattern.search(joined))
 
 
