@@ -303,3 +303,17 @@ def test_an_empty_folder_is_part_of_what_the_worker_sees(tmp_path):
     again.mkdir()
     (again / "cudagraph.py").write_text("X = 1\n")
     assert submission_hash(again) == trees[0]  # the same tree, under another folder name: one entry
+
+
+def test_a_text_entry_is_read_within_its_bound(tmp_path, monkeypatch):
+    """get_text reads at most MAX_ENTRY_BYTES: a larger file under a key is not one the grader
+    wrote (a text entry is bounded like a frame) and is ignored, as a damaged one is."""
+    import grader.run.cache as cache_module
+
+    cache = cache_module.ObservationCache(tmp_path / "cache")
+    cache.put("ab" + "0" * 62, {"text": "small"})
+    assert cache.get_text("ab" + "0" * 62) == "small"
+    monkeypatch.setattr(cache_module, "MAX_ENTRY_BYTES", 200)
+    cache.put("ab" + "1" * 62, {"text": "x" * 300})
+    assert cache.get_text("ab" + "1" * 62) is None
+    assert cache.get_text("ab" + "0" * 62) == "small"
