@@ -11,7 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.labs import EAGER_LINE, TYPO_LINE, eager_submission, lab, line_of, reference_with, typo_submission
+from support.labs import (
+    EAGER_LINE,
+    REPLAY_BODY,
+    TYPO_LINE,
+    eager_submission,
+    lab,
+    line_of,
+    reference_with,
+    typo_submission,
+)
 
 from grader import codec, protocol
 from grader.observe.locations import Locator, observe_bumps
@@ -83,9 +92,24 @@ def test_a_replay_that_runs_the_ops_on_x_cites_the_op_call_and_the_bumps(tmp_pat
     assert f"called at cudagraph.py:{op_line} in run_eager: x = op(x)" in witness
     assert f"called from cudagraph.py:{eager_call} in _replay: y = run_eager(self.ops, x)" in witness
     launches = next(c for c in failures if "should cost 1 launch but cost" in c["message"])["message"]
-    assert "the ops ran one by one on this replay:" in launches
+    assert "the ops ran through run_eager on this replay, one launch per op:" in launches
+    assert f"called at cudagraph.py:{eager_call} in _replay: y = run_eager(self.ops, x)" in launches
     assert f"counted at cudagraph.py:{bump_line} in run_eager: LaunchCounter.bump(1)" in launches
     assert f"called from cudagraph.py:{eager_call} in _replay" in launches
+
+
+def test_a_replay_that_bumps_twice_is_told_where_it_counted_not_that_the_ops_ran_eagerly(tmp_path):
+    """Every replay calls the ops (it recomputes them from the buffer): an extra launch counted by
+    a second bump is named at that bump, and never blamed on the ops running one by one."""
+    source = reference_with(REPLAY_BODY, REPLAY_BODY + "\n        LaunchCounter.bump(1)  # twice")
+    second = line_of(source, "        LaunchCounter.bump(1)  # twice")
+    first = second - 1  # the replay's own bump, the line before
+    out, _ = grade(tmp_path, source, "module")
+    launches = next(c for c in visible_failures(out) if "should cost 1 launch but cost 2" in c["message"])["message"]
+    assert "the ops ran" not in launches and "run_eager" not in launches  # no cause but the bumps
+    assert "LaunchCounter.bump was called 2 times during this step:" in launches
+    assert f"counted at cudagraph.py:{first} in _replay" in launches
+    assert f"counted at cudagraph.py:{second} in _replay" in launches
 
 
 def _observed(tmp_path: Path, source: str):

@@ -90,6 +90,22 @@ def bumps_at(obs: StepObservation) -> str:
     return _bounded(text)
 
 
+def eager_run_at(obs: StepObservation) -> str:
+    """When the step's launches were counted inside the submission's ``run_eager`` (its bump's
+    innermost frame is in ``run_eager``), the line that called it: on a replay, the cause of one
+    launch per op. "" otherwise: extra launches from anywhere else (a bump counted twice, say)
+    are named by :func:`bumps_at` alone, never blamed on the ops being called, which every
+    replay does to recompute them."""
+    for bump in obs.bumps:
+        frames = obs.site(bump.site)
+        if len(frames) > 1 and frames[0].function == "run_eager":
+            return _bounded(
+                "\n  the ops ran through run_eager on this replay, one launch per op:"
+                + _site_lines(frames[1:], "called at")
+            )
+    return ""
+
+
 def first_location(message: str) -> str:
     """The first ``file:line`` a located message names ("" when it names none)."""
     found = _AT.search(message)

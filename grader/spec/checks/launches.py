@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from grader.spec.checks.base import Check
 from grader.spec.describing import given_arg, runner_build, step_kind
-from grader.spec.locating import bumps_at, call_at
+from grader.spec.locating import bumps_at, eager_run_at
 from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 from grader.spec_model import MaskValue
 
@@ -52,19 +52,14 @@ class LaunchesCheck(Check):
                 _eager_ops_not_run(j.case, self.step, obs) or launch_reason(kind, self.equals, obs.launches)
             )
             at = bumps_at(obs)
-            if (
-                kind == "replay"
-                and obs.launches > self.equals
-                and obs.witness
-                and _built_as(j.case, self.step, "GraphRunner")
-            ):
-                at = call_at(obs, obs.witness[0].site, "the ops ran one by one on this replay:") + at
+            if kind == "replay" and obs.launches > self.equals and _built_as(j.case, self.step, "GraphRunner"):
+                at = eager_run_at(obs) + at
         j.record(step, "launches during this step", str(self.equals), str(obs.launches), problem, at=at)
 
 
 def _built_as(case, index: int, target: str) -> bool:
-    """Whether the runner step ``index`` calls was built as ``target`` (for a GraphRunner, every op
-    of a replay is in the graph, so ops run one by one mean the replay ran eagerly)."""
+    """Whether the runner step ``index`` calls was built as ``target`` (a GraphRunner's replay is
+    one launch: launches counted in run_eager mean it ran eagerly)."""
     build = runner_build(case, index)
     return build is not None and build.target == target
 
