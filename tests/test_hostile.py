@@ -138,6 +138,8 @@ EXPECT: dict[str, Expect] = {
     "h52_stat_hidden": Expect("same"),
     "h53_forged_op_class": Expect("cheat"),  # and flagged: test_forged_op_class_is_flagged_and_caught
     "h54_zip_forgery": Expect("cheat"),  # and flagged: test_zip_forgery_is_flagged_and_not_importable
+    "h70_pid_sender": Expect("same"),
+    "h71_pid_receiver": Expect("same"),
 }
 
 # Safe to run without root (no uid of its own, so nothing here may rely on one) and without
