@@ -71,10 +71,14 @@ def fork_worker(
             run_worker(False)
         return pid, None
     status_r, status_w = os.pipe()
+    # Blocked until init handles it: a SIGTERM sent before then waits instead of being dropped
+    # (init ignores a signal it has no handler for).
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     pid = os.fork()
     if pid == 0:  # pragma: no cover - init of the new namespace
         os.close(status_r)
         _init(run_worker, status_w, close_in_init)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(status_w)
     if libc.setns(own, CLONE_NEWPID) != 0:  # the next worker would land in this one's namespace
         raise OSError(ctypes.get_errno(), "could not return to the zygote's own PID namespace")
@@ -93,7 +97,7 @@ def _init(run_worker: Callable[[bool], None], status_w: int, close: tuple[int, .
                 except ProcessLookupError:
                     pass
 
-        signal.signal(signal.SIGTERM, end_worker)
+        signal.signal(signal.SIGTERM, end_worker)  # still blocked (fork_worker)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         os.setsid()
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -102,10 +106,15 @@ def _init(run_worker: Callable[[bool], None], status_w: int, close: tuple[int, .
             os.close(status_w)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             run_worker(True)
         alive[0] = worker
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # one sent meanwhile ends it now
         for fd in close:
-            os.close(fd)
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         while True:
             done, status = os.waitpid(-1, 0)  # the worker, and whatever re-parents here when it dies
             if done == worker:
