@@ -127,3 +127,17 @@ def test_the_comparison_is_not_trivial(verdicts):
     assert {"passed", "failed"} <= statuses
     if os.geteuid() == 0:
         assert {"crashed", "timeout"} <= statuses
+
+
+def test_memory_one_case_held_never_costs_the_next(verdicts):
+    """Issue 31.5: h72 takes 700 MiB in every case and keeps it in a module global. A worker's
+    1 GiB holds one case's worth, not two; in module isolation the previous case's 700 MiB were
+    still held (54.87 points there, 100 with a process per case). Now every case passes in both
+    modes, as the honest core's do (grader/run/worker/memory.py)."""
+    name = "h72_memory_each_case"
+    if name not in verdicts["module"]:
+        pytest.skip("graded as root only")
+    for mode in ("module", "process"):
+        cases = verdicts[mode][name]
+        assert cases == verdicts[mode]["honest"], mode
+        assert set(cases.values()) == {"passed"}, mode
