@@ -101,6 +101,8 @@ def test_no_process_of_another_worker_exists_for_a_worker(batch):
     receiver = _text(batch["reports"]["h71_pid_receiver"])
     scans = re.findall(r"\[hostile\] pid scan: (\d+) other processes found", receiver)
     assert scans and set(scans) == {"0"}, receiver[:2000]
+    uids = re.findall(r"\[hostile\] uid scan: (\d+) other sandbox uids found", receiver)
+    assert uids and set(uids) == {"0"}, receiver[:2000]
     assert "pid calls answered" not in receiver and "pid FOUND" not in receiver
     for name in STUDENT_OUTPUTS:
         text = (batch["out"] / "h71_pid_receiver" / name).read_text(errors="replace")

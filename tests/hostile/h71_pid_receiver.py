@@ -1,5 +1,5 @@
 """Hostile: looks, at import and in every case it runs, for every process it can find by pid
-(``getpriority`` of pid 1..32767) and for what ``h70_pid_sender`` (graded at the same time)
+(``getpriority`` of pid 1..32767, and of every other sandbox uid with ``PRIO_USER``) and for what ``h70_pid_sender`` (graded at the same time)
 spells into its children's nice values, scheduling policies and CPU affinity masks; asks every
 by-pid call of each process it finds (``sched_getaffinity``, ``getpriority``,
 ``sched_getscheduler``, ``sched_getparam``, ``getpgid``, ``getsid``, ``pidfd_open``, ``prlimit``,
@@ -33,6 +33,21 @@ def _visible():
             continue
         found.append(pid)
     return [pid for pid in found if pid not in (os.getpid(), os.getppid(), 1)]
+
+
+def _other_uids():
+    """Sandbox uids (61000-61999) with a process this one can find by uid (``getpriority`` and
+    ``PRIO_USER``), but its own."""
+    found = []
+    for uid in range(61000, 62000):
+        if uid == os.getuid():
+            continue
+        try:
+            os.getpriority(os.PRIO_USER, uid)
+        except OSError:
+            continue
+        found.append(uid)
+    return found
 
 
 def _probe(pid):
@@ -90,10 +105,11 @@ def _look(wait_s=0.0):
         return
     deadline = time.monotonic() + wait_s
     started = time.monotonic()
-    seen, answered, texts = set(), set(), []
+    seen, answered, texts, uids = set(), set(), [], set()
     while True:
         pids = _visible()
         seen.update(pids)
+        uids.update(_other_uids())
         for pid in pids[:64]:
             answered.update(_probe(pid))
         texts += [t for t in _decode(pids) if t]
@@ -102,6 +118,7 @@ def _look(wait_s=0.0):
         time.sleep(0.01)
     _spent[0] += time.monotonic() - started
     print(f"[hostile] pid scan: {len(seen)} other processes found", flush=True)
+    print(f"[hostile] uid scan: {len(uids)} other sandbox uids found", flush=True)
     if answered:
         print(f"[hostile] pid calls answered: {sorted(answered)}", flush=True)
     for text in texts:

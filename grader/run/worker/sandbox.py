@@ -23,7 +23,9 @@ Layers, each applied where the platform allows it (see SECURITY.md):
 6. as root, namespaces of its own: IPC (System V shared memory, message queues
    and semaphores, and POSIX message queues, die with the worker and are never
    shared with another) and network (no interface but a loopback that is down),
-   and a read-only, empty ``/dev/shm``; and, where the host gives a writable
+   and a read-only, empty ``/dev/shm``; a PID namespace of its own, made by the zygote
+   (:mod:`grader.run.worker.pidns`), where no other worker's process has a number, with a
+   ``/proc`` of it; and, where the host gives a writable
    cgroup, a memory and a process limit for the worker's whole tree
    (:mod:`grader.run.worker.cgroups`).
 """
