@@ -71,17 +71,24 @@ def fork_worker(
             run_worker(False)
         return pid, None
     status_r, status_w = os.pipe()
+    pid = -1
     # Blocked until init handles it: a SIGTERM sent before then waits instead of being dropped
     # (init ignores a signal it has no handler for).
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - init of the new namespace
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - init of the new namespace
+            os.close(status_r)
+            _init(run_worker, status_w, close_in_init)
+    except BaseException:
         os.close(status_r)
-        _init(run_worker, status_w, close_in_init)
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    os.close(status_w)
-    if libc.setns(own, CLONE_NEWPID) != 0:  # the next worker would land in this one's namespace
-        raise OSError(ctypes.get_errno(), "could not return to the zygote's own PID namespace")
+        raise
+    finally:
+        if pid != 0:  # the zygote, whether the fork worked or not
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            os.close(status_w)
+            if libc.setns(own, CLONE_NEWPID) != 0:  # the next worker would land in this one's namespace
+                raise OSError(ctypes.get_errno(), "could not return to the zygote's own PID namespace")
     os.set_blocking(status_r, False)
     return pid, status_r
 
