@@ -293,6 +293,8 @@ def test_the_zygote_gives_each_worker_a_pid_namespace_and_reports_how_it_ended()
     assert os.read(r, 1) == b""  # the worker is gone with it
     os.close(r)
     assert os.readlink("/proc/self/ns/pid") == os.readlink(f"/proc/{os.getppid()}/ns/pid")  # back in its own
+    pid, status_r = pidns.fork_worker(None, lambda in_namespace: os._exit(5 if in_namespace else 6), ())
+    assert status_r is None and os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 6  # no namespace: as before
 
 
 @needs_root
