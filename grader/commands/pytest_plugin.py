@@ -9,7 +9,9 @@ this project's own suite turns it off with ``-p no:graphgrade``). Items are name
 The cases selected run through the same engine as ``graphgrade grade`` (an isolated worker and
 the same judge), all in one run when the first item runs. A failing item shows the case's plain
 text (:func:`reports.view.plain.case_text`: the message, the submission's line, each step and
-each check's expected against observed), as report.html does. Only visible specs are collected:
+each check's expected against observed), as report.html does. A submission-wide problem (an
+import error) is shown once, at the first item, and stops the run there, as ``-x`` would: no
+later case could run either. Only visible specs are collected:
 a hidden case never reaches pytest's output.
 """
 
@@ -39,6 +41,25 @@ class _Grading:
         self._loaded = None
         self.results: dict[tuple[str, str], object] | None = None
         self.problem = ""
+        self.problem_shown_at = ""  # the item whose failure showed the submission-wide problem in full
+
+    def failure_text(self, item: CaseItem, view, hint: str) -> str:
+        """A failed item's text. A submission-wide problem (an import error, a missing file) is
+        shown in full once, at the first item that fails; a case it kept from running then says
+        so in one line, rather than repeating it (and an unrelated hint) in every item."""
+        from reports.view.plain import case_text
+
+        not_run = bool(self.problem) and view.message == self.problem
+        if self.problem and self.problem_shown_at:
+            if not_run:
+                return f"not run: the problem shown in full at {self.problem_shown_at} kept this case from running"
+            return case_text(view, hint)
+        if not self.problem:
+            return case_text(view, hint)
+        self.problem_shown_at = f"{item.spec.id}/{item.case.id}"
+        if not_run:  # no later case can run either: stop here, as -x would, so the problem is shown once
+            item.session.shouldfail = "stopping: the problem above kept the remaining cases from running"
+        return self.problem if not_run else f"{self.problem}\n\n{case_text(view, hint)}"
 
     def loaded(self):
         if self._loaded is None:
@@ -172,16 +193,13 @@ class CaseItem(pytest.Item):
             self.extra_keyword_matches.add(spec.tag)
 
     def runtest(self) -> None:
-        from reports.view.plain import case_text
-
         grading = self.config.stash[_GRADING]
         found = grading.result(self)
         if found is None:
             raise CaseFailed(grading.problem or "this case was not graded")
         view, hint = found
         if view.status != "passed":
-            text = case_text(view, hint)
-            raise CaseFailed(f"{grading.problem}\n\n{text}" if grading.problem else text)
+            raise CaseFailed(grading.failure_text(self, view, hint))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CaseFailed):
