@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.run.copying import HANDOUT_MODULE_FILE
+
 SUBMISSION = "cudagraph.py"
 
 
@@ -115,18 +117,30 @@ class _Grading:
 _GRADING = pytest.StashKey[_Grading]()
 
 
+def module_path(folder: Path) -> Path | None:
+    """The student's cudagraph.py in ``folder``: at its top, or where the handout puts it
+    (``mini_vllm/cudagraph.py``); None when neither is there."""
+    for rel in (SUBMISSION, HANDOUT_MODULE_FILE):
+        if (folder / rel).is_file():
+            return folder / rel
+    return None
+
+
 def _folder(config: pytest.Config) -> Path | None:
-    """The student's folder: where pytest was started, when it holds cudagraph.py; else the one
-    folder (or cudagraph.py) named on the command line, when it does."""
+    """The student's folder: where pytest was started, when it holds cudagraph.py (at its top or
+    as mini_vllm/cudagraph.py); else the one folder (or cudagraph.py) named on the command line,
+    when it does."""
     started = Path(config.invocation_params.dir)
-    if (started / SUBMISSION).is_file():
+    if module_path(started) is not None:
         return started
     named = [started / a.split("::")[0] for a in config.args]  # the positional arguments, options parsed off
     folders = {p.resolve() if p.is_dir() else p.resolve().parent for p in named if p.exists()}
     if len(folders) == 1:
         (folder,) = folders
-        if (folder / SUBMISSION).is_file():
+        if module_path(folder) is not None:
             return folder
+        if folder.name == "mini_vllm" and module_path(folder.parent) is not None:
+            return folder.parent  # pytest mini_vllm/cudagraph.py, from the repository's top
     return None
 
 
@@ -158,7 +172,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     grading = parent.config.stash.get(_GRADING, None)
-    if grading is not None and file_path == grading.folder / SUBMISSION:
+    if grading is not None and file_path == module_path(grading.folder):
         return SubmissionFile.from_parent(parent, path=file_path)
     return None
 
