@@ -4,6 +4,9 @@
 step ``STEP`` ran, the engine bound as ``ENGINE`` was called exactly so: these calls, in this
 order, and no other. A call is written as a list: ``[run, batch_size, seq_step]``,
 ``[capture, batch_size, seq_step]`` or ``[replay, graph_id, batch_size, seq_step]``.
+``one_of: [LIST, LIST, ...]`` instead of ``equals`` accepts any of several call lists: for a
+step where the contract leaves the choice to the student (a replay step of the core lab may
+run normally or replay the graph).
 
 Written as plain functions over plain data (the calls the worker recorded, as lists), with
 no import from the grader: the engine's check registry wraps :func:`parse_expected_calls`
@@ -55,6 +58,24 @@ def parse_expected_calls(value: object) -> tuple[EngineCall, ...]:
     return tuple(calls)
 
 
+def parse_accepted(equals: object = None, one_of: object = None) -> tuple[tuple[EngineCall, ...], ...]:
+    """The call lists an ``engine_calls`` check accepts: its ``equals`` list alone, or each list
+    of its ``one_of`` (at least two). Exactly one of the two keys must be given."""
+    if (equals is None) == (one_of is None):
+        raise ValueError("engine_calls: give exactly one of 'equals' (a list of calls) and 'one_of' (lists of calls)")
+    if equals is not None:
+        return (parse_expected_calls(equals),)
+    if not isinstance(one_of, list) or len(one_of) < 2:
+        raise ValueError(f"one_of: expected two or more lists of calls, got {one_of!r}")
+    accepted = []
+    for i, calls in enumerate(one_of):
+        try:
+            accepted.append(parse_expected_calls(calls))
+        except ValueError as exc:
+            raise ValueError(f"one_of[{i}].{exc}") from None
+    return tuple(accepted)
+
+
 def describe_call(call: EngineCall) -> str:
     """One call as a reader writes it: ``capture(batch_size=4, seq_step=1)``."""
     name, args = call[0], call[1:]
@@ -69,11 +90,12 @@ def describe_calls(calls: tuple[EngineCall, ...] | list[EngineCall]) -> str:
     return ", then ".join(describe_call(c) for c in calls) if calls else "no call"
 
 
-def judge_engine_calls(step: str, expected: tuple[EngineCall, ...], observed: list | None) -> CallsVerdict:
+def judge_engine_calls(step: str, accepted: tuple[tuple[EngineCall, ...], ...], observed: list | None) -> CallsVerdict:
     """Compare the calls step ``step`` made (``observed``, as the worker sent them: lists, or
-    None when the step did not run) with the expected ones, exactly and in order."""
-    claim = f"during {step}, the engine was called: {describe_calls(expected)}"
+    None when the step did not run) with each accepted call list, exactly and in order."""
+    expected = " or ".join(describe_calls(calls) for calls in accepted)
+    claim = f"during {step}, the engine was called: {expected}"
     if observed is None:
-        return CallsVerdict(False, claim, describe_calls(expected), f"{step} did not run")
+        return CallsVerdict(False, claim, expected, f"{step} did not run")
     seen = tuple(tuple(c) for c in observed)
-    return CallsVerdict(seen == tuple(expected), claim, describe_calls(expected), describe_calls(seen))
+    return CallsVerdict(any(seen == tuple(calls) for calls in accepted), claim, expected, describe_calls(seen))
