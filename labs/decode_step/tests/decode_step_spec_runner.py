@@ -211,3 +211,16 @@ def run_suite(module: ModuleType, specs: list[dict] | None = None) -> list[CaseR
 def score(results: list[CaseResult]) -> float:
     """Points earned: each passing case's share of its spec's points."""
     return sum(r.points for r in results if r.passed)
+
+
+def load_submission(path: Path, name: str) -> ModuleType:
+    """Import the file at ``path`` as a fresh module named ``name`` (a reference, template or
+    mutant; never a module cached under ``decode_step``)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
