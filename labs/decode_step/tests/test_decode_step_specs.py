@@ -186,3 +186,20 @@ def test_mutant_files_are_only_edits_of_the_reference():
         text = path.read_text(encoding="utf-8")
         assert text.rstrip().endswith("run_edited_reference(globals(), EDITS)"), path.name
         assert "\ndef " not in text and "\nclass " not in text, f"{path.name}: edits only, no code of its own"
+
+
+BASELINES = sorted(p for p in (PACK / "reference" / "mutants" / "baselines").glob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("path", BASELINES, ids=[p.stem for p in BASELINES])
+def test_each_baseline_scores_no_more_than_its_limit(path):
+    baseline = load_submission(path, f"decode_step_baseline_{path.stem}")
+    assert score(run_suite(baseline, SPECS)) <= baseline.MAX_PERCENT + 1e-9
+
+
+def test_the_state_machine_alone_earns_its_own_behaviours_and_nothing_of_the_loop():
+    baseline = load_submission(PACK / "reference" / "mutants" / "baselines" / "state_machine_only.py", "decode_step_sm")
+    results = run_suite(baseline, SPECS)
+    machine = {"step-count", "step-mode", "capture-record", "static-shape", "warmup-clamp", "disable"}
+    assert {r.tag for r in results if r.passed} == machine
+    assert [r.uid for r in results if not r.passed and r.tag in machine] == ["warmup-clamp-edge/loop-with-zero-warmup"]

@@ -7,6 +7,9 @@ all). Its last line, ``run_edited_reference(globals(), EDITS)``, executes the ed
 the mutant module itself, so a mutant file is a complete submission (``decode_step.py``).
 An edit whose text no longer matches fails loudly (:class:`MutantEditError`), never silently.
 
+Baselines (``baselines/``) set ``MAX_PERCENT`` instead of ``TAG``: the most they may score.
+``run_template(globals())`` makes a baseline the untouched student template.
+
 The same scheme as the CUDA-graph lab's ``reference/mutants/_base.py``; this copy reads this
 pack's reference and imports nothing outside the pack. When the engine builds mutants for
 every pack, the two become one.
@@ -19,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 REFERENCE_SOURCE = Path(__file__).resolve().parents[1] / "decode_step.py"
+TEMPLATE_SOURCE = Path(__file__).resolve().parents[2] / "student_template" / "decode_step.py"
 
 Edit = tuple[str, str]
 
@@ -49,7 +53,15 @@ def run_edited_reference(namespace: dict, edits: Sequence[Edit]) -> None:
     keeping the mutant's own docstring."""
     mutant = Path(namespace.get("__file__") or "a mutant").name
     source = apply_edits(REFERENCE_SOURCE.read_text(encoding="utf-8"), edits, mutant)
-    filename = f"{REFERENCE_SOURCE} (edited by {mutant})"
+    _run(namespace, source, f"{REFERENCE_SOURCE} (edited by {mutant})")
+
+
+def run_template(namespace: dict) -> None:
+    """Execute the untouched student template in ``namespace`` (a baseline's ``globals()``)."""
+    _run(namespace, TEMPLATE_SOURCE.read_text(encoding="utf-8"), str(TEMPLATE_SOURCE))
+
+
+def _run(namespace: dict, source: str, filename: str) -> None:
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     doc = namespace.get("__doc__")
     exec(compile(source, filename, "exec", dont_inherit=True), namespace)  # noqa: S102 - our own reference
