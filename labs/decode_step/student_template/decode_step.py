@@ -38,8 +38,8 @@ class InferenceGraphCapture:
     ``advance()``.
 
     Rules:
-    - ``warmup_steps`` below 1 is raised to 1 [plan]: kernels run at least once before
-      a capture.
+    - ``warmup_steps`` below 1 is raised to 1: kernels run at least once before a
+      capture (0 [plan]; -1, -5, ... [graphgrade]). Values of 1 or more are kept.
     - Graphs are off unless built with ``enabled=True`` [plan]; ``disable()`` turns them
       off for good [plan].
     - ``step_mode()`` is ``WARMUP`` while disabled or while ``step_count < warmup_steps``;

@@ -2,10 +2,10 @@
 
 from labs.decode_step.reference.mutants._base import run_edited_reference
 
-# The machine's own behaviours are 42 points (step-count 6, step-mode 12, capture-record 8,
-# static-shape 8, warmup-clamp 4, disable 4), less the warm-up case that needs a loop. More
+# The machine's own behaviours are 43 points (step-count 6, step-mode 12, capture-record 8,
+# static-shape 8, warmup-clamp 5, disable 4), less the warm-up case that needs a loop (1). More
 # means a case of the loop's behaviours passes without a loop.
-MAX_PERCENT = 42.0
+MAX_PERCENT = 43.0
 
 EDITS = (
     (
