@@ -18,7 +18,7 @@ Nothing here imports the grader; the engine adapts to these plain classes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 # A call as the log keeps it: ("run", batch_size, seq_step), ("capture", batch_size, seq_step)
@@ -63,10 +63,21 @@ class EngineSetup:
 
 @dataclass
 class CallLog:
-    """Every call made on one case's engines, in order; the grader keeps it, not the engine's
-    caller. :meth:`mark` and :meth:`since` cut it into the calls one step made."""
+    """Every call made on one engine, in order; the grader keeps it, not the engine's caller.
+    :meth:`mark` and :meth:`since` cut it into the calls one step made.
+
+    ``site``, when given, is asked for the submission's line that made each call (the worker's
+    locator, as for the ops' witness log; -1 when unknown); ``sites[i]`` is that of ``calls[i]``,
+    so a verdict can name the student's own line."""
 
     calls: list[Call] = field(default_factory=list)
+    sites: list[int] = field(default_factory=list)
+    site: Callable[[], int] | None = None
+
+    def record(self, call: Call) -> None:
+        """Append one call, and where it came from."""
+        self.calls.append(call)
+        self.sites.append(self.site() if self.site is not None else -1)
 
     def mark(self) -> int:
         """A position in the log: the calls made from here on are ``since(mark)``."""
@@ -88,6 +99,8 @@ def step_tokens(batch_size: int, seq_step: int) -> list[int]:
 class FakeDecodeEngine:
     """A decode step and a graph manager, without a GPU. See the module docstring."""
 
+    __slots__ = ("_setup", "_log", "_runs", "_replays", "_graphs", "_next_graph_id")
+
     def __init__(self, setup: EngineSetup, log: CallLog) -> None:
         self._setup = setup
         self._log = log
@@ -98,7 +111,7 @@ class FakeDecodeEngine:
 
     def run(self, batch_size: int, seq_step: int) -> list[int]:
         """Run one decode step normally, one kernel launch per layer; return its tokens."""
-        self._log.calls.append(("run", batch_size, seq_step))
+        self._log.record(("run", batch_size, seq_step))
         index, self._runs = self._runs, self._runs + 1
         if index in self._setup.fail_runs:
             raise EngineError(f"decode step failed (run #{index}, batch_size={batch_size}, seq_step={seq_step})")
@@ -106,7 +119,7 @@ class FakeDecodeEngine:
 
     def capture(self, batch_size: int, seq_step: int) -> CaptureResult:
         """Run one decode step while capturing it as a graph; return the graph's id and tokens."""
-        self._log.calls.append(("capture", batch_size, seq_step))
+        self._log.record(("capture", batch_size, seq_step))
         if self._setup.fail_capture:
             raise GraphCaptureError(f"graph capture failed (batch_size={batch_size}, seq_step={seq_step})")
         graph_id, self._next_graph_id = self._next_graph_id, self._next_graph_id + 1
@@ -115,7 +128,7 @@ class FakeDecodeEngine:
 
     def replay(self, graph_id: int, batch_size: int, seq_step: int) -> list[int]:
         """Launch a captured graph once for this step; return the step's tokens."""
-        self._log.calls.append(("replay", graph_id, batch_size, seq_step))
+        self._log.record(("replay", graph_id, batch_size, seq_step))
         index, self._replays = self._replays, self._replays + 1
         if graph_id not in self._graphs:
             raise GraphReplayError(f"no graph has id {graph_id!r}")

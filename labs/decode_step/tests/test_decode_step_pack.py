@@ -43,6 +43,24 @@ def test_the_log_is_cut_per_step_by_mark_and_since():
     assert log.since(mark) == [("run", 3, 0)]
 
 
+def test_the_log_asks_for_the_callers_site_of_every_call():
+    lines = iter([12, 40])
+    log = CallLog(site=lambda: next(lines))
+    engine = FakeDecodeEngine(engine_setup(), log)
+    engine.run(1, 0)
+    engine.capture(1, 0)
+    assert log.sites == [12, 40]
+    unsited, unsited_log = _engine()
+    unsited.run(1, 0)
+    assert unsited_log.sites == [-1]
+
+
+def test_a_student_cannot_hang_new_attributes_on_the_engine():
+    engine, _ = _engine()
+    with pytest.raises(AttributeError):
+        engine.calls = []
+
+
 def test_graph_ids_count_up_from_the_first_one():
     engine, _ = _engine(first_graph_id=7)
     assert [engine.capture(4, 1).graph_id, engine.capture(2, 1).graph_id] == [7, 8]
