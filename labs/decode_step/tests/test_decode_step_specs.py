@@ -233,3 +233,31 @@ def test_the_state_machine_specs_already_run_on_mains_engine(tmp_path):
     assert len(problems) == 1 and "no spec covers the behaviour tag(s)" in problems[0], said
     cases = sum(len(s["cases"]) for s in SPECS if s["file"] in {p.name for p in machine_only})
     assert f"{cases} cases" in said and "1 problem(s) on the numpy reference" in said, said
+
+
+# ------------------------------------------------------------------ the temporary runner itself
+def test_the_runner_compares_values_strictly():
+    from decode_step_spec_runner import same
+
+    assert same(True, True) and not same(True, 1) and not same(1, True)
+    assert same(2, 2) and not same(2, 2.0) and same(2.0, 2)
+    assert same(None, None) and not same(None, 0)
+    assert same([1000, 1001], [1000, 1001]) and same([1], (1,)) and not same([1, 2], [1])
+
+
+def test_the_runner_fails_a_case_whose_step_raises_unless_a_raises_check_expects_it(reference):
+    import types
+
+    from decode_step_spec_runner import run_case
+
+    class Boom:
+        def __init__(self, *args, **kwargs):
+            raise RuntimeError("boom")
+
+    module = types.SimpleNamespace(**{**vars(reference), "InferenceGraphCapture": Boom})
+    steps = [{"build": "InferenceGraphCapture", "as": "sm", "args": [1]}]
+    unexpected = {"id": "c", "steps": steps, "checks": [{"value": {"step": "sm", "equals": None}}]}
+    expected = {"id": "c", "steps": steps, "checks": [{"raises": {"step": "sm", "type": "RuntimeError"}}]}
+    spec = {"id": "s", "tag": "step-count", "points": 1, "cases": [unexpected]}
+    assert not run_case(module, spec, unexpected).passed
+    assert run_case(module, spec, expected).passed
