@@ -506,6 +506,9 @@ def build_parser() -> argparse.ArgumentParser:
     from grader.commands import lms_export
 
     lms_export.register(sub)
+    from grader.commands import lms_import
+
+    lms_import.register(sub)
     similarity.register(sub)
     from grader.commands import repro
 
