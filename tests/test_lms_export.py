@@ -408,3 +408,33 @@ def test_an_export_that_matches_nothing_exits_1_naming_every_submission(tmp_path
     assert last.startswith("graphgrade: 12 graded submission(s) not in the grade file: user0, user1, user10,")
     assert last.endswith("and 2 more (matched on 'ID'; see the lines above)")
     assert proc.stderr.count("not exported: no student has ID") == 12
+
+
+def test_moodle_identifier_is_compared_by_its_number_in_any_language_and_points_can_be_chosen(tmp_path):
+    worksheet = tmp_path / "Bewertungen.csv"
+    worksheet.write_text(MOODLE_WORKSHEET.replace("Participant ", "Teilnehmer/in "), encoding="utf-8")
+    out = make_out(tmp_path, {"1234567": 50.0})
+    proc = export("moodle", str(out), "--roster", str(worksheet), "--points-possible", "10")
+    assert proc.returncode == 0, proc.stderr
+    assert [(r[0], r[4]) for r in rows(proc.stdout)[1:]] == [("Teilnehmer/in 1234567", "5")]
+
+
+def test_canvas_without_an_id_column_is_one_line(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,SIS Login ID,Lab (1)\nJane,jdoe,\n", encoding="utf-8")
+    proc = export("canvas", str(make_out(tmp_path, {"1001": 1.0})), "--roster", str(roster))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "no column 'ID'" in proc.stderr
+
+
+def test_a_column_canvas_marks_read_only_is_refused_whatever_its_name(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section,Lab (7),Weighted Extra\n"
+        "    Points Possible,,,,,10.00,(read only)\n"
+        "Jane,1001,S1,jdoe,L01,,\n",
+        encoding="utf-8",
+    )
+    proc = export(
+        "canvas", str(make_out(tmp_path, {"1001": 1.0})), "--roster", str(roster), "--assignment", "Weighted Extra"
+    )
+    assert proc.returncode == 2 and proc.stderr.strip().endswith("give the assignment's own column, 'Lab (7)'")

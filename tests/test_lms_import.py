@@ -79,7 +79,7 @@ def test_github_classroom_folders_are_named_by_username_without_git(tmp_path, ca
     )
     assert code == 0, err
     assert set(tree(tmp_path / "subs")) == {"janedoe/cudagraph.py", "bao-nguyen/cudagraph.py"}
-    assert "2 OS or tool file(s) dropped" in out
+    assert "4 OS or tool file(s) dropped" in out  # each clone's .git/ and __pycache__/
 
 
 def test_github_classroom_needs_the_assignment_when_one_repository_cannot_tell_it(tmp_path, capsys):

@@ -149,4 +149,6 @@ def github_classroom_download(tmp: Path, assignment: str = "cuda-graphs") -> Pat
         (repo / ".git" / "objects").mkdir(parents=True)
         (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
         (repo / "cudagraph.py").write_text(GOOD + text, encoding="utf-8")
+        (repo / "__pycache__").mkdir()
+        (repo / "__pycache__" / "cudagraph.cpython-311.pyc").write_bytes(b"\x00" * 16)
     return root
