@@ -183,3 +183,25 @@ def test_malformed_gradescope_metadata_is_one_line(tmp_path, capsys):
     )
     code, _, err = run_import(capsys, "gradescope", str(evil), "--into", str(tmp_path / "subs2"))
     assert code == 2 and "Traceback" not in err and not (Path.cwd() / "pwned").exists()
+
+
+def test_a_gradescope_submitter_id_is_one_folder_name_never_a_path(tmp_path, capsys):
+    meta = (
+        "submission_1:\n  :submitters:\n  - :name: Mallory\n    :sid: ../../escaped\n"
+        "submission_2:\n  :submitters:\n  - :name: Dot\n    :sid: '..'\n"
+    )
+    download = dl.write(
+        tmp_path / "dl" / "export.zip",
+        dl.zip_bytes(
+            {
+                "x/submission_metadata.yml": meta,
+                "x/submission_1/cudagraph.py": GOOD,
+                "x/submission_2/cudagraph.py": GOOD,
+            }
+        ),
+    )
+    into = tmp_path / "work" / "subs"
+    code, out, err = run_import(capsys, "gradescope", str(download), "--into", str(into))
+    assert code == 0, err
+    assert sorted(p.name for p in into.iterdir()) == ["_", "_.._escaped"]  # graphgrade's folder-name rule
+    assert not any("escaped" in p for p in everything(tmp_path) if not p.startswith("work/subs"))

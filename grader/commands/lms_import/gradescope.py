@@ -17,7 +17,7 @@ from grader.commands.lms_import.folders import Submission
 from grader.commands.lms_import.safe_archive import ArchiveError, Contents, Entry
 
 METADATA = "submission_metadata.yml"
-MAX_METADATA_BYTES = 16 << 20
+MAX_METADATA_BYTES = 4 << 20  # some 500 bytes a submission: thousands of students
 
 
 class _Loader(yaml.SafeLoader):
