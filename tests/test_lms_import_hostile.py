@@ -124,6 +124,12 @@ def test_the_size_entry_count_and_nesting_budgets_hold(tmp_path):
     many = dl.zip_bytes({f"f{i}.py": "x" for i in range(6)})
     with pytest.raises(ArchiveError, match="more than 5 entries"):
         read_zip(many, "many.zip", Budget(small))
+    # the count the end record declares is read before zipfile parses the central directory
+    forged = bytearray(dl.zip_bytes({"a.py": "x"}))
+    end = forged.rindex(b"PK\x05\x06")
+    forged[end + 10 : end + 12] = (0xFFFF).to_bytes(2, "little")  # "ZIP64: look elsewhere for the count"
+    with pytest.raises(ArchiveError, match="more than 5 entries"):
+        read_zip(bytes(forged), "forged.zip", Budget(small))
     sized = dl.zip_bytes({"a.py": os.urandom(500), "b.py": os.urandom(500), "c.py": os.urandom(700)})
     got = read_zip(sized, "sized.zip", Budget(small))
     assert [e.name for e in got.entries] == ["a.py"]

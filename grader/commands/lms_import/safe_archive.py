@@ -135,6 +135,9 @@ def read_zip(source: Path | bytes, label: str, budget: Budget, depth: int = 0) -
     """Every regular file of a zip, in memory; each other entry refused or dropped, with a line."""
     if depth >= budget.limits.max_depth:
         raise ArchiveError(f"{label}: an archive nested more than {budget.limits.max_depth} deep")
+    declared = _declared_entries(source)
+    if declared is not None and budget.entries + declared > budget.limits.max_entries:
+        raise ArchiveError(f"{label}: more than {budget.limits.max_entries} entries (a bomb?); nothing read")
     try:
         handle = zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
@@ -172,6 +175,27 @@ def read_zip(source: Path | bytes, label: str, budget: Budget, depth: int = 0) -
                 continue
             entries.append(Entry(parts, data))
     return Contents(tuple(entries), tuple(refused), tuple(litter))
+
+
+def _declared_entries(source: Path | bytes) -> int | None:
+    """The entry count the zip's end record declares, read before the central directory is parsed
+    (zipfile builds an object per entry first); 0xFFFF (a ZIP64 count) counts as too many."""
+    tail_bytes = (1 << 16) + 22
+    try:
+        if isinstance(source, bytes):
+            tail = source[-tail_bytes:]
+        else:
+            with open(source, "rb") as stream:
+                stream.seek(0, os.SEEK_END)
+                stream.seek(max(0, stream.tell() - tail_bytes))
+                tail = stream.read()
+    except OSError:
+        return None
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) < at + 12:
+        return None
+    count = int.from_bytes(tail[at + 10 : at + 12], "little")
+    return 1 << 30 if count == 0xFFFF else count
 
 
 def _zip_entry_problem(info: zipfile.ZipInfo, limits: Limits) -> str | None:
