@@ -133,3 +133,39 @@ def test_a_missing_or_unreadable_download_is_one_line(tmp_path, capsys):
     (tmp_path / "bad.zip").write_bytes(b"PK\x03\x04 not really")
     code, _, err = run_import(capsys, "canvas", str(tmp_path / "bad.zip"), "--into", str(tmp_path / "s"))
     assert code == 2 and err.count("\n") == 1 and "not a readable zip" in err
+
+
+PACKAGE = {"cudagraph.py": "from .counter import LaunchCounter\n", "counter.py": "class LaunchCounter:\n    n = 0\n"}
+
+
+@pytest.mark.parametrize(
+    "uploaded, written",
+    [
+        # a zip of the student's folder: the wrapper goes, cudagraph.py is at the top
+        ({"my-lab/cudagraph.py": dl.GOOD, "my-lab/helpers.py": "X = 1\n"}, {"cudagraph.py", "helpers.py"}),
+        # the handout's package (relative imports, no __init__.py) stays one folder down
+        ({f"mini_vllm/{k}": v for k, v in PACKAGE.items()}, {"mini_vllm/cudagraph.py", "mini_vllm/counter.py"}),
+        # ... and so does one with __init__.py, while the repository's wrapper goes
+        (
+            {
+                "repo-main/README.md": "hi\n",
+                "repo-main/mini_vllm/__init__.py": "",
+                "repo-main/mini_vllm/cudagraph.py": dl.GOOD,
+            },
+            {"README.md", "mini_vllm/__init__.py", "mini_vllm/cudagraph.py"},
+        ),
+        # a repository at the top: nothing is taken away, nothing dropped
+        ({"README.md": "hi\n", "mini_vllm/cudagraph.py": dl.GOOD}, {"README.md", "mini_vllm/cudagraph.py"}),
+        # wrappers two deep go; no cudagraph.py at all: the folder is written as uploaded
+        ({"a/b/c/cudagraph.py": dl.GOOD}, {"cudagraph.py"}),
+        ({"a/notes.txt": "no code\n"}, {"a/notes.txt"}),
+    ],
+)
+def test_wrapping_folders_go_and_the_handouts_package_stays(tmp_path, capsys, uploaded, written):
+    download = dl.write(
+        tmp_path / "submissions.zip", dl.zip_bytes({"doejane_1001_50001_lab.zip": dl.zip_bytes(uploaded)})
+    )
+    code, out, err = run_import(capsys, "canvas", str(download), "--into", str(tmp_path / "subs"))
+    assert code == 0, err
+    assert set(tree(tmp_path / "subs" / "1001")) == written
+    assert ("it will score 0" in out) == (written == {"a/notes.txt"})

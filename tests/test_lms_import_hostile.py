@@ -158,11 +158,23 @@ def test_a_size_that_lies_in_the_header_is_refused_not_trusted(tmp_path, capsys)
 
 
 def test_names_equal_once_made_safe_are_refused_the_second_time(tmp_path, capsys):
-    inner = dl.zip_bytes({"Cudagraph.py": "a\n", "cudagraph.py": "b\n", "x?.py": "c\n", "x_.py": "d\n"})
+    inner = dl.zip_bytes(
+        {
+            "Cudagraph.py": "a\n",
+            "cudagraph.py": "b\n",
+            "x?.py": "c\n",
+            "x_.py": "d\n",
+            "pkg/m.py": "e\n",
+            "pkg/n.py": "f\n",  # the same folder: no clash
+            "PKG/o.py": "g\n",  # a folder spelt otherwise
+            "pkg/m.py/p.py": "h\n",  # a folder where a file is
+        }
+    )
     code, _, err, into = import_canvas(tmp_path, capsys, canvas_with(tmp_path, {"evil_1002_50002_lab.zip": inner}))
     lines = refusals(err)
-    assert code == 1 and len(lines) == 2 and all("once made safe; not written" in x for x in lines)
-    assert sorted(p.name for p in (into / "1002").iterdir()) == ["Cudagraph.py", "x_.py"]
+    assert code == 1 and len(lines) == 4 and all("once made safe; not written" in x for x in lines)
+    assert sorted(p.name for p in (into / "1002").iterdir()) == ["Cudagraph.py", "pkg", "x_.py"]
+    assert sorted(p.name for p in (into / "1002" / "pkg").iterdir()) == ["m.py", "n.py"]
     assert (into / "1002" / "x_.py").read_text(encoding="utf-8") == "c\n"  # the first one, never replaced
 
 

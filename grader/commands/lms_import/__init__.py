@@ -3,7 +3,8 @@
 An LMS's bulk download turned into one folder per student who submitted, named by the
 identifier the download itself carries (Canvas: the user id; Moodle: the participant id;
 Gradescope: the submitter's student id; GitHub Classroom: the username), each holding the
-submission as the grader expects it (``cudagraph.py`` at its top), ready for
+submission as the grader expects it (``cudagraph.py`` at its top, or the handout's
+``mini_vllm/cudagraph.py``), ready for
 ``graphgrade grade FOLDER/*`` and then ``graphgrade export``, which matches on the same
 identifier by default. No roster is needed.
 
@@ -71,7 +72,9 @@ def print_summary(
     for w in written:
         sub = w.submission
         flags = " [late]" if sub.late else ""
-        entry = "" if w.has_entry else f"  (no {folders.SUBMISSION_FILE} at its top: it will score 0)"
+        entry = (
+            "" if w.has_entry else f"  (no {folders.SUBMISSION_FILE} at its top or one folder down: it will score 0)"
+        )
         name = f" {sub.name}" if sub.name and sub.name != sub.ident else ""
         print(f"  kept {w.folder.name}{name}{flags}: {len(w.kept)} file(s){entry}", file=out)
         for note in w.notes:

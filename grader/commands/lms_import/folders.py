@@ -5,8 +5,9 @@ attempt, already read in memory by :mod:`safe_archive`). Here each becomes a fol
 
 - an uploaded zip is unpacked in place (through :func:`safe_archive.read_zip`, the same checks
   and the same budget as the download itself);
-- the folder is re-rooted at the shallowest ``cudagraph.py`` when that one is unique (a zip of
-  ``my-lab/`` gives ``cudagraph.py`` at the top); the files outside it are listed, not written;
+- folders that only wrap the submission are taken away (:func:`reroot`: a zip of ``my-lab/``
+  gives ``cudagraph.py`` at the top; the handout's ``mini_vllm/`` package stays one folder
+  down, where the grader looks too);
 - two files whose names are equal once made safe (``a.py`` and ``A.py`` on a file system that
   ignores case) are refused, the second one, with a line.
 
@@ -17,6 +18,7 @@ lands outside ``--into`` whatever the download holds or ``--into`` already held.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from dataclasses import dataclass, replace
@@ -26,6 +28,7 @@ from grader.commands.lms_import.safe_archive import ArchiveError, Budget, Entry,
 
 SUBMISSION_FILE = "cudagraph.py"
 FOLDER_NAME = re.compile(r"[^A-Za-z0-9._-]")
+MAX_PARSE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class Written:
     folder: Path
     kept: tuple[str, ...]
     notes: tuple[str, ...]
-    has_entry: bool  # cudagraph.py at the folder's top
+    has_entry: bool  # cudagraph.py where the grader looks (the top, or one folder down)
 
 
 def folder_name(ident: str) -> str:
@@ -72,23 +75,46 @@ def unpack_zips(sub: Submission, budget: Budget, refused: list[Refusal]) -> Subm
 
 
 def reroot(sub: Submission) -> Submission:
-    """The folder holding the shallowest ``cudagraph.py`` becomes the top, when that one is unique."""
-    found = [e.parts[:-1] for e in sub.files if e.parts[-1] == SUBMISSION_FILE]
-    if not found:
+    """Folders that only wrap the submission are taken away, so that ``cudagraph.py`` is at the
+    top (a zip of ``my-lab/``) or one folder down, where the grader looks too (the handout's
+    ``mini_vllm/cudagraph.py``, with ``repo-main/`` around it taken away). A folder is a wrapper
+    when it holds every file and ``cudagraph.py`` lies in it; a package, one holding
+    ``__init__.py`` or a module that imports relatively (``from .counter import ...``), is kept:
+    taking it away would break those imports. No file is ever dropped."""
+    files, stripped = sub.files, []
+    while files and all(len(e.parts) > 1 for e in files) and len({e.parts[0] for e in files}) == 1:
+        top = files[0].parts[0]
+        depths = [len(e.parts) - 1 for e in files if e.parts[-1] == SUBMISSION_FILE]
+        if not depths or (min(depths) == 1 and is_package(files, top)):
+            break
+        files = tuple(Entry(e.parts[1:], e.data) for e in files)
+        stripped.append(top)
+    if not stripped:
         return sub
-    depth = min(len(f) for f in found)
-    tops = {f for f in found if len(f) == depth}
-    if depth == 0 or len(tops) != 1:
-        return sub
-    (top,) = tops
-    inside = tuple(Entry(e.parts[depth:], e.data) for e in sub.files if e.parts[:depth] == top)
-    outside = [e.name for e in sub.files if e.parts[:depth] != top]
-    notes = [f"{SUBMISSION_FILE} found in {'/'.join(top)}/: that folder is the submission"]
-    if outside:
-        notes.append(
-            f"left out, outside {'/'.join(top)}/: {', '.join(outside[:5])}{' ...' if len(outside) > 5 else ''}"
-        )
-    return replace(sub, files=inside, notes=sub.notes + tuple(notes))
+    note = f"{'/'.join(stripped)}/ held everything: its contents are the submission"
+    return replace(sub, files=files, notes=sub.notes + (note,))
+
+
+def is_package(files: tuple[Entry, ...], top: str) -> bool:
+    """Whether ``top`` must stay a folder: it holds ``__init__.py``, or one of its modules imports
+    relatively (or cannot be read to tell)."""
+    for e in files:
+        if len(e.parts) != 2 or e.parts[0] != top or not e.parts[1].endswith(".py"):
+            continue
+        if e.parts[1] == "__init__.py" or len(e.data) > MAX_PARSE_BYTES:
+            return True
+        try:
+            tree = ast.parse(e.data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # not Python the worker could import either: it decides nothing
+        if any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(tree)):
+            return True
+    return False
+
+
+def graded_entry(kept: tuple[str, ...]) -> bool:
+    """``cudagraph.py`` where the grader looks: at the top, or one folder down."""
+    return any(name.split("/")[-1] == SUBMISSION_FILE and name.count("/") <= 1 for name in kept)
 
 
 def write_all(into: Path, subs: list[Submission], refused: list[Refusal]) -> list[Written]:
@@ -124,11 +150,10 @@ def _write_one(root: int, into: Path, name: str, sub: Submission, refused: list[
     os.mkdir(name, 0o755, dir_fd=root)
     folder = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
     kept: list[str] = []
-    seen: dict[tuple[str, ...], str] = {}
+    seen: dict[tuple[str, ...], str] = {}  # each name taken (casefolded): the file, or "folder/", as written
     try:
         for entry in sub.files:
-            key = tuple(p.casefold() for p in entry.parts)
-            clash = next((seen[key[:i]] for i in range(1, len(key) + 1) if key[:i] in seen), None)
+            clash = _clash(entry.parts, seen)
             if clash is not None:
                 refused.append(
                     Refusal(f"{name}/{entry.name}", f"the same name as {clash!r} once made safe; not written")
@@ -138,14 +163,28 @@ def _write_one(root: int, into: Path, name: str, sub: Submission, refused: list[
             if why is not None:
                 refused.append(Refusal(f"{name}/{entry.name}", why))
                 continue
+            key = tuple(p.casefold() for p in entry.parts)
             for i in range(1, len(key)):  # a folder's name is taken by that folder
                 seen.setdefault(key[:i], "/".join(entry.parts[:i]) + "/")
             seen[key] = entry.name
             kept.append(entry.name)
     finally:
         os.close(folder)
-    has_entry = SUBMISSION_FILE in kept
-    return Written(sub, into / name, tuple(kept), sub.notes, has_entry)
+    return Written(sub, into / name, tuple(kept), sub.notes, graded_entry(tuple(kept)))
+
+
+def _clash(parts: tuple[str, ...], seen: dict[tuple[str, ...], str]) -> str | None:
+    """The name already written that ``parts`` would collide with on a file system that ignores
+    case: the same file, a file where a folder is needed (or the reverse), or a folder spelt
+    otherwise (``A/`` beside ``a/``)."""
+    key = tuple(p.casefold() for p in parts)
+    if key in seen:
+        return seen[key]
+    for i in range(1, len(key)):
+        taken = seen.get(key[:i])
+        if taken is not None and taken != "/".join(parts[:i]) + "/":
+            return taken
+    return None
 
 
 def _write_file(folder: int, entry: Entry) -> str | None:
