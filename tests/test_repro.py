@@ -142,3 +142,29 @@ def test_an_output_inside_the_submission_is_refused_in_one_line(tmp_path, capsys
     assert sorted(p.name for p in folder.iterdir()) == ["cudagraph.py"]
     assert cli.main(["repro", "replay-basics/long-graph-one-launch", "-o", str(tmp_path / "elsewhere.py")]) == 0
     assert (tmp_path / "elsewhere.py").is_file()
+
+
+def test_the_handouts_layout_is_one_submission_and_its_package_imports_work(tmp_path, capsys, monkeypatch):
+    """mini_vllm/cudagraph.py (relative imports allowed): the script imports it from the package,
+    and it is written beside the repository, from the repository or from inside mini_vllm/."""
+    repo = tmp_path / "repo"
+    (repo / "mini_vllm").mkdir(parents=True)
+    own = "\nfrom .helper import X  # noqa: E402, F401 (relative)\nimport helper  # noqa: E402, F401 (bare name)\n"
+    (repo / "mini_vllm" / "cudagraph.py").write_text(REFERENCE + own, encoding="utf-8")
+    (repo / "mini_vllm" / "helper.py").write_text("X = 1\n", encoding="utf-8")
+    written = tmp_path / "repo-repro" / "replay-basics--long-graph-one-launch.py"
+    for where in (repo, repo / "mini_vllm"):
+        monkeypatch.chdir(where)
+        assert cli.main(["repro", "replay-basics/long-graph-one-launch"]) == 0
+        assert f"wrote {written}" in capsys.readouterr().err
+        written.unlink()
+    assert cli.main(["repro", "replay-basics/long-graph-one-launch", str(repo / "mini_vllm" / "cudagraph.py")]) == 0
+    assert f"wrote {written}" in capsys.readouterr().err
+    assert "from mini_vllm import cudagraph" in written.read_text(encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, str(written)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and "launches: 1   (expected 1)" in done.stdout, done.stderr
+    assert sorted(p.name for p in (repo / "mini_vllm").iterdir() if p.name != "__pycache__") == [
+        "cudagraph.py",
+        "helper.py",
+    ]

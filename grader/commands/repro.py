@@ -14,7 +14,8 @@ line (exit 2); the full package writes any case, for staff.
 
 Where the script goes: never inside the submission, whose every ``.py`` the integrity scan reads
 (the script imports the grader's ops, which is the ``import-grader`` flag). With a submission
-(the SUBMISSION argument, or the current folder when it holds ``cudagraph.py``) the default is
+(the SUBMISSION argument, or the current folder when it holds ``cudagraph.py`` or the handout's
+``mini_vllm/cudagraph.py``, which the script then imports as ``mini_vllm.cudagraph``) the default is
 ``<submission>-repro/<spec>--<case>.py`` beside it; ``-o FILE`` anywhere but inside it (a FILE
 inside is refused in one line); ``-o -`` standard output. Without one, standard output.
 """
@@ -30,6 +31,7 @@ from grader.errors import UsageError
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value
 
 SUBMISSION_FILE = "cudagraph.py"
+HANDOUT_PACKAGE = "mini_vllm"  # the handout's layout: mini_vllm/cudagraph.py, relative imports allowed
 
 HEADER = '''"""Reproduce {uid}: {title}
 
@@ -45,8 +47,7 @@ import numpy as np
 from grader.ops import OpSpec, Witness, apply_chain, data_address, make_ops
 from grader.spec.describing import compare_arrays
 
-sys.path.insert(0, {folder})
-import cudagraph  # noqa: E402
+{imports}
 
 WITNESS = Witness()  # the grader's ops record each call here (which array each was handed)
 '''
@@ -283,12 +284,19 @@ def script(spec, case, oracles, folder: Path | None, name: str = "repro.py") -> 
     writer.lines += [f"print({'  ' + _check_text(c)!r})" for c in case.checks]
     description = f"{case.description.strip()}\n\n" if case.description.strip() else ""
     where = repr(str(folder)) if folder is not None else "str(Path(__file__).resolve().parent)"
+    imports = f"sys.path.insert(0, {where})\nimport cudagraph  # noqa: E402"
+    if folder is not None and is_handout_layout(folder):
+        package = repr(str(folder / HANDOUT_PACKAGE))
+        imports = (
+            f"sys.path.insert(0, {where})\nsys.path.insert(1, {package})  # its modules by their bare names too\n"
+            f"from {HANDOUT_PACKAGE} import cudagraph  # noqa: E402"
+        )
     header = HEADER.format(
         uid=case.uid,
         title=spec.title.replace('"""', "'''"),
         description=description.replace('"""', "'''"),
         name=name,
-        folder=where,
+        imports=imports,
     )
     return header + HELPERS + "\n\n" + "\n".join(writer.lines) + "\n"
 
@@ -323,9 +331,9 @@ def cmd_repro(args: argparse.Namespace) -> int:
         path = Path(args.submission)
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
-        folder = (path.parent if path.is_file() else path).resolve()
-    elif Path(SUBMISSION_FILE).is_file():
-        folder = Path.cwd().resolve()
+        folder = submission_root((path.parent if path.is_file() else path).resolve())
+    elif Path(SUBMISSION_FILE).is_file() or Path(HANDOUT_PACKAGE, SUBMISSION_FILE).is_file():
+        folder = submission_root(Path.cwd().resolve())
     text = script(spec, case, loaded.oracles[case.uid], folder)
     target = output_path(args.output, folder, case.uid)
     if target is None:
@@ -338,6 +346,17 @@ def cmd_repro(args: argparse.Namespace) -> int:
         raise UsageError(f"{target}: cannot write the script ({exc.strerror or exc})") from None
     print(f"wrote {target}: run it with `python {target}`", file=sys.stderr)
     return EXIT_OK
+
+
+def is_handout_layout(folder: Path) -> bool:
+    return not (folder / SUBMISSION_FILE).is_file() and (folder / HANDOUT_PACKAGE / SUBMISSION_FILE).is_file()
+
+
+def submission_root(folder: Path) -> Path:
+    """The submission a folder belongs to: ``mini_vllm/`` is the handout's package inside it."""
+    if folder.name == HANDOUT_PACKAGE and is_handout_layout(folder.parent):
+        return folder.parent
+    return folder
 
 
 def default_output(folder: Path, uid: str) -> Path:
@@ -379,7 +398,7 @@ def register(sub) -> None:
         "submission",
         nargs="?",
         default=None,
-        help="your folder or cudagraph.py (default: the current folder when it holds cudagraph.py)",
+        help="your folder or cudagraph.py (default: the current folder when it holds cudagraph.py or mini_vllm/cudagraph.py)",
     )
     from grader.commands.spec_source import SPECS_HELP
 
