@@ -169,3 +169,15 @@ def test_wrapping_folders_go_and_the_handouts_package_stays(tmp_path, capsys, up
     assert code == 0, err
     assert set(tree(tmp_path / "subs" / "1001")) == written
     assert ("it will score 0" in out) == (written == {"a/notes.txt"})
+
+
+def test_the_summary_says_when_the_grader_will_find_no_cudagraph(tmp_path, capsys):
+    two = dl.zip_bytes({"a/cudagraph.py": dl.GOOD, "b/cudagraph.py": dl.GOOD})
+    download = dl.write(
+        tmp_path / "submissions.zip",
+        dl.zip_bytes({"doejane_1001_50001_lab.zip": two, "parkmin_1005_50005_cudagraph.py": dl.GOOD}),
+    )
+    code, out, err = run_import(capsys, "canvas", str(download), "--into", str(tmp_path / "subs"))
+    assert code == 0, err
+    assert "kept 1001 doejane: 2 file(s)  (no cudagraph.py at its top, and not exactly one deeper" in out
+    assert "kept 1005 parkmin: 1 file(s)\n" in out

@@ -73,7 +73,9 @@ def print_summary(
         sub = w.submission
         flags = " [late]" if sub.late else ""
         entry = (
-            "" if w.has_entry else f"  (no {folders.SUBMISSION_FILE} at its top or one folder down: it will score 0)"
+            ""
+            if w.has_entry
+            else f"  (no {folders.SUBMISSION_FILE} at its top, and not exactly one deeper: it will score 0)"
         )
         name = f" {sub.name}" if sub.name and sub.name != sub.ident else ""
         print(f"  kept {w.folder.name}{name}{flags}: {len(w.kept)} file(s){entry}", file=out)

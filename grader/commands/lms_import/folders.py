@@ -46,7 +46,7 @@ class Written:
     folder: Path
     kept: tuple[str, ...]
     notes: tuple[str, ...]
-    has_entry: bool  # cudagraph.py where the grader looks (the top, or one folder down)
+    has_entry: bool  # a cudagraph.py the grader finds (the top one, else the only one)
 
 
 def folder_name(ident: str) -> str:
@@ -113,8 +113,10 @@ def is_package(files: tuple[Entry, ...], top: str) -> bool:
 
 
 def graded_entry(kept: tuple[str, ...]) -> bool:
-    """``cudagraph.py`` where the grader looks: at the top, or one folder down."""
-    return any(name.split("/")[-1] == SUBMISSION_FILE and name.count("/") <= 1 for name in kept)
+    """Whether the grader finds a ``cudagraph.py``: the one at the top, else the only one deeper
+    (the handout's ``mini_vllm/cudagraph.py``)."""
+    found = [name for name in kept if name.split("/")[-1] == SUBMISSION_FILE]
+    return SUBMISSION_FILE in found or len(found) == 1
 
 
 def write_all(into: Path, subs: list[Submission], refused: list[Refusal]) -> list[Written]:
