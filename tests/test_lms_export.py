@@ -438,3 +438,19 @@ def test_a_column_canvas_marks_read_only_is_refused_whatever_its_name(tmp_path):
         "canvas", str(make_out(tmp_path, {"1001": 1.0})), "--roster", str(roster), "--assignment", "Weighted Extra"
     )
     assert proc.returncode == 2 and proc.stderr.strip().endswith("give the assignment's own column, 'Lab (7)'")
+
+
+def test_a_gradebook_with_one_assignment_needs_no_assignment_option(tmp_path, gradebook):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section,Lab (7),Final Score\n"
+        "    Points Possible,,,,,10.00,(read only)\n"
+        "Jane,1001,S1,jdoe,L01,,\n",
+        encoding="utf-8",
+    )
+    proc = export("canvas", str(make_out(tmp_path, {"1001": 50.0})), "--roster", str(roster))
+    assert proc.returncode == 0, proc.stderr
+    assert "no --assignment: writing roster.csv's one assignment column, 'Lab (7)'" in proc.stderr
+    assert rows(proc.stdout)[2] == ["Jane", "1001", "S1", "jdoe", "L01", "5"]
+    proc = export("canvas", str(make_out(tmp_path / "b", {"1001": 50.0})), "--roster", str(gradebook))
+    assert proc.returncode == 2 and "--assignment 'graphgrade' is not a column" in proc.stderr  # two: which one?

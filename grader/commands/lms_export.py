@@ -347,6 +347,21 @@ def assignment_columns(roster: Roster, lms: str, match_column: str) -> list[str]
     ]
 
 
+def default_assignment(roster: Roster, lms: str, column: str, worksheet: bool) -> str:
+    """No --assignment: a Moodle worksheet's Grade; a gradebook's one assignment column when it
+    has exactly one (said in a line); else "graphgrade", a new column only with --new-column."""
+    if worksheet:
+        return lms_columns.WORKSHEET_GRADE
+    columns = assignment_columns(roster, lms, column)
+    if len(columns) == 1:
+        print(
+            f"graphgrade: no --assignment: writing {roster.path.name}'s one assignment column, {columns[0]!r}",
+            file=sys.stderr,
+        )
+        return columns[0]
+    return "graphgrade"
+
+
 def check_assignment(
     assignment: str, columns: list[str], roster: Roster, new_column: bool, lms: str = "canvas"
 ) -> str | None:
@@ -389,7 +404,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     mapping = read_map(args.map, args.map_from, args.map_to) if args.map else None
     m = match(graded, roster, column, args.prefix, mapping)
     worksheet = lms == "moodle" and lms_columns.is_worksheet(roster.header)
-    assignment = args.assignment or (lms_columns.WORKSHEET_GRADE if worksheet else "graphgrade")
+    assignment = args.assignment or default_assignment(roster, lms, column, worksheet)
     possible = (
         None if worksheet else _points_possible(args, roster, assignment if assignment in roster.header else None)
     )
@@ -492,7 +507,8 @@ def register(sub) -> None:
             "--assignment",
             default=None,
             metavar="NAME",
-            help='the grade column: Canvas wants "Name (ID)" of an existing assignment, or a new name (default: graphgrade)',
+            help='the grade column: Canvas wants "Name (ID)" of an existing assignment, or a new name (default: a Moodle '
+            "worksheet's Grade; the gradebook's one assignment column when it has one; else graphgrade)",
         )
         p.add_argument(
             "--new-column",
