@@ -39,7 +39,7 @@ def test_canvas_folders_are_named_by_user_id_with_the_latest_upload_unsuffixed_a
     assert "kept 1002 obrienseán [late]" in out
     assert "earlier upload of cudagraph.py not kept (attachment 50002, cudagraph.py)" in out
     assert "skipped parkmin_1005_text.html: a text entry, not an uploaded file" in out
-    assert "4 submission folder(s) written" in out and "(1 late)" in out
+    assert "4 submission(s) found, 4 folder(s) written" in out and "(1 late)" in out
 
 
 def test_moodle_folders_are_named_by_participant_id_in_folder_and_flat_layouts(tmp_path, capsys):
@@ -115,7 +115,7 @@ def test_a_download_of_another_platform_keeps_nothing_and_says_why(tmp_path, cap
     if platform == "gradescope":
         assert code == 2 and "no submission_metadata.yml" in err
     else:
-        assert code == 0 and "0 submission folder(s) written" in out and "skipped" in out
+        assert code == 0 and "0 submission(s) found, 0 folder(s) written" in out and "skipped" in out
 
 
 def test_into_must_be_new_or_empty(tmp_path, capsys):

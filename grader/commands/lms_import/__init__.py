@@ -59,12 +59,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     for r in refused:
         print(f"graphgrade: refused {r.line()}", file=sys.stderr)
-    print_summary(args, written, skipped, refused, litter)
+    print_summary(args, len(subs), written, skipped, refused, litter)
     return 1 if refused else 0
 
 
 def print_summary(
-    args, written: list[folders.Written], skipped: list[str], refused: list[Refusal], litter: int
+    args, found: int, written: list[folders.Written], skipped: list[str], refused: list[Refusal], litter: int
 ) -> None:
     what, ident = PLATFORMS[args.platform]
     out = sys.stdout
@@ -85,7 +85,7 @@ def print_summary(
         print(f"  skipped {line}", file=out)
     late = sum(1 for w in written if w.submission.late)
     print(
-        f"{len(written)} submission folder(s) written to {args.into}"
+        f"{found} submission(s) found, {len(written)} folder(s) written to {args.into}"
         + (f" ({late} late)" if late else "")
         + f"; {len(skipped)} skipped; {len(refused)} refused"
         + (f"; {litter} OS or tool file(s) dropped (__MACOSX, .DS_Store, .git, ...)" if litter else ""),
