@@ -357,7 +357,7 @@ unzip graphgrade-kit.zip              # graphgrade-kit/: the template and docs/c
 cp -r graphgrade-kit/student_template my-lab && cd my-lab    # then edit cudagraph.py
 pytest -q                             # each public case as a test (with pytest installed)
 graphgrade grade . --out report       # open report/my-lab/report.html
-graphgrade repro SPEC/CASE -o repro.py && python repro.py     # one case as a script, to debug
+graphgrade repro SPEC/CASE            # one case as a script, to debug: ../my-lab-repro/SPEC--CASE.py
 ```
 
 `docs/contract.md` says what your `cudagraph.py` must provide; `student_template/README.md`
