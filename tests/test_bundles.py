@@ -205,6 +205,8 @@ def test_kit_holds_what_a_student_needs(built_kit):
     toml = tomllib.loads(members["graphgrade-kit/pyproject.toml"].decode())
     assert "reference" not in " ".join(toml["tool"]["setuptools"]["packages"])
     assert toml["tool"]["setuptools"]["package-data"]["grader"] == ["KIT.json"]
+    # `pytest -q` in the student's folder works after `pip install kit.zip` (issue 34, point 4)
+    assert [d for d in toml["project"]["dependencies"] if d.startswith("pytest")] == ["pytest>=7.4"]
 
 
 def test_kit_specs_are_exactly_the_public_specs_with_the_same_meaning(built_kit, tmp_path):

@@ -13,6 +13,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import stat
 import tempfile
 import zipfile
@@ -108,15 +109,29 @@ def runtime_requirements() -> tuple[list[str], str]:
     return deps, meta.get("Requires-Python") or ">=3.10"
 
 
+def extra_requirement(name: str, extra: str = "test") -> str:
+    """The installed distribution's requirement on ``name`` in ``extra``, without its marker
+    (the student kit runs its cases under pytest, which the full package needs for tests only)."""
+    requires = importlib.metadata.requires(DIST_NAME) or []
+    for requirement in requires:
+        spec, _, marker = requirement.partition(";")
+        if marker.replace(" ", "") == f'extra=="{extra}"' and re.match(rf"{re.escape(name)}(?![\w.-])", spec.strip()):
+            return spec.strip()
+    raise BundleError(f"the {DIST_NAME} distribution names no {name} in its {extra!r} extra")
+
+
 def pyproject_toml(
     packages: list[str],
     package_data: Mapping[str, list[str]],
     *,
     description: str,
     package_dir: Mapping[str, str] | None = None,
+    also_requires: tuple[str, ...] = (),
 ) -> str:
-    """A setuptools ``pyproject.toml`` for the given packages (JSON strings are valid TOML strings)."""
+    """A setuptools ``pyproject.toml`` for the given packages (JSON strings are valid TOML
+    strings); ``also_requires``: dependencies beyond the installed distribution's own."""
     deps, python = runtime_requirements()
+    deps = [*deps, *also_requires]
     q = json.dumps
     lines = [
         "[build-system]",
