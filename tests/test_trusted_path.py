@@ -207,3 +207,18 @@ def test_sweep_no_module_a_trusted_process_imports_may_come_from_the_cwd_or_a_su
     assert (tmp_path / "out" / "similarity.html").is_file()
     honest = json.loads((tmp_path / "out" / "honest" / "report.json").read_text())
     assert honest["score"] == honest["max_score"]  # nothing the worker imports came from the submission either
+
+
+def test_the_prairielearn_entry_point_from_the_students_folder_imports_and_lends_nothing(tmp_path):
+    """h56 and h57 together as a PrairieLearn job's /grade/student, the entry point started there."""
+    job = tmp_path / "job"
+    made = materialize(tmp_path / "subs", ["h56_shadow_reference", "h57_checkout_specs"])
+    shutil.copytree(made["h56_shadow_reference"], job / "student")
+    shutil.copytree(made["h57_checkout_specs"], job / "student", dirs_exist_ok=True)
+    (job / "tests").mkdir()
+    shutil.copy(REPO / "specs" / "02_eager.yaml", job / "tests")
+    done = _graphgrade("prairielearn", "--root", str(job), cwd=job / "student")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _markers(tmp_path) == [] and "SHADOW-IMPORTED" not in done.stdout + done.stderr
+    results = json.loads((job / "results" / "results.json").read_text())
+    assert results["gradable"] is True and len(results["tests"]) == 10  # the job's tests/, not the student's specs/
