@@ -28,6 +28,7 @@ from grader.commands.cli_common import (
     number_arg,
     specs_how,
 )
+from grader.run.copying import HANDOUT_MODULE_FILE
 
 EXIT_CODES_HELP = """exit status (every subcommand):
   0  done, whatever the scores
@@ -72,6 +73,9 @@ def _default_submission() -> tuple[list[Path], Path | None]:
     if here.is_file():
         print("graphgrade: no submission given: grading ./cudagraph.py", file=sys.stderr)
         return [here], None
+    if Path(HANDOUT_MODULE_FILE).is_file():  # the handout's layout: this folder is the submission
+        print(f"graphgrade: no submission given: grading this folder (./{HANDOUT_MODULE_FILE})", file=sys.stderr)
+        return [Path.cwd()], None
     import importlib.util
 
     from grader.commands.kit import kit_info

@@ -23,7 +23,7 @@ import io
 import tokenize
 from pathlib import Path
 
-from grader.run.copying import MODULE_FILE, SubmissionProblem, walk_submission
+from grader.run.copying import MODULE_FILE, SubmissionProblem, module_file, walk_submission
 from grader.safetext import visible
 
 MAX_SOURCE_CHARS = 512 * 1024  # per submission; the rest is not compared
@@ -100,7 +100,10 @@ def reading_order(texts: dict[str, str]) -> list[str]:
     """The order files are read in: cudagraph.py, the modules it imports (breadth first), the rest by name."""
     files = set(texts)
     order: list[str] = []
-    queue = [MODULE_FILE] if MODULE_FILE in files else []
+    try:
+        queue = [module_file(sorted(files), "")]  # at the top, or the one deeper (mini_vllm/cudagraph.py)
+    except SubmissionProblem:
+        queue = []
     while queue:
         rel = queue.pop(0)
         if rel in order:
