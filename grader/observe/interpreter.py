@@ -25,6 +25,7 @@ import numpy as np
 
 from grader import codec, protocol
 from grader.observe.locations import Locator, observe_bumps
+from grader.observe.origins import OriginTracer
 from grader.ops import Witness, build_array, data_address, is_case_op, make_ops
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
@@ -61,6 +62,12 @@ def _describe_error(exc: BaseException, locator: Locator) -> dict:
     ).wire()
 
 
+# The steps run under the origin tracer (grader.observe.origins): those that read the
+# submission's state or call its methods, which cost little; a runner's call, where the ops run,
+# is not slowed by it.
+TRACED_ACTIONS = frozenset({"build", "method", "read", "set"})
+
+
 class CaseInterpreter:
     """Holds one case's live objects (the only state a case has) while its steps run."""
 
@@ -76,6 +83,7 @@ class CaseInterpreter:
         self.next_list_id = 0
         self.encoder = protocol.new_encoder()
         self.kept_alive: list = []  # every GraphEntry and buffer a snapshot named: their ids stay theirs
+        self.origins = OriginTracer(self.locator)  # the lines a step's values came from
 
     # ----------------------------------------------------------- values
     def contract(self, name: str) -> Any:
@@ -206,7 +214,10 @@ class CaseInterpreter:
         self.locator.new_step()
         self.bumps.clear()
         try:
-            result = self.perform(step, args, kwargs)
+            if step.action in TRACED_ACTIONS:
+                result = self.origins.run(self.perform, step, args, kwargs)
+            else:  # a call of a runner or of run_eager: its ops and bumps are located as they happen
+                result = self.perform(step, args, kwargs)
         except _Missing as missing:
             record.outcome, record.note = "missing", str(missing)
             return record
@@ -229,6 +240,8 @@ class CaseInterpreter:
         ]
         record.bumps = list(self.bumps)
         record.sites = self.locator.sites_wire()
+        if step.action in TRACED_ACTIONS:
+            record.origin = self.origins.origin(step.target if step.action == "read" else None)
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size
             try:
