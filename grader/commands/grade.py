@@ -23,7 +23,7 @@ from pathlib import Path
 
 import grader
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
-from grader.judging.integrity import integrity_flags
+from grader.judging.integrity import start_scan
 from grader.judging.results import Report, write_report
 from grader.judging.scoring import build_report
 from grader.run.runner import (
@@ -177,7 +177,9 @@ def grade_submissions(
             return
         target = out_dir / names[index]
         failed = False
+        scan = None
         try:
+            scan = start_scan(submissions[index])  # its own bounded process, while the cases run
             slot = slots.get()
             try:
                 if cache is None:
@@ -192,10 +194,11 @@ def grade_submissions(
                     )
             finally:
                 slots.put(slot)  # its cases have run: the next submission's start while this one is judged
+            flags = scan.flags()  # waited for outside the judging lock
             with reporting:
                 report = replace(
                     build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
-                    flags=integrity_flags(submissions[index]),
+                    flags=flags,
                     path=str(submissions[index]),
                 )
         except SandboxFailure:
@@ -203,6 +206,9 @@ def grade_submissions(
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
             failed = True
             report = problem_report(index, grader_problem("grading", exc))
+        finally:
+            if scan is not None:
+                scan.cancel()  # a scan not waited for (a grading that failed) does not outlive it
         try:
             writers.write(report, target, hidden_visibility)
         except Exception as exc:  # noqa: BLE001
