@@ -79,7 +79,7 @@ def scan_source(source: bytes, file: str, decode_constants: bool = True) -> list
     except (SyntaxError, ValueError) as exc:  # Python cannot import it either: nothing to run
         line = getattr(exc, "lineno", None) or 0
         return [_flag("unscanned", file, int(line), f"not valid Python ({_printable(type(exc).__name__)})")]
-    except (RecursionError, MemoryError):
+    except RecursionError:  # (a MemoryError is the process's budget: it ends the scan)
         return [_flag("unscanned", file, 0, "nested too deeply to parse")]
     scanner = Scanner(file)
     encoded: list[RawFlag] = []
@@ -155,7 +155,7 @@ def _is_code(data: bytes) -> str | None:
         return None
     try:
         tree = parse(text, "<decoded>")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError):
         return None
     work = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.Call, ast.Lambda)
     return "Python" if any(isinstance(n, work) for n in ast.walk(tree)) else None

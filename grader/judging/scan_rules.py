@@ -289,6 +289,8 @@ class Scanner(ast.NodeVisitor):
             self.flag("computed-name", name_node, f"{how} with a name computed at run time")
             return
         self.attribute_name(name, name_node)
+        if name in ("builtins", "__builtins__"):
+            self.flag("builtins-module", name_node, f"{how}: {name!r}")
         if name in DYNAMIC_NAMES:
             self.flag("dynamic-code", name_node, f"{how}: {name!r}")
         owner_name = self.dotted(owner) if owner is not None else None
