@@ -27,7 +27,7 @@ import threading
 import zlib
 from pathlib import Path
 
-from grader.judging.scan_rules import RULES, Scanner, _printable
+from grader.judging.scan_rules import RULES, Scanner, printable
 
 RawFlag = tuple[str, str, int, str]  # rule, file, line, message
 
@@ -78,7 +78,7 @@ def scan_source(source: bytes, file: str, decode_constants: bool = True) -> list
         tree = parse(source, file)
     except (SyntaxError, ValueError) as exc:  # Python cannot import it either: nothing to run
         line = getattr(exc, "lineno", None) or 0
-        return [_flag("unscanned", file, int(line), f"not valid Python ({_printable(type(exc).__name__)})")]
+        return [_flag("unscanned", file, int(line), f"not valid Python ({printable(type(exc).__name__)})")]
     except RecursionError:  # (a MemoryError is the process's budget: it ends the scan)
         return [_flag("unscanned", file, 0, "nested too deeply to parse")]
     scanner = Scanner(file)
@@ -242,7 +242,7 @@ def _files(root: Path) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]], 
                     flags.append(
                         _flag(
                             "unscanned",
-                            _printable(rel),
+                            printable(rel),
                             0,
                             f"folders nested more than {MAX_DEPTH} deep",
                         )
@@ -253,11 +253,11 @@ def _files(root: Path) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]], 
                 if entry.name.endswith(COMPILED_SUFFIXES) or (
                     not entry.name.endswith(".py") and holds_code(entry.path)
                 ):
-                    flags.append(_flag("compiled-code", _printable(rel), 0, f"{_printable(entry.name)}"))
+                    flags.append(_flag("compiled-code", printable(rel), 0, f"{printable(entry.name)}"))
                 elif entry.name.endswith(".py"):
-                    found.append((Path(entry.path), _printable(rel)))
+                    found.append((Path(entry.path), printable(rel)))
                 else:
-                    others.append((Path(entry.path), _printable(rel)))
+                    others.append((Path(entry.path), printable(rel)))
     return found, others, flags
 
 

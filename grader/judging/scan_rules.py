@@ -149,7 +149,7 @@ NAME_LISTS = {"operator.attrgetter", "operator.methodcaller", "attrgetter", "met
 HARMLESS_DUNDERS = {"__name__", "__qualname__", "__doc__", "__module__", "__wrapped__"}
 
 
-def _printable(text: str, limit: int = 200) -> str:
+def printable(text: str, limit: int = 200) -> str:
     """A name a submission chose, made safe to print: no control, format (bidi, zero-width)
     or surrogate characters."""
     out = "".join(ch if unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn") else "?" for ch in text)
@@ -215,7 +215,7 @@ class Scanner(ast.NodeVisitor):
     # --- helpers
     def flag(self, rule: str, node: ast.AST, detail: str) -> None:
         key = (rule, getattr(node, "lineno", 0))
-        self.found.setdefault(key, f"{RULES[rule]}: {_printable(detail)}")
+        self.found.setdefault(key, f"{RULES[rule]}: {printable(detail)}")
 
     def dotted(self, node: ast.AST) -> str | None:
         """``np.testing.assert_allclose`` -> ``numpy.testing.assert_allclose`` (None if not a
