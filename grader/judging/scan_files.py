@@ -161,6 +161,12 @@ def _is_code(data: bytes) -> str | None:
     return "Python" if any(isinstance(n, work) for n in ast.walk(tree)) else None
 
 
+def _inside(source: bytes) -> str:
+    """What the rules find in decoded Python, for the flag's message."""
+    rules = sorted({flag[0] for flag in scan_source(source, "<decoded>", decode_constants=False)})
+    return f" (inside: {', '.join(rules)})" if rules else ""
+
+
 def hidden_code(data: bytes, raw_python: bool = True) -> str | None:
     """What ``data`` hides, as its layers (``"base64 -> zlib -> Python"``), or None. Plain Python
     counts only when ``raw_python``; marshal counts only beneath a decoding with a checksum or a
@@ -172,7 +178,8 @@ def hidden_code(data: bytes, raw_python: bool = True) -> str | None:
             if layers or raw_python:
                 kind = _is_code(blob)
                 if kind == "Python" or (kind == "marshal" and set(layers) & {"zlib", "bz2", "lzma"}):
-                    return " -> ".join((*layers, kind)) if layers else "plain Python in a file that is not .py"
+                    found = " -> ".join((*layers, kind)) if layers else "plain Python in a file that is not .py"
+                    return found + _inside(blob) if kind == "Python" else found
             if depth < MAX_DECODE_DEPTH:
                 nxt.extend(((*layers, name), decoded) for name, decoded in _decodings(blob))
         frontier = nxt[:8]
