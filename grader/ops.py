@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -357,11 +358,23 @@ class GraderOp:
 
 
 _CLASS_SAVED = tuple((cls, _TYPE(cls), tuple(cls.__dict__.items())) for cls in (GraderOp,))
+# The functions of the class, with what makes them run as written: a function's code can be
+# replaced in place (``type(op).__call__.__code__ = ...``) without changing the class's namespace.
+_FUNCTIONS_SAVED = tuple(
+    (f"{cls.__name__}.{name}", value, value.__code__, value.__defaults__, value.__kwdefaults__)
+    for cls, _, saved in _CLASS_SAVED
+    for name, value in saved
+    if _TYPE(value) is types.FunctionType
+)
 
 
 def class_change() -> str | None:
-    """What of ``GraderOp`` (its namespace or metaclass) differs from when this module was
-    imported, None if nothing. Cheap enough for every call: a dozen identity comparisons."""
+    """What of ``GraderOp`` (its namespace, metaclass or its functions' code) differs from when
+    this module was imported, None if nothing. Cheap enough for every call: a few dozen identity
+    comparisons."""
+    for name, func, code, defaults, kwdefaults in _FUNCTIONS_SAVED:
+        if func.__code__ is not code or func.__defaults__ is not defaults or func.__kwdefaults__ is not kwdefaults:
+            return f"{name}'s code"
     for cls, meta, saved in _CLASS_SAVED:
         if _TYPE(cls) is not meta:
             return f"{cls.__name__}'s metaclass"

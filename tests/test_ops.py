@@ -137,3 +137,17 @@ def test_a_class_patch_put_back_before_the_case_ends_is_seen():
     assert ops.class_change() is None  # put back: comparing after the case would see nothing
     assert guard.changed() == "GraderOp.__call__"  # ...but the op's own call saw it
     assert guard.changed() is None  # and it is told once
+
+
+def test_a_function_of_the_op_class_whose_code_is_replaced_is_seen():
+    from grader.run.worker import guard
+
+    call = ops.GraderOp.__call__
+    code = call.__code__
+    call.__code__ = (lambda self, x: x).__code__  # the class's namespace is unchanged
+    try:
+        assert ops.class_change() == "GraderOp.__call__'s code"
+        assert guard.changed() == "GraderOp.__call__'s code"
+    finally:
+        call.__code__ = code
+    assert ops.class_change() is None and guard.changed() is None

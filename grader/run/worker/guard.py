@@ -46,7 +46,7 @@ def changed() -> str | None:
     """What of the guarded classes differs from before any submission ran (``GraderOp.__call__``),
     or what an op call saw changed in its own class while it ran (a patch put back before the case
     ended: :func:`grader.ops.class_change`), None if nothing. Forgets what the calls saw."""
-    seen = ops.take_changes_seen()
+    seen = ops.take_changes_seen() or ops.class_change()  # the latter: a function's code, replaced
     if seen is not None:
         return seen
     for cls in GUARDED_CLASSES:
