@@ -11,7 +11,9 @@
 Each is graded alone, in a process of its own (``grade_submissions``, ``--no-cache``, one job), which
 prints the CPU time of the grader's own process while grading and in all (its start, imports and
 specs included; not the zygote, the workers, the report writers or the scan's process) and its peak
-resident memory, and what the scan said (its flags' rules). ``--root`` grades with the grader of
+resident memory, and what the scan said (its flags' rules); and, measured before the grading, the
+scan alone: in its own process where the grader has one (that process's CPU and peak memory),
+else in the grader's. ``--root`` grades with the grader of
 another checkout (``git archive`` of an older commit, say), for before-and-after figures in one run.
 Prints figures; asserts nothing.
 """
@@ -52,8 +54,24 @@ def grade_one(kind: str, root: Path) -> None:
     from grader.run.runner import RunSettings, Zygote
     from grader.spec.loader import load_suite
 
+    from grader.judging import integrity
+
     with tempfile.TemporaryDirectory(prefix="graphgrade-scan-") as tmp:
         path = make(kind, Path(tmp), root)
+        # The scan alone, first (this process has no other child yet): in its own process where
+        # the grader has one (its CPU and peak memory are that child's), else in this process.
+        if hasattr(integrity, "PendingScan"):
+            t0 = time.monotonic()
+            integrity.PendingScan(path).flags()
+            child = resource.getrusage(resource.RUSAGE_CHILDREN)
+            scan = {"where": "own process", "cpu_s": child.ru_utime + child.ru_stime, "rss_mib": child.ru_maxrss / 1024}
+        else:
+            own, t0 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
+            integrity.integrity_flags(path)
+            done = resource.getrusage(resource.RUSAGE_SELF)
+            cpu = done.ru_utime - own.ru_utime + done.ru_stime - own.ru_stime
+            scan = {"where": "grader process", "cpu_s": cpu, "rss_mib": done.ru_maxrss / 1024}
+        scan["wall_s"] = time.monotonic() - t0
         with Zygote() as zygote:
             loaded = load_suite(root / "specs")
             before = resource.getrusage(resource.RUSAGE_SELF)
@@ -74,6 +92,7 @@ def grade_one(kind: str, root: Path) -> None:
                 "wall_s": round(wall, 2),
                 "score": report.score,
                 "flags": sorted({f.rule for f in report.flags}),
+                "scan": {k: round(v, 2) if isinstance(v, float) else v for k, v in scan.items()},
             }
         )
     )
@@ -113,6 +132,11 @@ def main() -> int:
         print(
             f"{r['kind']:<10} {r['cpu_s']:>9.2f} s {r['process_cpu_s']:>9.2f} s {r['peak_rss_mib']:>7.0f} MiB "
             f"{r['wall_s']:>5.1f} s  {r['score']}, {','.join(r['flags']) or '-'}{ratio}"
+        )
+        scan = r["scan"]
+        print(
+            f"{'':<10} the scan alone, in the {scan['where']}: {scan['cpu_s']:.2f} CPU-s, "
+            f"{scan['rss_mib']:.0f} MiB peak, {scan['wall_s']:.1f} s"
         )
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0

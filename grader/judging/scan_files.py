@@ -45,7 +45,6 @@ ZIP_END = b"PK\x05\x06"
 ZIP_TAIL_BYTES = (1 << 16) + 22  # the end record and the longest comment it may carry
 MAX_DECODED_BYTES = 1 << 20  # what one decoding may produce
 MAX_DECODE_DEPTH = 3  # layers: base64 of zlib of marshal, say
-MIN_ENCODED_CONSTANT = 64  # characters of a string constant worth decoding
 _BASE64 = re.compile(rb"[A-Za-z0-9+/=_-]+")
 _HEX = re.compile(rb"[0-9A-Fa-f]+")
 _WHITESPACE = re.compile(rb"\s+")
@@ -87,7 +86,7 @@ def scan_source(source: bytes, file: str, decode_constants: bool = True) -> list
         scanner.prepare(tree)
         scanner.visit(tree)
         if decode_constants:
-            encoded = _encoded_constants(tree, file)
+            encoded = _encoded_constants(scanner.long_constants, file)
     except RecursionError:
         return [_flag("unscanned", file, 0, "nested too deeply to scan")]
     found = [
@@ -97,20 +96,19 @@ def scan_source(source: bytes, file: str, decode_constants: bool = True) -> list
     return found + encoded
 
 
-def _encoded_constants(tree: ast.Module, file: str) -> list[RawFlag]:
+def _encoded_constants(constants: list[ast.Constant], file: str) -> list[RawFlag]:
     """Long string or bytes constants that decode (through at least one layer) to Python."""
     flags = []
     budget = MAX_TOTAL_BYTES
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
-            value = node.value
-            if len(value) < MIN_ENCODED_CONSTANT or len(value) > budget:
-                continue
-            budget -= len(value)
-            data = value.encode("utf-8", "replace") if isinstance(value, str) else value
-            found = hidden_code(data, raw_python=False)
-            if found is not None:
-                flags.append(_flag("encoded-code", file, getattr(node, "lineno", 0), found))
+    for node in constants:
+        value = node.value
+        if len(value) > budget:
+            break
+        budget -= len(value)
+        data = value.encode("utf-8", "replace") if isinstance(value, str) else value
+        found = hidden_code(data, raw_python=False)
+        if found is not None:
+            flags.append(_flag("encoded-code", file, getattr(node, "lineno", 0), found))
     return flags
 
 

@@ -146,6 +146,7 @@ BOUND_GETTERS = {"__getattribute__", "__getattr__", "__setattr__", "__delattr__"
 NAME_LISTS = {"operator.attrgetter", "operator.methodcaller", "attrgetter", "methodcaller"}
 # Special attributes a submission may set on its own functions; any other dunder assigned on an
 # object that is not its own (self, cls) changes how another object behaves.
+LONG_CONSTANT = 64  # characters of a string constant worth decoding (scan_files)
 HARMLESS_DUNDERS = {"__name__", "__qualname__", "__doc__", "__module__", "__wrapped__"}
 
 
@@ -157,6 +158,20 @@ def printable(text: str, limit: int = 200) -> str:
 
 
 # Names through which a submission reaches code the scan cannot see, wherever they are named.
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.AST):
+    """Every statement of a tree, outermost first (breadth-first), without entering expressions."""
+    queue = [tree]
+    for node in queue:
+        yield node
+        for field in _BODIES:
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                queue.extend(n for n in inner if isinstance(n, (ast.stmt, ast.excepthandler, ast.match_case)))
 
 
 class Scanner(ast.NodeVisitor):
@@ -177,11 +192,14 @@ class Scanner(ast.NodeVisitor):
         }
         self.class_aliases: set[str] = set()  # names bound to type(x) or x.__class__
         self.type_aliases: set[str] = {"type"}  # names bound to the built-in type itself
+        self.long_constants: list[ast.Constant] = []
 
     def prepare(self, tree: ast.AST) -> None:
         """Imports (so aliases are known wherever they are), names bound to ``type``, to
-        ``type(x)`` and to constant strings: one pass over the tree, in breadth-first order."""
-        for node in ast.walk(tree):
+        ``type(x)`` and to constant strings: one pass over the *statements*, outermost first (an
+        expression holds none of these but a walrus, which is not followed: the rules that matter
+        do not depend on it), so that a file of long expressions costs one pass, the visit's."""
+        for node in _statements(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
                     if isinstance(node, ast.Import):
@@ -201,7 +219,7 @@ class Scanner(ast.NodeVisitor):
                     self.class_aliases.update(names)
                 for name in names:
                     self.folder.bind(name, node.value)
-            elif isinstance(node, (ast.AugAssign, ast.For, ast.comprehension)):
+            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor)):
                 target = node.target
                 for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
                     self.folder.bind(name, None)
@@ -428,6 +446,8 @@ class Scanner(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str):
             self.text(node.value, node)
+        if isinstance(node.value, (str, bytes)) and len(node.value) >= LONG_CONSTANT:
+            self.long_constants.append(node)  # decoded afterwards, in case it hides code
 
     def visit_Call(self, node: ast.Call) -> None:
         name = self.dotted(node.func)
