@@ -51,10 +51,9 @@ def grade_one(kind: str, root: Path) -> None:
     """In this process: grade one submission of ``kind``; print a JSON line of figures."""
     sys.path.insert(0, str(root))
     from grader.commands.grade import grade_submissions
+    from grader.judging import integrity
     from grader.run.runner import RunSettings, Zygote
     from grader.spec.loader import load_suite
-
-    from grader.judging import integrity
 
     with tempfile.TemporaryDirectory(prefix="graphgrade-scan-") as tmp:
         path = make(kind, Path(tmp), root)
