@@ -154,6 +154,13 @@ CASES = {
         "def f(op, g):\n    holder = op.spec\n    holder.__class__.__eq__ = g",
         "def f(c, g):\n    c.__call__ = g",
     ],
+    "unusual-import": [
+        "import subprocess",
+        "import pickle",
+        "from socket import socket",
+        "import base64",
+        "x = __import__('zlib')",
+    ],
     "computed-name": [
         "getattr(op, name)",
         "setattr(x, key, value)",
@@ -437,3 +444,13 @@ def test_the_attribute_visitor_is_linear_in_the_chain(monkeypatch):
         seen.clear()
         scan_source(("x = np" + ".a" * links + "\n").encode(), "chain.py")
         assert len(seen) == links
+
+
+def test_a_submission_imports_its_own_modules_by_name_without_a_flag(tmp_path):
+    (tmp_path / "cudagraph.py").write_text("import _helpers\nfrom tools.pad import pad\nimport elsewhere\n")
+    (tmp_path / "_helpers.py").write_text("import numpy as np\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "pad.py").write_text("from . import other\n")
+    flags = scan_submission(tmp_path)
+    assert [(f.rule, f.file, f.line) for f in flags] == [("unusual-import", "cudagraph.py", 3)]
+    assert "import elsewhere" in flags[0].message

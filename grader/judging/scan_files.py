@@ -71,8 +71,11 @@ def parse(source: bytes | str, file: str) -> ast.Module:
             return ast.parse(source, filename=file)
 
 
-def scan_source(source: bytes, file: str, decode_constants: bool = True) -> list[RawFlag]:
-    """Flags for one file's bytes (decoded as Python would, coding cookie and all)."""
+def scan_source(
+    source: bytes, file: str, decode_constants: bool = True, own_modules: frozenset[str] = frozenset()
+) -> list[RawFlag]:
+    """Flags for one file's bytes (decoded as Python would, coding cookie and all). ``own_modules``:
+    the submission's own modules, which it may import by name."""
     try:
         tree = parse(source, file)
     except (SyntaxError, ValueError) as exc:  # Python cannot import it either: nothing to run
@@ -80,7 +83,7 @@ def scan_source(source: bytes, file: str, decode_constants: bool = True) -> list
         return [_flag("unscanned", file, int(line), f"not valid Python ({printable(type(exc).__name__)})")]
     except RecursionError:  # (a MemoryError is the process's budget: it ends the scan)
         return [_flag("unscanned", file, 0, "nested too deeply to parse")]
-    scanner = Scanner(file)
+    scanner = Scanner(file, own_modules)
     encoded: list[RawFlag] = []
     try:
         scanner.prepare(tree)
@@ -279,6 +282,7 @@ def scan_submission(path) -> list[RawFlag]:
     """Every flag for a submission (a directory, or one ``.py`` file), at most ``MAX_FLAGS``."""
     root = Path(path)
     files, others, flags = _files(root)
+    own = frozenset(rel.split("/")[0].removesuffix(".py") for _, rel in files)
     total = 0
     for count, (file, rel) in enumerate(files):
         if count >= MAX_FILES:
@@ -295,7 +299,7 @@ def scan_submission(path) -> list[RawFlag]:
         if source is None:
             continue
         total += len(source)
-        flags.extend(scan_source(source, rel))
+        flags.extend(scan_source(source, rel, own_modules=own))
     for file, rel in others:  # what the rest of the budget allows, in the walk's order
         data = _read(file, MAX_FILE_BYTES)
         if data is None or len(data) > MAX_FILE_BYTES or total + len(data) > MAX_TOTAL_BYTES:

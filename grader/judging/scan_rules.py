@@ -44,6 +44,7 @@ RULES: dict[str, str] = {
     "unscanned": "holds Python this scan could not read in full, or the scan ran past its time or memory budget",
     "computed-name": "reaches an attribute or a namespace entry by a name computed at run time, which the scan cannot fold to a constant (getattr, setattr, delattr, hasattr, vars(), globals(), __dict__)",
     "builtins-module": "uses the builtins module itself, through which every built-in (exec and __import__ among them) is reachable by any name",
+    "unusual-import": "imports a module the lab does not need (not numpy, not its own, not the standard library's computation and data structures): listed for review, not wrong in itself",
     "encoded-code": "holds Python code hidden in an encoding (base64, hex, zlib, gzip, bz2, lzma, marshal) that the scan decoded",
 }
 
@@ -146,6 +147,18 @@ BOUND_GETTERS = {"__getattribute__", "__getattr__", "__setattr__", "__delattr__"
 NAME_LISTS = {"operator.attrgetter", "operator.methodcaller", "attrgetter", "methodcaller"}
 # Special attributes a submission may set on its own functions; any other dunder assigned on an
 # object that is not its own (self, cls) changes how another object behaves.
+# The allowlist of imports: what the lab needs (numpy; CuPy for the CUDA path) and the standard
+# library's computation, data structures and plumbing that reach nothing of the grader. Any other
+# module (or one of the submission's own) is listed for review, with its line: not wrong in itself.
+LAB_MODULES = frozenset(
+    {
+        "__future__", "numpy", "cupy", "math", "cmath", "numbers", "decimal", "fractions", "random",
+        "statistics", "functools", "itertools", "operator", "collections", "heapq", "bisect", "array",
+        "copy", "dataclasses", "enum", "typing", "typing_extensions", "abc", "types", "contextlib",
+        "warnings", "time", "re", "string", "textwrap", "json", "weakref", "threading", "os", "sys",
+        "logging", "pprint", "reprlib", "traceback",
+    }
+)  # fmt: skip
 LONG_CONSTANT = 64  # characters of a string constant worth decoding (scan_files)
 HARMLESS_DUNDERS = {"__name__", "__qualname__", "__doc__", "__module__", "__wrapped__"}
 
@@ -178,8 +191,9 @@ class Scanner(ast.NodeVisitor):
     """Flags for one file's tree: ``found`` maps (rule, line) to the message. Call
     :meth:`prepare` (aliases, bindings) before :meth:`visit`."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, own_modules: frozenset[str] = frozenset()) -> None:
         self.file = file
+        self.own_modules = own_modules  # the submission's own modules, importable by name
         self.folder = Folder()
         self.found: dict[tuple[str, int], str] = {}
         self.aliases: dict[str, str] = {
@@ -257,6 +271,9 @@ class Scanner(ast.NodeVisitor):
             if candidate in MODULE_RULES:
                 self.flag(MODULE_RULES[candidate], node, f"import {name}")
                 return
+        top = name.split(".")[0]
+        if top not in LAB_MODULES and top not in self.own_modules:
+            self.flag("unusual-import", node, f"import {name}")
 
     def name_used(self, name: str, node: ast.AST) -> None:
         for known, rule in NAME_RULES.items():
