@@ -7,7 +7,8 @@ name the scan cannot fold (``getattr(x, name)`` with ``name`` computed at run ti
 such; ``exec``, ``eval``, ``compile`` and ``__import__`` are flagged wherever they are named, not
 only where they are called, and so is the ``builtins`` module itself (through which they are
 reachable by any name). Each rule names a capability the lab never needs (the reference
-solution, the student template and every correct variant in the tests use none of them).
+solution, the student template and every correct variant in the tests use none of them), and
+an allowlist of imports lists any module outside what the lab needs for review.
 
 The visitor is linear in the size of the tree: an attribute chain (``np.a.a.a...``) is read once,
 from its outermost link, and a folded string is built once per node and bounded in length.
