@@ -316,6 +316,9 @@ class GraderOp:
     __slots__ = ("spec", "list_id", "position", "elementwise", "capturable", "__name__")
 
     def __init__(self, spec: OpSpec, list_id: int, position: int, witness: Witness) -> None:
+        known = _PRIVATE.get(id(self))
+        if known is not None and known.op is self:  # GraderOp.__init__(op, ..., another_log)
+            raise TypeError("a grader op is made once: it cannot be given another place or log")
         self.spec = spec
         self.list_id = list_id
         self.position = position

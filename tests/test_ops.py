@@ -116,6 +116,8 @@ def test_no_attribute_of_an_op_reaches_its_log():
     assert ops.case_op_place(op, witness) == (3, 0) and ops.case_op_place(op, ops.Witness()) is None
     op(np.zeros((2, 2), np.float32))
     assert [call[:2] for call in witness.calls] == [(3, 0), (3, 0)]
+    with pytest.raises(TypeError, match="made once"):  # no second place or log for a live op
+        type(op).__init__(op, OpSpec("tanh"), 0, 0, ops.Witness())
     witness.close()
     op(np.zeros((2, 2), np.float32))  # an op of a closed case computes and records nothing
     assert len(witness.calls) == 2
