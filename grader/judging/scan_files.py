@@ -13,18 +13,12 @@ them as one line of JSON. Nothing here imports, runs or unpickles what it reads.
 from __future__ import annotations
 
 import ast
-import base64
-import binascii
-import bz2
-import importlib.util
 import json
-import lzma
 import os
 import re
 import stat
 import sys
 import threading
-import zlib
 from pathlib import Path
 
 from grader.judging.scan_rules import RULES, Scanner, printable
@@ -117,7 +111,14 @@ def _encoded_constants(constants: list[ast.Constant], file: str) -> list[RawFlag
 
 # ------------------------------------------------------------------ code hidden in an encoding
 def _decodings(data: bytes) -> list[tuple[str, bytes]]:
-    """Each way ``data`` decodes (bounded output), as (name, decoded bytes)."""
+    """Each way ``data`` decodes (bounded output), as (name, decoded bytes). (The decoders are
+    imported here: most submissions hold nothing to decode, and the scan's process starts fresh.)"""
+    import base64
+    import binascii
+    import bz2
+    import lzma
+    import zlib
+
     out = []
     compact = _WHITESPACE.sub(b"", data)
     if len(compact) >= 16 and _BASE64.fullmatch(compact):
@@ -188,6 +189,12 @@ def hidden_code(data: bytes, raw_python: bool = True) -> str | None:
 
 
 # ------------------------------------------------------------------ the submission's files
+def _pyc_magic() -> bytes:
+    import importlib.util
+
+    return importlib.util.MAGIC_NUMBER
+
+
 def holds_code(path: str) -> bool:
     """Whether a file that is not ``.py`` holds what an import or a loader can run: a compiled
     module (this Python's ``.pyc`` magic), a shared library or executable, or a zip archive
@@ -200,7 +207,7 @@ def holds_code(path: str) -> bool:
     try:
         size = os.fstat(fd).st_size
         head = os.pread(fd, 16, 0)
-        if head.startswith(BINARY_MAGICS) or head.startswith(importlib.util.MAGIC_NUMBER):
+        if head.startswith(BINARY_MAGICS) or head.startswith(_pyc_magic()):
             return True
         tail = os.pread(fd, ZIP_TAIL_BYTES, max(0, size - ZIP_TAIL_BYTES))
         return ZIP_END in tail
