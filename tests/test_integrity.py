@@ -368,10 +368,10 @@ def test_flags_show_for_staff_and_never_for_students():
 
 
 def test_a_scan_that_fails_costs_neither_the_grade_nor_the_batch(tmp_path, monkeypatch):
-    def broken(path):
+    def broken(self, path):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(integrity, "start_scan", broken)
+    monkeypatch.setattr(integrity.ScanService, "submit", broken)
     (flag,) = integrity_flags(tmp_path)
     assert flag.rule == "unscanned" and "scan failed" in flag.message
 
@@ -396,12 +396,20 @@ def test_a_spurious_parser_system_error_is_retried_not_flagged(monkeypatch):
 
 
 def test_grading_scans_in_a_process_of_its_own(tmp_path):
-    """integrity_flags runs the scan in a child process: its answer is the in-process scan's."""
+    """The scan runs in a child of a server process, one per submission: its answer is the
+    in-process scan's; closing the service ends the server."""
     (tmp_path / "cudagraph.py").write_text("import gc\nx = getattr(op, '_wit' + 'ness')\n")
-    pending = integrity.start_scan(tmp_path)
-    assert pending.process is not None and pending.process.pid != os.getpid()
-    flags = pending.flags()
-    assert flags == scan_submission(tmp_path) and {f.rule for f in flags} == {"gc", "grader-state"}
+    service = integrity.ScanService()
+    try:
+        first, second = service.submit(tmp_path), service.submit(tmp_path)
+        server = service._process
+        assert server is not None and server.pid != os.getpid()
+        for pending in (first, second):
+            flags = pending.flags()
+            assert flags == scan_submission(tmp_path) and {f.rule for f in flags} == {"gc", "grader-state"}
+    finally:
+        service.close()
+    assert server.poll() is not None
 
 
 def _chains(folder: Path, files: int, lines: int, links: int) -> Path:
@@ -422,9 +430,16 @@ def _chains(folder: Path, files: int, lines: int, links: int) -> Path:
 )
 def test_a_scan_over_its_budget_is_flagged_unscanned_with_the_reason(tmp_path, monkeypatch, budget, says):
     sub = _chains(tmp_path / "sub", files=7, lines=2000, links=250)
+    (tmp_path / "honest").mkdir()
+    (tmp_path / "honest" / "cudagraph.py").write_text("import numpy as np\n")
     if "memory" in budget:
         monkeypatch.setattr(integrity, "SCAN_MEMORY_BYTES", budget.pop("memory"))
-    flags = integrity.PendingScan(sub, **budget).flags()
+    service = integrity.ScanService()
+    try:
+        flags = service.submit(sub, **budget).flags()
+        assert service.submit(sub.parent / "honest").flags() == ()  # the server lives on
+    finally:
+        service.close()
     assert [f.rule for f in flags] == ["unscanned"] and says in flags[0].message, flags
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import grader
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
-from grader.judging.integrity import start_scan
+from grader.judging.integrity import ScanService
 from grader.judging.results import Report, write_report
 from grader.judging.scoring import build_report
 from grader.run.runner import (
@@ -161,6 +161,7 @@ def grade_submissions(
     # nothing. One at a time; the other threads meanwhile wait on their workers' pipes.
     reporting = threading.Lock()
     stopping = threading.Event()
+    scans = ScanService()  # the integrity scan's process, started by the first submission's grading
 
     def problem_report(index: int, message: str) -> Report:
         run = SubmissionRun.problem_only(message, cases)
@@ -179,7 +180,7 @@ def grade_submissions(
         failed = False
         scan = None
         try:
-            scan = start_scan(submissions[index])  # its own bounded process, while the cases run
+            scan = scans.submit(submissions[index])  # in a bounded process, while the cases run
             slot = slots.get()
             try:
                 if cache is None:
@@ -207,8 +208,8 @@ def grade_submissions(
             failed = True
             report = problem_report(index, grader_problem("grading", exc))
         finally:
-            if scan is not None:
-                scan.cancel()  # a scan not waited for (a grading that failed) does not outlive it
+            if scan is not None and scan.result is None:
+                scan.service.kill(scan.ident)  # a scan not waited for (a grading that failed) is ended
         try:
             writers.write(report, target, hidden_visibility)
         except Exception as exc:  # noqa: BLE001
@@ -271,6 +272,7 @@ def grade_submissions(
         raise
     finally:
         pool.shutdown(wait=True)
+        scans.close()
         writers.close()
         sys.setswitchinterval(switch_interval)
         gc.unfreeze()

@@ -20,6 +20,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -27,26 +28,14 @@ from grader.judging import scan_files
 from grader.judging.results import Flag
 from grader.judging.scan_files import MAX_DEPTH, MAX_FILE_BYTES, MAX_FLAGS, MAX_TOTAL_BYTES  # noqa: F401
 from grader.judging.scan_rules import RULES
+from grader.judging.scan_server import OUT_OF_MEMORY
 
-SCAN_CPU_S = 30  # CPU seconds of the scan process (RLIMIT_CPU)
+SCAN_CPU_S = 30  # CPU seconds of one submission's scan (RLIMIT_CPU of its process)
 SCAN_WALL_S = 90.0  # from its start to its answer, whatever the machine's load
 SCAN_MEMORY_BYTES = 1 << 30  # its address space (RLIMIT_AS)
-MAX_ANSWER_BYTES = 1 << 20
-OUT_OF_MEMORY = 3  # the scan process's exit status when it ran out of memory
+KILL_WAIT_S = 10.0  # how long a scan killed for its time is waited for
 _GRADER_ROOT = str(Path(__file__).resolve().parents[2])  # the folder holding the grader package
-_BOOT = (
-    "import os, resource, sys\n"
-    "cpu, memory, root = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]\n"
-    "resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))\n"
-    "resource.setrlimit(resource.RLIMIT_AS, (memory, memory))\n"
-    "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
-    "sys.path.insert(0, root)\n"
-    "try:\n"
-    "    from grader.judging.scan_files import main\n"
-    "    sys.exit(main(sys.argv))\n"
-    "except MemoryError:\n"
-    f"    os._exit({OUT_OF_MEMORY})\n"
-)
+_BOOT = "import sys\nsys.path.insert(0, sys.argv[1])\nfrom grader.judging.scan_server import serve\nserve()\n"
 
 
 def _flags(raw: list) -> tuple[Flag, ...]:
@@ -68,9 +57,8 @@ def _unscanned(reason: str) -> tuple[Flag, ...]:
     return (Flag("unscanned", ".", 0, f"{RULES['unscanned']}: {reason}"),)
 
 
-def _answer(raw: bytes) -> tuple[Flag, ...]:
-    """The scan process's line of JSON, checked field by field."""
-    data = json.loads(raw.decode("utf-8"))
+def _answer(data) -> tuple[Flag, ...]:
+    """The flags the scan's process sent, checked field by field."""
     if not isinstance(data, list):
         raise ValueError("not a list")
     for item in data:
@@ -87,68 +75,132 @@ def _answer(raw: bytes) -> tuple[Flag, ...]:
     return _flags(data)
 
 
-class PendingScan:
-    """The scan of one submission, running in its own bounded process from construction on."""
+class ScanService:
+    """The scan's server process (:mod:`grader.judging.scan_server`), started on first use: it forks
+    one bounded child per submission. One per grading run; :meth:`close` ends it."""
 
-    def __init__(self, path, cpu_s: int = SCAN_CPU_S, wall_s: float = SCAN_WALL_S) -> None:
-        self.path = Path(path)
-        self.cpu_s, self.wall_s = cpu_s, wall_s
-        self.started = time.monotonic()
-        self.process: subprocess.Popen | None = None
-        self.result: tuple[Flag, ...] | None = None
-        if _is_reference_package(self.path):
-            self.result = ()
-            return
-        try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _BOOT, str(self.path.resolve())]
-                + [str(cpu_s), str(SCAN_MEMORY_BYTES), _GRADER_ROOT],
-                stdin=subprocess.DEVNULL,
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        self._waiting: dict[int, PendingScan] = {}
+        self._next = 0
+
+    def _started(self) -> subprocess.Popen:
+        if self._process is None or self._process.poll() is not None:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _BOOT, _GRADER_ROOT],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 cwd="/",
                 env={},
                 close_fds=True,
             )
-        except OSError as exc:
-            self.result = _unscanned(f"the scan could not start ({type(exc).__name__})")
+            threading.Thread(target=self._read, args=(self._process,), daemon=True).start()
+        return self._process
+
+    def _send(self, message: dict) -> None:
+        process = self._started()
+        assert process.stdin is not None
+        process.stdin.write((json.dumps(message) + "\n").encode())
+        process.stdin.flush()
+
+    def _read(self, process: subprocess.Popen) -> None:
+        """The server's answers, each handed to the scan waiting for it; at its end, every scan
+        still waiting is told it failed."""
+        assert process.stdout is not None
+        for line in process.stdout:
+            try:
+                answer = json.loads(line)
+                with self._lock:
+                    scan = self._waiting.pop(answer["id"], None)
+            except (ValueError, KeyError, TypeError):
+                continue
+            if scan is not None:
+                scan.answered(answer)
+        with self._lock:
+            left, self._waiting = list(self._waiting.values()), {}
+        for scan in left:
+            scan.answered({"status": -1, "flags": []})
+
+    def submit(self, path, cpu_s: int = SCAN_CPU_S, wall_s: float = SCAN_WALL_S) -> PendingScan:
+        scan = PendingScan(self, Path(path), cpu_s, wall_s)
+        if _is_reference_package(scan.path):
+            scan.result = ()
+            return scan
+        with self._lock:
+            self._next += 1
+            scan.ident = self._next
+            self._waiting[scan.ident] = scan
+            try:
+                self._send(
+                    {"id": scan.ident, "path": str(scan.path.resolve()), "cpu_s": cpu_s, "memory": SCAN_MEMORY_BYTES}
+                )
+            except OSError as exc:
+                del self._waiting[scan.ident]
+                scan.result = _unscanned(f"the scan could not start ({type(exc).__name__})")
+        return scan
+
+    def kill(self, ident: int) -> None:
+        with self._lock:
+            try:
+                self._send({"kill": ident})
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        with self._lock:
+            process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            assert process.stdin is not None
+            process.stdin.close()  # the server kills what still runs and ends
+            process.wait(timeout=KILL_WAIT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            process.kill()
+            process.wait()
+
+
+class PendingScan:
+    """The scan of one submission, running in a bounded process of its own from submission on."""
+
+    def __init__(self, service: ScanService, path: Path, cpu_s: int, wall_s: float) -> None:
+        self.service, self.path, self.cpu_s, self.wall_s = service, path, cpu_s, wall_s
+        self.started = time.monotonic()
+        self.ident = 0
+        self.result: tuple[Flag, ...] | None = None
+        self._answer: dict | None = None
+        self._done = threading.Event()
+
+    def answered(self, answer: dict) -> None:
+        self._answer = answer
+        self._done.set()
 
     def flags(self) -> tuple[Flag, ...]:
         """The flags, waiting for the scan within its wall-clock budget; past a budget, one
         ``unscanned`` flag that says which."""
         if self.result is not None:
             return self.result
-        assert self.process is not None
-        left = max(0.1, self.wall_s - (time.monotonic() - self.started))
-        try:
-            out, _ = self.process.communicate(timeout=left)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.communicate()
-            self.result = _unscanned(f"the scan ran past its time budget ({self.wall_s:.0f} s)")
+        if not self._done.wait(max(0.0, self.wall_s - (time.monotonic() - self.started))):
+            self.service.kill(self.ident)
+            self._done.wait(KILL_WAIT_S)
+            self.result = _unscanned(f"the scan ran past its time budget ({self.wall_s:g} s)")
             return self.result
-        code = self.process.returncode
+        answer = self._answer or {}
+        code = answer.get("status")
         if code in (-signal.SIGXCPU, -signal.SIGKILL):
             self.result = _unscanned(f"the scan ran past its CPU budget ({self.cpu_s} s)")
         elif code == OUT_OF_MEMORY:
             self.result = _unscanned(f"the scan ran past its memory budget ({SCAN_MEMORY_BYTES >> 20} MiB)")
-        elif code != 0 or len(out) > MAX_ANSWER_BYTES:
-            self.result = _unscanned(f"the scan failed (exit status {code}); please report this")
+        elif code != 0:
+            self.result = _unscanned(f"the scan failed (status {code}); please report this")
         else:
             try:
-                self.result = _answer(out)
-            except (ValueError, UnicodeDecodeError):
+                self.result = _answer(answer.get("flags"))
+            except ValueError:
                 self.result = _unscanned("the scan's answer could not be read; please report this")
         return self.result
-
-    def cancel(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.communicate()
-
-
-def start_scan(path) -> PendingScan:
-    return PendingScan(path)
 
 
 def _is_reference_package(path: Path) -> bool:
@@ -168,9 +220,12 @@ def _is_reference_package(path: Path) -> bool:
 
 
 def integrity_flags(path) -> tuple[Flag, ...]:
-    """The flags of one submission as grading records them (in a bounded process): none for the
-    installed reference."""
+    """The flags of one submission as grading records them (in a bounded process of a service of
+    its own; a grading run shares one :class:`ScanService`): none for the installed reference."""
+    service = ScanService()
     try:
-        return start_scan(path).flags()
+        return service.submit(path).flags()
     except Exception as exc:  # noqa: BLE001 - a scan bug must cost neither the grade nor the batch
         return _unscanned(f"the scan failed ({type(exc).__name__}); please report this")
+    finally:
+        service.close()
