@@ -59,9 +59,11 @@ def grade_one(kind: str, root: Path) -> None:
         path = make(kind, Path(tmp), root)
         # The scan alone, first (this process has no other child yet): in its own process where
         # the grader has one (its CPU and peak memory are that child's), else in this process.
-        if hasattr(integrity, "PendingScan"):
+        if hasattr(integrity, "ScanService"):
             t0 = time.monotonic()
-            integrity.PendingScan(path).flags()
+            service = integrity.ScanService()
+            service.submit(path).flags()
+            service.close()  # the server and its child, both reaped: this process's only children
             child = resource.getrusage(resource.RUSAGE_CHILDREN)
             scan = {"where": "own process", "cpu_s": child.ru_utime + child.ru_stime, "rss_mib": child.ru_maxrss / 1024}
         else:
