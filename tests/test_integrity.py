@@ -469,3 +469,18 @@ def test_a_submission_imports_its_own_modules_by_name_without_a_flag(tmp_path):
     flags = scan_submission(tmp_path)
     assert [(f.rule, f.file, f.line) for f in flags] == [("unusual-import", "cudagraph.py", 3)]
     assert "import elsewhere" in flags[0].message
+
+
+def test_a_scan_server_that_dies_fails_its_scans_and_the_next_one_starts_afresh(tmp_path):
+    sub = _chains(tmp_path / "sub", files=3, lines=2000, links=250)
+    (tmp_path / "honest").mkdir()
+    (tmp_path / "honest" / "cudagraph.py").write_text("import gc\n")
+    service = integrity.ScanService()
+    try:
+        pending = service.submit(sub)
+        service._process.kill()
+        flags = pending.flags()
+        assert [f.rule for f in flags] == ["unscanned"] and "the scan failed" in flags[0].message
+        assert [f.rule for f in service.submit(tmp_path / "honest").flags()] == ["gc"]
+    finally:
+        service.close()

@@ -118,8 +118,10 @@ class ScanService:
                 continue
             if scan is not None:
                 scan.answered(answer)
-        with self._lock:
-            left, self._waiting = list(self._waiting.values()), {}
+        with self._lock:  # the scans sent to this server (a later one may serve others)
+            left = [scan for scan in self._waiting.values() if scan.server is process]
+            for scan in left:
+                del self._waiting[scan.ident]
         for scan in left:
             scan.answered({"status": -1, "flags": []})
 
@@ -133,6 +135,7 @@ class ScanService:
             scan.ident = self._next
             self._waiting[scan.ident] = scan
             try:
+                scan.server = self._started()
                 self._send(
                     {"id": scan.ident, "path": str(scan.path.resolve()), "cpu_s": cpu_s, "memory": SCAN_MEMORY_BYTES}
                 )
@@ -169,6 +172,7 @@ class PendingScan:
         self.service, self.path, self.cpu_s, self.wall_s = service, path, cpu_s, wall_s
         self.started = time.monotonic()
         self.ident = 0
+        self.server: subprocess.Popen | None = None
         self.result: tuple[Flag, ...] | None = None
         self._answer: dict | None = None
         self._done = threading.Event()
