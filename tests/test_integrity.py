@@ -8,6 +8,7 @@ import gzip
 import importlib.util
 import json
 import os
+import time
 import zlib
 from dataclasses import replace
 from pathlib import Path
@@ -482,5 +483,27 @@ def test_a_scan_server_that_dies_fails_its_scans_and_the_next_one_starts_afresh(
         flags = pending.flags()
         assert [f.rule for f in flags] == ["unscanned"] and "the scan failed" in flags[0].message
         assert [f.rule for f in service.submit(tmp_path / "honest").flags()] == ["gc"]
+    finally:
+        service.close()
+
+
+def test_a_scan_does_not_outlive_its_server(tmp_path):
+    sub = _chains(tmp_path / "sub", files=3, lines=2000, links=250)
+    service = integrity.ScanService()
+    try:
+        service.submit(sub)
+        server = service._process
+        time.sleep(0.5)  # the child is forked and scanning
+        children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+        assert children
+        server.kill()
+        server.wait()
+        deadline = time.monotonic() + 10
+        while any(Path(f"/proc/{pid}").exists() for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(
+            Path(f"/proc/{pid}/stat").exists() and " Z " not in Path(f"/proc/{pid}/stat").read_text()
+            for pid in children
+        )
     finally:
         service.close()

@@ -118,12 +118,18 @@ class ScanService:
                 continue
             if scan is not None:
                 scan.answered(answer)
-        with self._lock:  # the scans sent to this server (a later one may serve others)
+        with self._lock:  # the scans sent to this server; the next submission starts another
+            if self._process is process:
+                self._process = None
             left = [scan for scan in self._waiting.values() if scan.server is process]
             for scan in left:
                 del self._waiting[scan.ident]
         for scan in left:
             scan.answered({"status": -1, "flags": []})
+        try:
+            process.wait(timeout=KILL_WAIT_S)  # reaped here when it ended on its own
+        except subprocess.TimeoutExpired:
+            pass
 
     def submit(self, path, cpu_s: int = SCAN_CPU_S, wall_s: float = SCAN_WALL_S) -> PendingScan:
         scan = PendingScan(self, Path(path), cpu_s, wall_s)

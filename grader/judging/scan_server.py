@@ -25,10 +25,19 @@ OUT_OF_MEMORY = 3  # a child's exit status when it ran out of memory
 MAX_ANSWER_BYTES = 1 << 20
 
 
+def _die_with_parent() -> None:
+    """A child dies with the server (PR_SET_PDEATHSIG), should the server be killed."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def _child(write_fd: int, path: str, cpu_s: int, memory: int) -> None:
     """In the forked child: bounded, scan, answer, end. Never returns."""
     code = 0
     try:
+        _die_with_parent()
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
