@@ -32,9 +32,10 @@ from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefVa
 
 PROTOCOL_VERSION = 1
 # Observation frames: 2 added the submission's own frames (a step's ``sites`` and ``bumps``, an
-# error's ``frames``, a witness entry's site); a frame of version 1 is still read, without them.
-OBSERVATION_VERSION = 2
-READABLE_OBSERVATIONS = (1, 2)
+# error's ``frames``, a witness entry's site); 3 added each graph entry's ``entry_id``. Frames of
+# versions 1 and 2 are still read, without them (an entry's identity then reads as -1).
+OBSERVATION_VERSION = 3
+READABLE_OBSERVATIONS = (1, 2, 3)
 OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps"})
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).
@@ -375,6 +376,7 @@ class GraphRecord:
     static_input: Any  # an encoded value, or None
     num_ops: int | None
     output: Any  # an encoded array, or None
+    entry_id: int = -1  # the GraphEntry object's identity (held for the case, so never reused in it)
 
     def wire(self) -> dict:
         return {name: getattr(self, name) for name in GRAPH_FIELDS}

@@ -127,6 +127,7 @@ class GraphObservation:
     static_input: np.ndarray | None
     num_ops: int | None
     output: np.ndarray | None = None  # the entry's ``output`` array, when it is one
+    entry_id: int = -1  # the GraphEntry object's identity within the case (-1: not recorded)
 
 
 @dataclass(frozen=True)
@@ -460,6 +461,7 @@ class _Decoder:
                     GraphObservation(
                         key=_text(g.get("key"), f"{at}.key"),
                         shape=_shape(g["shape"], f"{at}.shape") if g.get("shape") is not None else None,
+                        entry_id=_int(g.get("entry_id"), f"{at}.entry_id") if self.version >= 3 else -1,
                         static_input_id=_int(g.get("static_input_id"), f"{at}.static_input_id"),
                         static_input_address=_int(g.get("static_input_address"), f"{at}.static_input_address"),
                         static_input=self.array(static["ndarray"], f"{at}.static_input")

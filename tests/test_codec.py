@@ -90,7 +90,7 @@ def test_an_observation_frame_round_trips_its_header_and_blobs():
     assert json.loads(header) == {"protocol": codec.OBSERVATION_VERSION, "case": "s/c", "steps": [{"index": 0}]}
     assert got == blobs
     # the same bytes built by hand
-    raw = json.dumps({"protocol": 2, "case": "s/c", "steps": [{"index": 0}]}).encode()
+    raw = json.dumps({"protocol": 3, "case": "s/c", "steps": [{"index": 0}]}).encode()
     by_hand = codec.MAGIC + struct.pack("<II", len(raw), 3) + raw
     for blob in blobs:
         by_hand += struct.pack("<Q", len(blob)) + blob

@@ -144,6 +144,10 @@ EXPECT: dict[str, Expect] = {
     "h52_stat_hidden": Expect("same"),
     "h53_forged_op_class": Expect("cheat"),  # and flagged: test_forged_op_class_is_flagged_and_caught
     "h54_zip_forgery": Expect("cheat"),  # and flagged: test_zip_forgery_is_flagged_and_not_importable
+    # their attack is the folder the grader runs in: tests/test_trusted_path.py grades them there
+    "h55_shadow_multiprocessing": Expect("cheat"),
+    "h56_shadow_reference": Expect("cheat"),
+    "h57_checkout_specs": Expect("cheat"),
     # issue 31: each hides the fresh-buffer-on-replay bug; tests/test_forgeries.py compares each with
     # the bug unforged, in both isolation modes, and checks their flags
     "h60_lying_address": Expect("broken", fresh_buffer),  # the op records the real address
@@ -179,6 +183,9 @@ NON_ROOT_SUBSET = (
     "h51_lock_receiver",
     "h53_forged_op_class",
     "h54_zip_forgery",
+    "h55_shadow_multiprocessing",
+    "h56_shadow_reference",
+    "h57_checkout_specs",
     "h60_lying_address",
     "h61_patch_through_type_alias",
     "h62_computed_log_name",

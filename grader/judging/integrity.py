@@ -29,6 +29,7 @@ from grader.judging.results import Flag
 from grader.judging.scan_files import MAX_DEPTH, MAX_FILE_BYTES, MAX_FLAGS, MAX_TOTAL_BYTES  # noqa: F401
 from grader.judging.scan_rules import RULES
 from grader.judging.scan_server import OUT_OF_MEMORY
+from grader.trusted_path import SAFE_CWD
 
 SCAN_CPU_S = 30  # CPU seconds of one submission's scan (RLIMIT_CPU of its process)
 SCAN_WALL_S = 90.0  # from its start to its answer, whatever the machine's load
@@ -92,7 +93,7 @@ class ScanService:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                cwd="/",
+                cwd=SAFE_CWD,  # and -I: no folder of a submission on its path
                 env={},
                 close_fds=True,
             )

@@ -75,6 +75,7 @@ class CaseInterpreter:
         self.env: dict[str, Any] = {}
         self.next_list_id = 0
         self.encoder = protocol.new_encoder()
+        self.kept_alive: list = []  # every GraphEntry and buffer a snapshot named: their ids stay theirs
 
     # ----------------------------------------------------------- values
     def contract(self, name: str) -> Any:
@@ -129,6 +130,7 @@ class CaseInterpreter:
         items = list(graphs.items())[: protocol.MAX_GRAPHS] if isinstance(graphs, dict) else []
         for key, entry in items:
             static = getattr(entry, "static_input", None)
+            self.kept_alive.append((entry, static))  # so no later object of the case takes their ids
             shape = getattr(entry, "shape", None)
             num_ops = getattr(entry, "num_ops", None)
             output = getattr(entry, "output", None)
@@ -140,6 +142,7 @@ class CaseInterpreter:
                     shape=[int(d) for d in shape]
                     if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape)
                     else None,
+                    entry_id=id(entry),
                     static_input_id=id(static),
                     static_input_address=data_address(static),
                     static_input=self.encoder.value(host_static) if host_static is not None else None,
