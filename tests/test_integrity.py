@@ -19,7 +19,7 @@ from test_reports_samples import passing_report as perfect_report
 
 from grader.judging import integrity, scan_files
 from grader.judging.integrity import RULES, integrity_flags, scan_source, scan_submission
-from grader.judging.results import Flag, ReportError, report_from_json, report_to_json
+from grader.judging.results import REPORT_FORMAT, Flag, ReportError, report_from_json, report_to_json
 from reports import render_submission, render_summary, to_gradescope, to_junit_xml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -331,7 +331,7 @@ FLAGS = (
 def test_flags_round_trip_through_report_json_and_are_validated():
     report = replace(perfect_report(), flags=FLAGS)
     data = json.loads(json.dumps(report_to_json(report)))
-    assert data["format"] == 2 and data["flags"][0] == {
+    assert data["format"] == REPORT_FORMAT and data["flags"][0] == {
         "rule": "gc",
         "file": "cudagraph.py",
         "line": 4,
