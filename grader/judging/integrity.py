@@ -6,12 +6,14 @@ person looks at it. A flag never changes a score: scoring does not read them, an
 outputs do not show them. The rules are in :mod:`grader.judging.scan_rules` (what code can reach,
 not how it spells a name), the reading of files in :mod:`grader.judging.scan_files`.
 
-The scan runs in a process of its own, never in the grader's: a fresh interpreter
-(``python -I -S``: no current folder, no site folder, no environment on its path) with a CPU-time
-and an address-space limit, started when a submission's grading starts and read when its report
-is built, outside the lock judging takes. Whatever a submission holds (seven 1 MiB files of
-attribute chains, say) costs that process; past its budget the submission is graded as usual and
-flagged ``unscanned`` with the reason (``benchmarks/scan_budget.py`` measures the grader's cost).
+The scan runs outside the grader's process: a server (:mod:`grader.judging.scan_server`, a fresh
+interpreter started with ``python -I -S``: no current folder, no site folder, no environment on
+its path) started by a run's first submission forks a child per submission, with a CPU-time and
+an address-space limit, when that submission's grading starts; the grader reads its flags when
+the report is built, outside the lock judging takes, within a wall-clock budget. Whatever a
+submission holds (seven 1 MiB files of attribute chains, say) costs that child; past a budget the
+submission is graded as usual and flagged ``unscanned`` with the reason (``benchmarks/scan_budget.py``
+measures the grader's cost).
 """
 
 from __future__ import annotations

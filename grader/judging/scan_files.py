@@ -4,10 +4,10 @@ every other file checked for what could run (a compiled module, a shared library
 decoded in case it hides Python (base64, hex, zlib, gzip, bz2, lzma; marshal's code objects); long
 string constants in Python files are decoded the same way.
 
-It runs in a process of its own (``python -I -S -m grader.judging.scan_files``, started by
-:mod:`grader.judging.integrity`) under a time and memory limit: whatever a submission holds costs
-that process, never the grader. A flag is ``(rule, file, line, message)``; the process prints
-them as one line of JSON. Nothing here imports, runs or unpickles what it reads.
+It runs in a child of the scan's server (:mod:`grader.judging.scan_server`) under a time and memory
+limit: whatever a submission holds costs that process, never the grader (``python -I -S -m
+grader.judging.scan_files PATH`` runs it by hand). A flag is ``(rule, file, line, message)``.
+Nothing here imports, runs or unpickles what it reads.
 """
 
 from __future__ import annotations
@@ -319,8 +319,8 @@ def scan_submission(path) -> list[RawFlag]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -I -S -m grader.judging.scan_files PATH``: the flags, one line of JSON on stdout.
-    The process that starts it bounds its time and memory (see grader.judging.integrity)."""
+    """``python -I -S -m grader.judging.scan_files PATH``: the flags, one line of JSON on stdout
+    (by hand; grading runs :func:`scan_submission` in a bounded child of the scan's server)."""
     print(json.dumps([list(flag) for flag in scan_submission(argv[1])]), flush=True)
     return 0
 
