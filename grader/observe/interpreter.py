@@ -26,7 +26,7 @@ import numpy as np
 from grader import codec, protocol
 from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer
-from grader.ops import Witness, build_array, data_address, is_case_op, make_ops
+from grader.ops import Witness, build_array, case_op_place, data_address, make_ops
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 
@@ -183,12 +183,13 @@ class CaseInterpreter:
                 return None
             listed = []
             for op in list(result)[: protocol.MAX_WITNESS]:
-                given = is_case_op(op, self.witness)
+                place = case_op_place(op, self.witness)
+                given = place is not None
                 try:
                     elementwise = bool(getattr(op, "elementwise", False))
                 except BaseException:  # noqa: BLE001 - a submission's odd object only costs its own case
                     elementwise = False
-                listed.append([given, op.list_id if given else -1, op.position if given else -1, elementwise])
+                listed.append([given, *(place if place is not None else (-1, -1)), elementwise])
             return listed
         except BaseException:  # noqa: BLE001
             return None
@@ -270,6 +271,7 @@ def run_case(
         records = [interpreter.run_step(step).wire() for step in steps]
     finally:
         interpreter.stop_observing_bumps()
+        interpreter.witness.close()
     return protocol.encode_observations(uid, records, interpreter.encoder.blobs)
 
 
