@@ -317,3 +317,21 @@ def test_a_text_entry_is_read_within_its_bound(tmp_path, monkeypatch):
     cache.put("ab" + "1" * 62, {"text": "x" * 300})
     assert cache.get_text("ab" + "1" * 62) is None
     assert cache.get_text("ab" + "0" * 62) == "small"
+
+
+def test_a_change_to_the_graders_source_changes_the_runtime_key(tmp_path, monkeypatch):
+    """The version number stays 0.1.0 while a checkout is worked on: observations recorded by
+    other worker code are keyed apart by a digest of the grader's source."""
+    from grader.run import cache
+    from grader.run.runner import RunSettings
+
+    package = tmp_path / "pkg"
+    shutil.copytree(Path(cache.__file__).resolve().parents[1], package, ignore=shutil.ignore_patterns("__pycache__"))
+    before = cache.source_digest(package)
+    assert cache.source_digest(package) == before  # the same files, the same digest
+    worker = package / "run" / "worker" / "guard.py"
+    worker.write_text(worker.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    assert cache.source_digest(package) != before
+    key = cache.runtime_key(RunSettings())
+    monkeypatch.setattr(cache, "grader_source_digest", lambda: "another build")
+    assert cache.runtime_key(RunSettings()) != key

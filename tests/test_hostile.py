@@ -74,6 +74,12 @@ def fusion(case: dict) -> bool:
     return case["tag"] == "fusion"
 
 
+def fresh_buffer(case: dict) -> bool:
+    """A case the fresh-buffer-on-replay bug fails: it checks that an op is handed, on replay, the
+    buffer it was handed at capture."""
+    return any(check["what"].endswith("is handed the buffer it was handed at capture") for check in case["checks"])
+
+
 def empty_list_case(case: dict) -> bool:
     return case["spec"] == "fusion-edge" and case["case"] == "empty-list"
 
@@ -138,6 +144,16 @@ EXPECT: dict[str, Expect] = {
     "h52_stat_hidden": Expect("same"),
     "h53_forged_op_class": Expect("cheat"),  # and flagged: test_forged_op_class_is_flagged_and_caught
     "h54_zip_forgery": Expect("cheat"),  # and flagged: test_zip_forgery_is_flagged_and_not_importable
+    # their attack is the folder the grader runs in: tests/test_trusted_path.py grades them there
+    "h55_shadow_multiprocessing": Expect("cheat"),
+    "h56_shadow_reference": Expect("cheat"),
+    "h57_checkout_specs": Expect("cheat"),
+    # issue 31: each hides the fresh-buffer-on-replay bug; tests/test_forgeries.py compares each with
+    # the bug unforged, in both isolation modes, and checks their flags
+    "h60_lying_address": Expect("broken", fresh_buffer),  # the op records the real address
+    "h61_patch_through_type_alias": Expect("cheat"),  # the patch is seen by the op's own call
+    "h62_computed_log_name": Expect("broken", fresh_buffer),  # no name reaches the log
+    "h63_encoded_exec": Expect("cheat"),  # flagged three ways; its class patch is seen
     "h70_pid_sender": Expect("same"),
     "h71_pid_receiver": Expect("same"),
     "h72_memory_each_case": Expect("same"),  # and the same verdicts in both modes: test_isolation_modes
@@ -170,6 +186,13 @@ NON_ROOT_SUBSET = (
     "h51_lock_receiver",
     "h53_forged_op_class",
     "h54_zip_forgery",
+    "h55_shadow_multiprocessing",
+    "h56_shadow_reference",
+    "h57_checkout_specs",
+    "h60_lying_address",
+    "h61_patch_through_type_alias",
+    "h62_computed_log_name",
+    "h63_encoded_exec",
 ) + (("h12_kill_parent",) if sandbox.landlock_abi() >= 6 else ())
 
 

@@ -81,3 +81,14 @@ def test_the_folder_may_be_named_instead_of_entered(tmp_path):
     (other / "test_x.py").write_text("def test_x():\n    pass\n", encoding="utf-8")
     done = _pytest(tmp_path, "-q", str(other))
     assert done.returncode == 0 and "1 passed" in done.stdout and "cudagraph.py::" not in done.stdout
+
+
+def test_an_import_failure_is_shown_once_not_in_every_item(tmp_path):
+    folder = lab(tmp_path, "def broken(:\n    pass\n", SPECS)
+    done = _pytest(folder, "-q", "--graphgrade-specs", str(tmp_path / "specs"))
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.count("SyntaxError") == 1, done.stdout[-3000:]
+    assert "cudagraph.py:1: SyntaxError" in done.stdout
+    assert "1 failed" in done.stdout
+    assert "stopping: the problem above kept the remaining cases from running" in done.stdout
+    assert "Hint:" not in done.stdout  # a spec's hint is about its own behaviour, not an import error

@@ -9,7 +9,9 @@ this project's own suite turns it off with ``-p no:graphgrade``). Items are name
 The cases selected run through the same engine as ``graphgrade grade`` (an isolated worker and
 the same judge), all in one run when the first item runs. A failing item shows the case's plain
 text (:func:`reports.view.plain.case_text`: the message, the submission's line, each step and
-each check's expected against observed), as report.html does. Only visible specs are collected:
+each check's expected against observed), as report.html does. A submission-wide problem (an
+import error) is shown once, at the first item, and stops the run there, as ``-x`` would: no
+later case could run either. Only visible specs are collected:
 a hidden case never reaches pytest's output.
 """
 
@@ -20,6 +22,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+from grader.run.copying import HANDOUT_MODULE_FILE
 
 SUBMISSION = "cudagraph.py"
 
@@ -39,6 +43,25 @@ class _Grading:
         self._loaded = None
         self.results: dict[tuple[str, str], object] | None = None
         self.problem = ""
+        self.problem_shown_at = ""  # the item whose failure showed the submission-wide problem in full
+
+    def failure_text(self, item: CaseItem, view, hint: str) -> str:
+        """A failed item's text. A submission-wide problem (an import error, a missing file) is
+        shown in full once, at the first item that fails; a case it kept from running then says
+        so in one line, rather than repeating it (and an unrelated hint) in every item."""
+        from reports.view.plain import case_text
+
+        not_run = bool(self.problem) and view.message == self.problem
+        if self.problem and self.problem_shown_at:
+            if not_run:
+                return f"not run: the problem shown in full at {self.problem_shown_at} kept this case from running"
+            return case_text(view, hint)
+        if not self.problem:
+            return case_text(view, hint)
+        self.problem_shown_at = f"{item.spec.id}/{item.case.id}"
+        if not_run:  # no later case can run either: stop here, as -x would, so the problem is shown once
+            item.session.shouldfail = "stopping: the problem above kept the remaining cases from running"
+        return self.problem if not_run else f"{self.problem}\n\n{case_text(view, hint)}"
 
     def loaded(self):
         if self._loaded is None:
@@ -94,18 +117,30 @@ class _Grading:
 _GRADING = pytest.StashKey[_Grading]()
 
 
+def module_path(folder: Path) -> Path | None:
+    """The student's cudagraph.py in ``folder``: at its top, or where the handout puts it
+    (``mini_vllm/cudagraph.py``); None when neither is there."""
+    for rel in (SUBMISSION, HANDOUT_MODULE_FILE):
+        if (folder / rel).is_file():
+            return folder / rel
+    return None
+
+
 def _folder(config: pytest.Config) -> Path | None:
-    """The student's folder: where pytest was started, when it holds cudagraph.py; else the one
-    folder (or cudagraph.py) named on the command line, when it does."""
+    """The student's folder: where pytest was started, when it holds cudagraph.py (at its top or
+    as mini_vllm/cudagraph.py); else the one folder (or cudagraph.py) named on the command line,
+    when it does."""
     started = Path(config.invocation_params.dir)
-    if (started / SUBMISSION).is_file():
+    if module_path(started) is not None:
         return started
     named = [started / a.split("::")[0] for a in config.args]  # the positional arguments, options parsed off
     folders = {p.resolve() if p.is_dir() else p.resolve().parent for p in named if p.exists()}
     if len(folders) == 1:
         (folder,) = folders
-        if (folder / SUBMISSION).is_file():
+        if module_path(folder) is not None:
             return folder
+        if folder.name == "mini_vllm" and module_path(folder.parent) is not None:
+            return folder.parent  # pytest mini_vllm/cudagraph.py, from the repository's top
     return None
 
 
@@ -137,7 +172,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     grading = parent.config.stash.get(_GRADING, None)
-    if grading is not None and file_path == grading.folder / SUBMISSION:
+    if grading is not None and file_path == module_path(grading.folder):
         return SubmissionFile.from_parent(parent, path=file_path)
     return None
 
@@ -172,16 +207,13 @@ class CaseItem(pytest.Item):
             self.extra_keyword_matches.add(spec.tag)
 
     def runtest(self) -> None:
-        from reports.view.plain import case_text
-
         grading = self.config.stash[_GRADING]
         found = grading.result(self)
         if found is None:
             raise CaseFailed(grading.problem or "this case was not graded")
         view, hint = found
         if view.status != "passed":
-            text = case_text(view, hint)
-            raise CaseFailed(f"{grading.problem}\n\n{text}" if grading.problem else text)
+            raise CaseFailed(grading.failure_text(self, view, hint))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CaseFailed):

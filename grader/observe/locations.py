@@ -65,11 +65,19 @@ class Locator:
 
     @classmethod
     def of_module(cls, module: ModuleType) -> Locator:
+        """The locator for a submission imported as ``module``: its files are named relative to
+        the submission's top, which lies a folder above the module's file for each package its
+        name has (``mini_vllm.cudagraph``: the folder holding ``mini_vllm/``)."""
         try:
-            path = module.__file__
+            path, name = module.__file__, module.__name__
         except BaseException:  # noqa: BLE001 - a module object of the submission's making
-            path = None
-        return cls(os.path.dirname(path) if isinstance(path, str) else None)
+            path, name = None, ""
+        if not isinstance(path, str):
+            return cls(None)
+        root = os.path.dirname(path)
+        for _ in range(name.count(".") if isinstance(name, str) else 0):
+            root = os.path.dirname(root)
+        return cls(root)
 
     def relative(self, filename: str) -> str | None:
         """``filename`` relative to the submission's folder, or None when it is not one of its files."""

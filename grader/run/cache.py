@@ -28,6 +28,7 @@ see it.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -63,12 +64,30 @@ def default_cache_dir() -> Path:
     return Path(base) / "graphgrade"
 
 
+def source_digest(package: Path) -> str:
+    """A digest of every Python file under ``package``, by path and bytes."""
+    h = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def grader_source_digest() -> str:
+    """The grader's own source, in the cache key: a version number stays the same across the
+    changes made between releases (an editable install, a checkout being worked on), and an
+    observation recorded by other worker code must never be used."""
+    return source_digest(Path(grader.__file__).resolve().parent)
+
+
 def runtime_key(settings: RunSettings) -> str:
     """Everything besides the submission and the case that can change what a worker observes."""
     facts = {
         "format": FORMAT,
         "grader": grader.__version__,
-        "observation": codec.OBSERVATION_VERSION,  # what a worker records (2: the submission's own lines)
+        "grader_source": grader_source_digest(),
+        "observation": codec.OBSERVATION_VERSION,  # what a worker records (2: the submission's own lines; 3: each GraphEntry's identity)
         "python": platform.python_version(),
         "implementation": sys.implementation.name,
         "numpy": numpy.__version__,

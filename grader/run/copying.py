@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 MODULE_FILE = "cudagraph.py"
+HANDOUT_MODULE_FILE = "mini_vllm/cudagraph.py"  # where the handout puts it
 MAX_SUBMISSION_FILES = 200  # regular files copied
 MAX_SUBMISSION_BYTES = 16 << 20  # their total size
 MAX_SUBMISSION_ENTRIES = 1000  # every entry looked at: files, folders, links, anything else
@@ -91,6 +92,28 @@ def walk_submission(submission: Path, deadline: float = math.inf) -> tuple[list[
     return folders, regular
 
 
+def module_file(regular: list[str], name: str) -> str:
+    """Which of a submission's regular files (paths relative to it, as :func:`walk_submission`
+    lists them) is its ``cudagraph.py``: the one at its top; else the one file of that name
+    deeper down (the handout keeps it at ``mini_vllm/cudagraph.py``; a course repository may
+    keep it anywhere). Raises :class:`SubmissionProblem`, naming every candidate, when there
+    is none or more than one. The copy, the worker and the similarity pass all ask here."""
+    if MODULE_FILE in regular:
+        return MODULE_FILE
+    found = sorted(rel for rel in regular if os.path.basename(rel) == MODULE_FILE)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise SubmissionProblem(
+            f"no {MODULE_FILE} in {name}/: the submission must hold a file named {MODULE_FILE} "
+            f"(at its top, or in one folder such as mini_vllm/)"
+        )
+    raise SubmissionProblem(
+        f"{name}/ holds {len(found)} files named {MODULE_FILE} and none at its top: "
+        f"{', '.join(found[:3])}{' ...' if len(found) > 3 else ''}; keep one (or put the one to grade at the top)"
+    )
+
+
 def copy_submission(submission: Path, dest: Path, deadline: float = math.inf) -> list[Path]:
     """Copy the submission's regular files into ``dest`` (an empty folder); returns every path
     made beneath ``dest``. Raises :class:`SubmissionProblem`, with a message for the student,
@@ -104,11 +127,8 @@ def copy_submission(submission: Path, dest: Path, deadline: float = math.inf) ->
         return [dest / MODULE_FILE]
     if not submission.is_dir():
         raise SubmissionProblem(f"{submission}: no such file or directory")
-    if not (submission / MODULE_FILE).is_file() or (submission / MODULE_FILE).is_symlink():
-        raise SubmissionProblem(
-            f"no {MODULE_FILE} in {submission.name}/: the submission must hold a file named {MODULE_FILE}"
-        )
     folders, regular = walk_submission(submission, deadline)
+    module_file(regular, submission.name)
     made: list[Path] = []
     for rel in folders:
         (dest / rel).mkdir()

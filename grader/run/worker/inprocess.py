@@ -314,8 +314,9 @@ class FreshSubmission:
     """The process state before the submission was first imported, and the means to give each
     case a freshly executed submission on top of it."""
 
-    def __init__(self, roots: tuple[str, ...]) -> None:
+    def __init__(self, roots: tuple[str, ...], module_name: str = MODULE_NAME) -> None:
         compile_generated_once()
+        self.module_name = module_name  # "cudagraph", or "mini_vllm.cudagraph" for the handout's layout
         self.roots = tuple(dict.fromkeys([os.path.abspath(r) for r in roots] + [os.path.realpath(r) for r in roots]))
         self.finder = _CachingFinder(self.roots)
         sys.meta_path.insert(0, self.finder)
@@ -384,18 +385,18 @@ class FreshSubmission:
         self.drop_modules()
         sys.stdout = sys.stderr = _NullWriter()
         try:
-            spec = self.spec
-            if spec is None or not isinstance(spec.loader, _CachedSourceLoader):
-                return importlib.import_module(MODULE_NAME)
+            spec, name = self.spec, self.module_name
+            if spec is None or "." in name or not isinstance(spec.loader, _CachedSourceLoader):
+                return importlib.import_module(name)  # a package's module: its parents are imported again too
             # what the import system does for a module it has found before, without finding it again
             module = importlib.util.module_from_spec(spec)
-            sys.modules[MODULE_NAME] = module
+            sys.modules[name] = module
             try:
                 spec.loader.exec_module(module)
             except BaseException:
-                sys.modules.pop(MODULE_NAME, None)
+                sys.modules.pop(name, None)
                 raise
-            return sys.modules[MODULE_NAME]
+            return sys.modules[name]
         finally:
             sys.stdout, sys.stderr = self.sys_attrs["stdout"], self.sys_attrs["stderr"]
 
@@ -416,7 +417,7 @@ class FreshSubmission:
             paths = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or ())]
         except BaseException:  # noqa: BLE001 - a module object of the submission's making
             paths = []
-        owned = name == MODULE_NAME or any(isinstance(p, str) and _under(p, self.roots) for p in paths)
+        owned = name == self.module_name or any(isinstance(p, str) and _under(p, self.roots) for p in paths)
         self.owned[name] = (module, owned)
         return owned
 

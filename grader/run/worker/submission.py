@@ -32,6 +32,7 @@ from pathlib import Path
 
 from grader import codec, protocol
 from grader.observe.interpreter import run_case
+from grader.run.copying import MODULE_FILE, module_file, walk_submission
 from grader.run.worker import guard, importing, sandbox
 
 MODULE_NAME = "cudagraph"
@@ -94,13 +95,30 @@ def status_frames(commands: Commands, uid: str, written: bytes, **status) -> byt
     return written + codec.control_frame(codec.CaseStatus(case=uid, token=token, written=len(written), **status))
 
 
-def _import_error_where(exc: BaseException, root: Path) -> str:
+def submission_module(root: Path) -> tuple[str, tuple[str, ...]]:
+    """The name to import the submission's cudagraph.py by, and the folders to put first on
+    ``sys.path``. At the top: ``cudagraph`` from ``root``. Deeper (the handout's
+    ``mini_vllm/cudagraph.py``): as a module of its folders' package, ``mini_vllm.cudagraph``,
+    so that its relative imports work, with its own folder on the path too, so that its
+    imports of sibling modules by their bare names work as well; under a folder whose name
+    is not a Python name (``lab 3/``), as ``cudagraph`` from that folder."""
+    if (root / MODULE_FILE).is_file():
+        return MODULE_NAME, (str(root),)
+    rel = module_file(walk_submission(root)[1], root.name)  # the copy already checked there is one
+    folder_parts = Path(rel).parent.parts
+    folder = str(root.joinpath(*folder_parts))
+    if all(part.isidentifier() for part in folder_parts):
+        return ".".join((*folder_parts, MODULE_NAME)), (str(root), folder)
+    return MODULE_NAME, (folder, str(root))
+
+
+def _import_error_where(exc: BaseException, root: Path, name: str = MODULE_NAME) -> str:
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{_relative(exc.filename, root)}:{exc.lineno or 0}"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if _inside(f.filename, root)]
     if frames:
         return f"{_relative(frames[-1].filename, root)}:{frames[-1].lineno}"
-    return f"{MODULE_NAME}.py"
+    return f"{name.replace('.', '/')}.py"
 
 
 def _inside(path: str, root: Path) -> bool:
@@ -118,23 +136,25 @@ def _relative(path: str, root: Path) -> str:
         return Path(path).name
 
 
-def import_submission(root: Path, extra_paths: tuple[str, ...] = (), before_import=None):
+def import_submission(root: Path, extra_paths: tuple[str, ...] = (), before_import=None, module=None):
     """Import ``cudagraph`` from the submission's directory, and nothing of the grader's solution.
-    ``before_import`` runs once the import path is set, just before the import."""
+    ``before_import`` runs once the import path is set, just before the import; ``module`` is
+    :func:`submission_module`'s answer for ``root`` (worked out here when not given)."""
+    name, first = module if module is not None else submission_module(root)
     # Only the submission and the standard library are on the path: the grader's
     # own packages (its reference solution above all) are not importable from here.
     stdlib = {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
     python_entries = [p for p in sys.path if p in stdlib or p.endswith((".zip", "lib-dynload"))]
-    sys.path[:] = [str(root)] + python_entries + list(extra_paths)
+    sys.path[:] = [*first, *python_entries, *extra_paths]
     # .py source only from the submission's folder and any folder its code adds: no zip, .pyc or .so
     importing.source_only_hooks((*stdlib, *python_entries, *extra_paths, *_grader_and_numpy()))
     if not extra_paths:
         for name in [n for n in sys.modules if n == "reference" or n.startswith("reference.")]:
             del sys.modules[name]
-    sys.modules.pop(MODULE_NAME, None)
+    sys.modules.pop(name, None)
     if before_import is not None:
         before_import()
-    return importlib.import_module(MODULE_NAME)
+    return importlib.import_module(name)
 
 
 def _grader_and_numpy() -> tuple[str, ...]:
@@ -352,6 +372,7 @@ def serve(
             )
             os._exit(0)
         sandbox.set_child_subreaper()
+        guard.host_only()  # before any submission code: no array is a device array by its name
         sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
         sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
         root = Path(submission_root)
@@ -361,11 +382,16 @@ def serve(
 
             def before_import() -> None:
                 nonlocal fresh
-                fresh = inprocess.FreshSubmission((str(root), *plan.import_paths))
+                fresh = inprocess.FreshSubmission((str(root), *plan.import_paths), module_name)
 
         import_started = (time.monotonic(), time.process_time())
+        module_name = MODULE_NAME
         try:
-            module = import_submission(root, plan.import_paths, before_import if isolation == "module" else None)
+            found = submission_module(root)
+            module_name = found[0]
+            module = import_submission(
+                root, plan.import_paths, before_import if isolation == "module" else None, module=found
+            )
         except BaseException as exc:  # noqa: BLE001 - a broken submission is a verdict, not a crash
             # A SyntaxError's str() repeats the file and line that `where` already gives.
             message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
@@ -373,7 +399,9 @@ def serve(
                 res_fd,
                 codec.control_frame(
                     codec.ImportFailed(
-                        type=type(exc).__name__, message=protocol.shorten(message), where=_import_error_where(exc, root)
+                        type=type(exc).__name__,
+                        message=protocol.shorten(message),
+                        where=_import_error_where(exc, root, module_name),
                     )
                 ),
             )
