@@ -33,9 +33,11 @@ from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefVa
 PROTOCOL_VERSION = 1
 # Observation frames: 2 added the submission's own frames (a step's ``sites`` and ``bumps``, an
 # error's ``frames``, a witness entry's site); a frame of version 1 is still read, without them.
-OBSERVATION_VERSION = 2
-READABLE_OBSERVATIONS = (1, 2)
+# 3 added a probe step's line ``trace`` (grader.trace_facts); a frame of version 2 holds none.
+OBSERVATION_VERSION = 3
+READABLE_OBSERVATIONS = (1, 2, 3)
 OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps"})
+OBSERVATION_V3_STEP_FIELDS = frozenset({"trace"})
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).
 MAX_FRAME_TEXT = 200  # characters of a frame's file, function or source line
@@ -353,11 +355,13 @@ class StepRecord:
     # source], innermost first; a witness entry's 7th item and a bump's 2nd are indices here
     sites: list | None = None
     bumps: list | None = None  # [amount, site] per LaunchCounter.bump call
+    trace: dict | None = None  # a probe step's line trace (grader.trace_facts); sent only by a probe
 
     def wire(self) -> dict:
         record = {name: getattr(self, name) for name in STEP_FIELDS}
-        if record["ops"] is None:  # sent only when the step returned a list (an empty one too)
-            del record["ops"]
+        for name in ("ops", "trace"):  # ops: sent only when the step returned a list (an empty one too)
+            if record[name] is None:
+                del record[name]
         for name in ("sites", "bumps"):  # sent only when there are some
             if not record[name]:
                 del record[name]

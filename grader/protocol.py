@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from grader import validation
+from grader import trace_facts, validation
 from grader.codec import (
     ERROR_FIELDS,
     GRAPH_FIELDS,
@@ -35,6 +35,7 @@ from grader.codec import (
     MAX_TRACE_FRAMES,
     OBSERVATION_FIELDS,
     OBSERVATION_V2_STEP_FIELDS,
+    OBSERVATION_V3_STEP_FIELDS,
     OBSERVATION_VERSION,
     READABLE_OBSERVATIONS,
     STEP_FIELDS,
@@ -70,7 +71,8 @@ OUTCOMES = ("returned", "raised", "missing", "not_reached")
 _STEP_KEYS = frozenset(STEP_FIELDS)
 _GRAPH_KEYS = frozenset(GRAPH_FIELDS)
 _ERROR_KEYS = frozenset(ERROR_FIELDS)
-_STEP_KEYS_V1 = _STEP_KEYS - OBSERVATION_V2_STEP_FIELDS  # what a frame of version 1 may hold
+_STEP_KEYS_V2 = _STEP_KEYS - OBSERVATION_V3_STEP_FIELDS  # what a frame of version 2 may hold
+_STEP_KEYS_V1 = _STEP_KEYS_V2 - OBSERVATION_V2_STEP_FIELDS  # ... of version 1
 _ERROR_KEYS_V1 = _ERROR_KEYS - {"frames"}
 _ARRAY_KEYS = frozenset({"dtype", "shape", "blob"})
 
@@ -165,6 +167,7 @@ class StepObservation:
     note: str = ""  # why a step was missing / not reached
     sites: tuple[tuple[SourceFrame, ...], ...] = ()  # the submission's call sites, innermost frame first
     bumps: tuple[Bump, ...] = ()  # the LaunchCounter.bump calls of this step
+    trace: trace_facts.Trace | None = None  # a probe step's line trace
 
     def site(self, index: int) -> tuple[SourceFrame, ...]:
         """The frames of one of this step's call sites; () for -1 or an index out of range."""
@@ -411,7 +414,7 @@ class _Decoder:
         raise _fail(where, f"unknown value tag {tag!r}")
 
     def step(self, obj: Any, where: str) -> StepObservation:
-        obj = _keys(obj, _STEP_KEYS if self.version >= 2 else _STEP_KEYS_V1, where)
+        obj = _keys(obj, (_STEP_KEYS_V1, _STEP_KEYS_V2, _STEP_KEYS)[min(self.version, 3) - 1], where)
         outcome = obj.get("outcome")
         if outcome not in OUTCOMES:
             raise _fail(f"{where}.outcome", f"expected one of {OUTCOMES}")
@@ -490,6 +493,7 @@ class _Decoder:
             note=_text(obj.get("note", ""), f"{where}.note"),
             sites=sites,
             bumps=self.bumps(obj.get("bumps"), f"{where}.bumps", len(sites)),
+            trace=trace_facts.decode(obj.get("trace"), f"{where}.trace"),
         )
 
 

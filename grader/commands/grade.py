@@ -23,6 +23,7 @@ from pathlib import Path
 
 import grader
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
+from grader.answers import read_answers
 from grader.judging.integrity import integrity_flags
 from grader.judging.results import Report, write_report
 from grader.judging.scoring import build_report
@@ -192,9 +193,10 @@ def grade_submissions(
                     )
             finally:
                 slots.put(slot)  # its cases have run: the next submission's start while this one is judged
+            answers = read_answers(submissions[index])  # the student's cited lines, read as data
             with reporting:
                 report = replace(
-                    build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
+                    build_report(names[index], specs, run, loaded, grader.__version__, withheld_points, answers),
                     flags=integrity_flags(submissions[index]),
                     path=str(submissions[index]),
                 )

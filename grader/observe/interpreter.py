@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from grader import codec, protocol
+from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
 from grader.ops import Witness, build_array, data_address, is_case_op, make_ops
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
@@ -75,6 +76,7 @@ class CaseInterpreter:
         self.env: dict[str, Any] = {}
         self.next_list_id = 0
         self.encoder = protocol.new_encoder()
+        self.trace: dict | None = None  # the running probe step's line trace
 
     # ----------------------------------------------------------- values
     def contract(self, name: str) -> Any:
@@ -118,6 +120,10 @@ class CaseInterpreter:
             return getattr(self.target_object(step.on), step.target)
         if step.action == "set":
             setattr(self.target_object(step.on), step.target, args[0])
+            return None
+        if step.action == "probe":  # build, capture, replay under the line tracer
+            runner = self.target_object(step.target)(args[0], **kwargs)
+            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2])
             return None
         array = self.target_object(step.target)  # mutate: the caller scribbles over a returned array
         array[...] = args[0]
@@ -202,6 +208,7 @@ class CaseInterpreter:
         mark = self.witness.mark()
         self.locator.new_step()
         self.bumps.clear()
+        self.trace = None
         try:
             result = self.perform(step, args, kwargs)
         except _Missing as missing:
@@ -225,6 +232,7 @@ class CaseInterpreter:
             for lid, pos, addr, shape, dtype, zeros, site in self.witness.since(mark)[: protocol.MAX_WITNESS]
         ]
         record.bumps = list(self.bumps)
+        record.trace = self.trace
         record.sites = self.locator.sites_wire()
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size
