@@ -131,8 +131,7 @@ def _answers_file(regular: list[str], module: str) -> str | None:
     notebooks = sorted(r for r in regular if r.endswith(".ipynb") and ".ipynb_checkpoints" not in r)
     if len(notebooks) > 1:
         return (
-            f"!two notebooks ({', '.join(notebooks[:3])}); keep one, name it {NOTEBOOK_FILE}, "
-            f"or write {ANSWERS_FILE}"
+            f"!two notebooks ({', '.join(notebooks[:3])}); keep one, name it {NOTEBOOK_FILE}, or write {ANSWERS_FILE}"
         )
     return notebooks[0] if notebooks else None
 
@@ -169,7 +168,9 @@ def _citation(
     submission: Path, regular: list[str], module: str, slot: str, value: str, shown: str, files: dict
 ) -> SlotAnswer:
     if not value or "<" in value:
-        return SlotAnswer(slot, shown, problem=f"'{slot}:' has no line number yet; write e.g. '{slot}: cudagraph.py:42'")
+        return SlotAnswer(
+            slot, shown, problem=f"'{slot}:' has no line number yet; write e.g. '{slot}: cudagraph.py:42'"
+        )
     cited: list[Cited] = []
     current = module
     for part in re.split(r"\s*(?:,|;|\band\b)\s*", value):
@@ -239,7 +240,11 @@ def _line_kinds(text: str) -> dict[int, str]:
                     kinds[line] = header
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 for line in range(first.lineno, (first.end_lineno or first.lineno) + 1):
                     kinds[line] = "part of a docstring"
     return kinds

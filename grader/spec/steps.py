@@ -203,7 +203,9 @@ class Probe(StepKind):
         step.target = draft.reader.choice(fields["probe"][1], f"{where}.probe", ("GraphRunner",), "probed class")
         shapes = [getattr(a, "shape", None) for a in step.args[1:]]
         if len(step.args) != 3 or not isinstance(step.args[0], OpsValue) or None in shapes:
-            raise draft.reader.fail(node, where, "a probe step's args are [ops, the capture's array, the replay's array]")
+            raise draft.reader.fail(
+                node, where, "a probe step's args are [ops, the capture's array, the replay's array]"
+            )
         if shapes[0] != shapes[1] or step.args[1] == step.args[2]:
             raise draft.reader.fail(node, where, "a probe's two arrays have one shape and different values")
         if set(step.kwargs) - {"capture_sizes"}:
@@ -211,14 +213,10 @@ class Probe(StepKind):
 
     @classmethod
     def schema(cls, common):
-        return schema_object(
-            {"probe": {"enum": ["GraphRunner"]}, **common}, ("probe", "args"), cls.description
-        )
+        return schema_object({"probe": {"enum": ["GraphRunner"]}, **common}, ("probe", "args"), cls.description)
 
 
-STEP_KINDS: dict[str, type[StepKind]] = {
-    kind.action: kind for kind in (Build, Call, Method, Read, Set, Mutate, Probe)
-}
+STEP_KINDS: dict[str, type[StepKind]] = {kind.action: kind for kind in (Build, Call, Method, Read, Set, Mutate, Probe)}
 STEP_ACTIONS = tuple(STEP_KINDS)
 
 

@@ -78,7 +78,9 @@ def describe_line(slot: str, cited: Cited, traces: list[tf.Trace]) -> str:
         if not any(t.buffer for t in traces):
             return f"{where} runs during the replay, but the grader found no static buffer the captured ops read"
         return f"{where} runs during the replay, but the new input does not land in the captured static buffer there"
-    return f"{where} runs in both calls, but it neither computes the shape key, nor looks it up, stores or fetches by it"
+    return (
+        f"{where} runs in both calls, but it neither computes the shape key, nor looks it up, stores or fetches by it"
+    )
 
 
 def _right_lines(slot: str, traces: list[tf.Trace]) -> list[tf.TracedLine]:
@@ -105,7 +107,9 @@ class CitesCheck(Check):
         slot = reader.choice(fields["slot"][1], f"{at}.slot", CITED_SLOTS, "answer slot")
         nodes = reader.sequence(fields["steps"][1], f"{at}.steps", 1)
         steps = tuple(draft.step(n, f"{at}.steps[{i}]", ("probe",)).key for i, n in enumerate(nodes))
-        reveal = reader.typed(fields["reveal"][1], f"{at}.reveal", (bool,), "true or false") if "reveal" in fields else False
+        reveal = (
+            reader.typed(fields["reveal"][1], f"{at}.reveal", (bool,), "true or false") if "reveal" in fields else False
+        )
         return cls(slot, steps, reveal, line)
 
     @classmethod
@@ -138,14 +142,22 @@ class CitesCheck(Check):
             kind = (answers.files or {}).get(c.file)
             kind = kind.kinds.get(c.line) if kind is not None else None
             if kind is not None:
-                j.record(step, what, "a line that runs", cited, f"line {c.line} of {c.file} is {kind}, never the answer.")
+                j.record(
+                    step, what, "a line that runs", cited, f"line {c.line} of {c.file} is {kind}, never the answer."
+                )
                 return
         obs = [j.obs[i] for i in self.steps]
         traces = [o.trace for o in obs if o.outcome == "returned" and o.trace is not None]
         if not traces:
             error = next((o.error for o in obs if o.error is not None), None)
             why = f"it raised {error.type}: {error.message[:120]}" if error else "it did not run"
-            j.record(step, what, "a traced line", cited, f"the grader could not capture and replay your GraphRunner ({why}), so this answer cannot be checked.")
+            j.record(
+                step,
+                what,
+                "a traced line",
+                cited,
+                f"the grader could not capture and replay your GraphRunner ({why}), so this answer cannot be checked.",
+            )
             return
         for c in answer.cited:
             if not any(is_right(self.slot, line, t) for t in traces if (line := t.at(c.file, c.line)) is not None):
@@ -153,6 +165,12 @@ class CitesCheck(Check):
                 hint = f" The right line is in {right[0].function}" if right else ""
                 if right and self.reveal:
                     hint += f" ({right[0].file}:{right[0].line})"
-                j.record(step, what, "the line that does it", cited, f"{describe_line(self.slot, c, traces)}.{hint + '.' if hint else ''}")
+                j.record(
+                    step,
+                    what,
+                    "the line that does it",
+                    cited,
+                    f"{describe_line(self.slot, c, traces)}.{hint + '.' if hint else ''}",
+                )
                 return
         j.record(step, what, "the line that does it", cited, None)
