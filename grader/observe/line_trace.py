@@ -43,9 +43,11 @@ def _counter_codes(module: ModuleType) -> set:
         counter = module.__dict__.get("LaunchCounter")
         for value in vars(counter).values() if isinstance(counter, type) else ():
             func = getattr(value, "__func__", value)
-            code = getattr(func, "__code__", None)
-            if code is not None:
-                codes.add(code)
+            for _ in range(4):  # the worker's own wrapper (observe_bumps) and what it wraps
+                code = getattr(func, "__code__", None)
+                if code is not None:
+                    codes.add(code)
+                func = getattr(func, "__wrapped__", None)
     except BaseException:  # noqa: BLE001 - an odd class only leaves its methods followed
         pass
     return codes
@@ -88,6 +90,7 @@ class _Tracer:
         self.filled = False
         self.key: Any = None
         self.padded: int | None = None
+        self.shape: tuple | None = None  # the shape the entry says it was captured for
         self.entry: Any = None
         self.seen_locals: dict[int, dict[str, int]] = {}
 
@@ -166,12 +169,16 @@ class _Tracer:
             self._credit(tf.KEY, tf.KEY_VIA_CALL)
 
     def _is_key(self, value: Any) -> bool:
-        if type(value) is not type(self.key):
-            return False
-        try:
-            return value is self.key or bool(value == self.key)
-        except BaseException:  # noqa: BLE001
-            return False
+        """The cache's key, or the shape the entry was captured for (a key made from it)."""
+        for key in (self.key, self.shape):
+            if key is None or type(value) is not type(key):
+                continue
+            try:
+                if value is key or bool(value == key):
+                    return True
+            except BaseException:  # noqa: BLE001
+                continue
+        return False
 
     # ------------------------------------------------------------ the trace functions
     def relative(self, filename: str) -> str | None:
@@ -222,8 +229,10 @@ class _Tracer:
             if dict.__len__(cache) == 1:
                 self.key = next(iter(dict.keys(cache)))
                 self.entry = dict.__getitem__(cache, self.key)
-                if isinstance(self.key, tuple) and self.key and type(self.key[0]) is int and x.ndim:
-                    self.padded = self.key[0] if self.key[0] != x.shape[0] else None
+                shape = getattr(self.entry, "shape", None)
+                self.shape = shape if type(shape) is tuple and shape and type(shape[0]) is int else None
+                if self.shape is not None and x.ndim:
+                    self.padded = self.shape[0] if self.shape[0] != x.shape[0] else None
         for (file, line, via_call), names in self.grown.items():
             if name in names:
                 fact = self.facts.get((file, line))

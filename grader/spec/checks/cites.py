@@ -131,11 +131,11 @@ class CitesCheck(Check):
         what = f"answer '{self.slot}:' cites {QUESTIONS[self.slot]}"
         answers: Answers | None = getattr(j, "answers", None)
         if answers is None:
-            j.record(step, what, "a cited line", "no answers read", f"no answers were read: {WHERE_TO_WRITE}.")
+            j.record(None, what, "a cited line", "no answers read", f"no answers were read: {WHERE_TO_WRITE}.")
             return
         answer = answers.slot(self.slot)
         if answer.problem:
-            j.record(step, what, "a cited line", answer.text or "no citation", f"{answer.problem}.")
+            j.record(None, what, "a cited line", answer.text or "no citation", f"{answer.problem}.")
             return
         cited = ", ".join(f"{c.file}:{c.line}" for c in answer.cited)
         for c in answer.cited:
@@ -173,4 +173,4 @@ class CitesCheck(Check):
                     f"{describe_line(self.slot, c, traces)}.{hint + '.' if hint else ''}",
                 )
                 return
-        j.record(step, what, "the line that does it", cited, None)
+        j.record(None, what, "the line that does it", cited, None)
