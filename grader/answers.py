@@ -26,7 +26,7 @@ import io
 import os
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.run.copying import SubmissionProblem, module_file, walk_submission
@@ -78,6 +78,18 @@ class Answers:
     problem: str = ""  # why no answers could be read at all
     module: str = "cudagraph.py"  # the student's cudagraph.py, relative to the submission
     files: dict[str, SourceFile] | None = None
+
+    def under(self, folder: str) -> Answers:
+        """The same answers with every file named from one folder up (``folder/`` prefixed): for a
+        module the tracer names from above its own folder (the reference, imported as a package)."""
+        if not folder:
+            return self
+        moved = {
+            k: replace(v, cited=tuple(Cited(f"{folder}/{c.file}", c.line) for c in v.cited))
+            for k, v in self.slots.items()
+        }
+        files = {f"{folder}/{k}": v for k, v in (self.files or {}).items()}
+        return replace(self, slots=moved, files=files, module=f"{folder}/{self.module}")
 
     def slot(self, name: str) -> SlotAnswer:
         if self.problem:

@@ -162,9 +162,11 @@ def test_report_json_is_versioned_with_documented_keys(class_run, suite):
 def test_correct_submission_written_differently_gets_full_marks(class_run):
     _, reports, _ = class_run
     report = reports["alt"]
-    failed = [(c["case"], c["message"]) for c in report["cases"] if c["status"] != "passed"]
-    assert failed == []
-    assert report["score"] == report["max_score"] == 100
+    failed = [(c["spec"], c["message"]) for c in report["cases"] if c["status"] != "passed"]
+    # it ships no answers.md: it loses the notebook answers' points only, and is told where to write them
+    assert [spec for spec, _ in failed] == ["notebook-answers"] * 3
+    assert all("write your answers in answers.md" in message for _, message in failed)
+    assert report["score"] == 100 and report["max_score"] == 106
 
 
 def test_untouched_template_gets_a_clean_zero_with_a_message_per_case(class_run):
@@ -265,9 +267,9 @@ def test_no_submission_grades_the_reference_to_full_marks(tmp_path):
     proc = graphgrade("--out", tmp_path, "--fail-under", 100)
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "reference" / "report.json").read_text())
-    assert report["score"] == report["max_score"] == 100
+    assert report["score"] == report["max_score"] == 106
     assert (
-        "reference (bundled solution): all specs 100/100" in proc.stdout
+        "reference (bundled solution): all specs 106/106" in proc.stdout
         and "grading the bundled reference" in proc.stderr
     )
 
@@ -518,6 +520,7 @@ def test_a_grader_failure_costs_one_report_not_the_class(tmp_path, suite, monkey
     for name in ("first", "broken_for_the_grader", "last"):
         (tmp_path / name).mkdir()
         shutil.copy(REFERENCE, tmp_path / name / "cudagraph.py")
+        shutil.copy(REFERENCE.parent / "answers.md", tmp_path / name / "answers.md")
         subs.append(tmp_path / name)
     visible = suite.suite.only_visible().specs
     with Zygote() as zygote:
