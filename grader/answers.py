@@ -79,6 +79,22 @@ class Answers:
     module: str = "cudagraph.py"  # the student's cudagraph.py, relative to the submission
     files: dict[str, SourceFile] | None = None
 
+    def report_lines(self, cases) -> tuple:
+        """The answers slot by slot for the report (grader.judging.results.Answer): each cited
+        slot with its case's status, the free text as ``not scored``, a slot left out ``missing``."""
+        from grader.judging.results import Answer
+
+        status = {c.case: c.status for c in cases if c.spec == "notebook-answers"}
+        lines = []
+        for name in SLOTS:
+            answer = self.slots.get(name)
+            if answer is None:
+                lines.append(Answer(name, "", "missing"))
+            else:
+                verdict = "not scored" if name == FREE_SLOT else status.get(name, "not graded")
+                lines.append(Answer(name, answer.text, verdict))
+        return tuple(lines)
+
     def under(self, folder: str) -> Answers:
         """The same answers with every file named from one folder up (``folder/`` prefixed): for a
         module the tracer names from above its own folder (the reference, imported as a package)."""

@@ -101,6 +101,10 @@ def write_batch_outputs(
     ]
     write_file(out_dir / "summary.html", render_summary(reports, links, paths, staff_links, similar_pairs))
     write_file(out_dir / "grades.csv", grades_csv(reports, paths))
+    if any(r.answers for r in reports):  # the notebook answers, a class's in one file (issue 33)
+        from reports.csv_export import answers_csv
+
+        write_file(out_dir / "answers.csv", answers_csv(reports))
 
 
 def write_grades_csv(reports: Sequence[Report], path, paths: Sequence[str] | None = None) -> None:

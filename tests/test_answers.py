@@ -229,14 +229,18 @@ def test_the_handout_layout_grades_as_the_flat_one(zygote, tmp_path):
     sub = tmp_path / "handout"
     (sub / "mini_vllm").mkdir(parents=True)
     shutil.copy(ROOT / "reference" / "cudagraph.py", sub / "mini_vllm" / "cudagraph.py")
-    (sub / "answers.md").write_text("constraint-1: mini_vllm/cudagraph.py:131\nconstraint-2: 174\nwin: cudagraph.py:178\n")
+    (sub / "answers.md").write_text(
+        "constraint-1: mini_vllm/cudagraph.py:131\nconstraint-2: 174\nwin: cudagraph.py:178\n"
+    )
     assert {s: v.status for s, v in grade_answers(zygote, sub).items()} == dict.fromkeys(CASES, "passed")
 
 
 def test_a_probe_that_cannot_run_costs_each_slot_alone(zygote, tmp_path):
     sub = with_answers(tmp_path, "slice_copy", (SOLUTIONS / "slice_copy" / "answers.md").read_text())
     source = (sub / "cudagraph.py").read_text()
-    (sub / "cudagraph.py").write_text(source.replace("        x = np.asarray(x)\n", "        raise RuntimeError('not yet')\n", 1))
+    (sub / "cudagraph.py").write_text(
+        source.replace("        x = np.asarray(x)\n", "        raise RuntimeError('not yet')\n", 1)
+    )
     verdicts = grade_answers(zygote, sub)
     for verdict in verdicts.values():
         assert verdict.status == "failed"

@@ -200,6 +200,7 @@ def grade_submissions(
                     flags=integrity_flags(submissions[index]),
                     path=str(submissions[index]),
                 )
+                report = replace(report, answers=answers.report_lines(report.cases))
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
