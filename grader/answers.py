@@ -139,7 +139,7 @@ def read_answers(submission: Path) -> Answers:
         match = _SLOT_LINE.match(raw)
         if match is None:
             continue
-        slot, value = match.group(1).lower(), match.group(2).strip().strip("`*_").strip()
+        slot, value = match.group(1).lower(), match.group(2).strip().strip("`*").strip()
         if slot in slots:
             continue  # the first line of a slot counts
         shown = safe_text(value)[:MAX_FREE_TEXT]
