@@ -143,8 +143,8 @@ def read_answers(submission: Path) -> Answers:
         if slot in slots:
             continue  # the first line of a slot counts
         shown = safe_text(value)[:MAX_FREE_TEXT]
-        if slot == FREE_SLOT:
-            slots[slot] = SlotAnswer(slot, shown)
+        if slot == FREE_SLOT:  # the template's "<your answer ...>" is no answer yet
+            slots[slot] = SlotAnswer(slot, "" if re.fullmatch(r"<[^<>]*>", value) else shown)
         else:
             slots[slot] = _citation(submission, regular, module, slot, value, shown, files)
     return Answers(found, slots, module=module, files=files)

@@ -127,7 +127,6 @@ class CitesCheck(Check):
         return self.steps  # a probe that cannot run costs this slot, with its own message
 
     def judge(self, j):
-        step = j.case.steps[self.steps[0]]
         what = f"answer '{self.slot}:' cites {QUESTIONS[self.slot]}"
         answers: Answers | None = getattr(j, "answers", None)
         if answers is None:
@@ -143,7 +142,7 @@ class CitesCheck(Check):
             kind = kind.kinds.get(c.line) if kind is not None else None
             if kind is not None:
                 j.record(
-                    step, what, "a line that runs", cited, f"line {c.line} of {c.file} is {kind}, never the answer."
+                    None, what, "a line that runs", cited, f"line {c.line} of {c.file} is {kind}, never the answer."
                 )
                 return
         obs = [j.obs[i] for i in self.steps]
@@ -152,7 +151,7 @@ class CitesCheck(Check):
             error = next((o.error for o in obs if o.error is not None), None)
             why = f"it raised {error.type}: {error.message[:120]}" if error else "it did not run"
             j.record(
-                step,
+                None,
                 what,
                 "a traced line",
                 cited,
@@ -166,7 +165,7 @@ class CitesCheck(Check):
                 if right and self.reveal:
                     hint += f" ({right[0].file}:{right[0].line})"
                 j.record(
-                    step,
+                    None,
                     what,
                     "the line that does it",
                     cited,
