@@ -117,6 +117,8 @@ class Answers:
 
 def read_answers(submission: Path) -> Answers:
     """The answers of the submission folder ``submission``; never raises on a student's files."""
+    if not submission.is_dir():  # a single file: no room for answers.md
+        return Answers("", {}, problem=f"no answers found: hand in a folder, and {WHERE_TO_WRITE}")
     try:
         _, regular = walk_submission(submission)
         module = module_file(regular, "cudagraph.py")
