@@ -219,15 +219,25 @@ def _citation(
         last = int(match.group("last") or first)
         if last < first or last - first + len(cited) >= MAX_CITED_LINES:
             return SlotAnswer(slot, shown, problem=f"'{slot}:' cites more than {MAX_CITED_LINES} lines; cite the line")
-        source = files.get(current) or _source(submission / current)
-        files[current] = source
+        source = files.get(_traced_name(current, module)) or _source(submission / current)
+        files[_traced_name(current, module)] = source
         for line in range(first, last + 1):
             if not 1 <= line <= len(source.lines):
                 return SlotAnswer(
                     slot, shown, problem=f"line {line} is past the end of {current} ({len(source.lines)} lines)"
                 )
-            cited.append(Cited(current, line))
+            cited.append(Cited(_traced_name(current, module), line))
     return SlotAnswer(slot, shown, tuple(cited))
+
+
+def _traced_name(rel: str, module: str) -> str:
+    """A file as the worker's tracer names it: relative to the submission's top, or, when its
+    cudagraph.py lies under a folder that is no Python name (``lab 3/``, imported as a top-level
+    module from there), relative to that folder (grader.run.worker.submission.submission_module)."""
+    folder = os.path.dirname(module)
+    if not folder or all(part.isidentifier() for part in folder.split("/")):
+        return rel
+    return rel[len(folder) + 1 :] if rel.startswith(folder + "/") else rel
 
 
 def _resolve(name: str, regular: list[str], module: str) -> str | None:

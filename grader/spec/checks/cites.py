@@ -53,11 +53,16 @@ def _direct(slot: str, line: tf.TracedLine) -> bool:
     return bool(line.flags & (tf.KEY | tf.FETCH | tf.STORE | tf.BRANCH))
 
 
-def describe_line(slot: str, cited: Cited, traces: list[tf.Trace]) -> str:
+def line_name(cited: Cited, module: str) -> str:
+    """``line N``, and ``of FILE`` for a file other than the student's cudagraph.py."""
+    return f"line {cited.line}" + ("" if cited.file in (module, "cudagraph.py") else f" of {cited.file}")
+
+
+def describe_line(slot: str, cited: Cited, traces: list[tf.Trace], module: str = "cudagraph.py") -> str:
     """What a wrong cited line did in the probes, in words."""
     seen = [t.at(cited.file, cited.line) for t in traces]
     seen = [s for s in seen if s is not None]
-    where = f"line {cited.line}" + (f" of {cited.file}" if "/" in cited.file or cited.file != "cudagraph.py" else "")
+    where = line_name(cited, module)
     if not seen:
         return f"{where} did not run while the grader captured and replayed a graph"
     capture = any(s.has(tf.RAN_CAPTURE) for s in seen)
@@ -142,7 +147,11 @@ class CitesCheck(Check):
             kind = kind.kinds.get(c.line) if kind is not None else None
             if kind is not None:
                 j.record(
-                    None, what, "a line that runs", cited, f"line {c.line} of {c.file} is {kind}, never the answer."
+                    None,
+                    what,
+                    "a line that runs",
+                    cited,
+                    f"{line_name(c, answers.module)} is {kind}, never the answer.",
                 )
                 return
         obs = [j.obs[i] for i in self.steps]
@@ -169,7 +178,7 @@ class CitesCheck(Check):
                     what,
                     "the line that does it",
                     cited,
-                    f"{describe_line(self.slot, c, traces)}.{hint + '.' if hint else ''}",
+                    f"{describe_line(self.slot, c, traces, answers.module)}.{hint + '.' if hint else ''}",
                 )
                 return
         j.record(None, what, "the line that does it", cited, None)
