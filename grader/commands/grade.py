@@ -275,7 +275,7 @@ def grade_submissions(
     graded = [r for r in results if r is not None]
     if student_only and len(graded) == 1:
         return graded  # one student's own run: a class summary of one is no file of theirs
-    return _write_batch(graded, out_dir, problem_report, names)
+    return _write_batch(graded, out_dir, problem_report, names, staff=not student_only)
 
 
 def grader_problem(doing: str, exc: BaseException) -> str:
@@ -285,7 +285,7 @@ def grader_problem(doing: str, exc: BaseException) -> str:
 
 
 def _write_batch(
-    graded: list[GradedSubmission], out_dir: Path, problem_report, names: list[str]
+    graded: list[GradedSubmission], out_dir: Path, problem_report, names: list[str], staff: bool = True
 ) -> list[GradedSubmission]:
     """summary.html and grades.csv, always: a report that cannot be rendered in them is replaced
     by one that says the grader failed on it (and the run's exit status says so); should the
@@ -294,7 +294,7 @@ def _write_batch(
 
     def write(batch: list[GradedSubmission]) -> None:
         write_batch_outputs(
-            [g.report for g in batch], [g.out_dir for g in batch], out_dir, [str(g.path) for g in batch]
+            [g.report for g in batch], [g.out_dir for g in batch], out_dir, [str(g.path) for g in batch], staff=staff
         )
 
     try:

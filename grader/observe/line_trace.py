@@ -243,7 +243,7 @@ class _Tracer:
     def before_replay(self, x: np.ndarray) -> None:
         self.phase = 1
         self.new_input = x.copy()
-        self.rows = x.shape[0] if x.ndim else None
+        self.rows = None if x.ndim == 0 else x.shape[0]
         if isinstance(self.first_input, np.ndarray):
             self.buffer = self.first_input
             try:
