@@ -35,6 +35,7 @@ TEMPLATE = ROOT / "student_template"
 SOLUTION = Path(__file__).parent / "support" / "solutions" / "split_helpers"
 HELPERS = (SOLUTION / "_helpers.py").read_text()
 ALT = (SOLUTION / "cudagraph.py").read_text()
+ANSWERS = (SOLUTION / "answers.md").read_text()  # its notebook answers (lines before every fault's anchor but one)
 STRETCH_MARK = "\n# ---------------------------------------------------------------- stretch goals\n"
 assert ALT.count(STRETCH_MARK) == 1, "the solution marks where its stretch goals start"
 ALT_CORE = ALT.split(STRETCH_MARK)[0]  # the same solution without the stretch goals
@@ -84,8 +85,10 @@ def klass(tmp_path_factory):
     """A small class: every kind of submission the engine must cope with."""
     root = tmp_path_factory.mktemp("class")
     subs = {
-        "alt": write_dir(root, "alt", {"cudagraph.py": ALT, "_helpers.py": HELPERS}),
-        "core_only": write_dir(root, "core_only", {"cudagraph.py": ALT_CORE, "_helpers.py": HELPERS}),
+        "alt": write_dir(root, "alt", {"cudagraph.py": ALT, "_helpers.py": HELPERS, "answers.md": ANSWERS}),
+        "core_only": write_dir(
+            root, "core_only", {"cudagraph.py": ALT_CORE, "_helpers.py": HELPERS, "answers.md": ANSWERS}
+        ),
         "syntax": write_dir(
             root, "syntax", {"cudagraph.py": "import numpy as np\n\ndef run_eager(ops, x:\n    return x\n"}
         ),
@@ -100,7 +103,8 @@ def klass(tmp_path_factory):
     (root / "foo.py").write_text(REFERENCE.read_text())
     subs["foo"] = root / "foo.py"
     for name, (anchor, code) in FAULTS.items():
-        subs[name] = write_dir(root, name, {"cudagraph.py": inject(ALT, anchor, code), "_helpers.py": HELPERS})
+        files = {"cudagraph.py": inject(ALT, anchor, code), "_helpers.py": HELPERS, "answers.md": ANSWERS}
+        subs[name] = write_dir(root, name, files)
     return subs
 
 
@@ -162,11 +166,9 @@ def test_report_json_is_versioned_with_documented_keys(class_run, suite):
 def test_correct_submission_written_differently_gets_full_marks(class_run):
     _, reports, _ = class_run
     report = reports["alt"]
-    failed = [(c["spec"], c["message"]) for c in report["cases"] if c["status"] != "passed"]
-    # it ships no answers.md: it loses the notebook answers' points only, and is told where to write them
-    assert [spec for spec, _ in failed] == ["notebook-answers"] * 3
-    assert all("write your answers in answers.md" in message for _, message in failed)
-    assert report["score"] == 100 and report["max_score"] == 106
+    failed = [(c["case"], c["message"]) for c in report["cases"] if c["status"] != "passed"]
+    assert failed == []
+    assert report["score"] == report["max_score"] == 106  # its answers.md included
 
 
 def test_untouched_template_gets_a_clean_zero_with_a_message_per_case(class_run):
@@ -255,7 +257,8 @@ def test_a_fault_in_some_cases_costs_those_cases_only(class_run, all_cases, name
         assert case["status"] == status and case["score"] == 0, case
         if all_cases[uid].spec in VISIBLE_SPECS:
             assert words in case["message"], case
-    assert reports[name]["score"] == pytest.approx(100 - sum(by_uid(reports["alt"])[u]["max_score"] for u in differ))
+    clean = reports["alt"]["score"]
+    assert reports[name]["score"] == pytest.approx(clean - sum(by_uid(reports["alt"])[u]["max_score"] for u in differ))
 
 
 VISIBLE_SPECS = {s.id for s in shipped_suite().suite.specs if s.visibility == "visible"}
@@ -491,7 +494,7 @@ def test_a_symlinked_file_submission_is_graded(tmp_path):
     result = graphgrade(tmp_path / "linked" / "alice.py", "--out", tmp_path / "out", "--visibility", "visible")
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "out" / "alice" / "report.json").read_text())
-    assert report["score"] == report["max_score"]
+    assert report["score"] == report["max_score"] - 6  # all but the notebook answers: a file holds none
 
 
 def test_bench_rejects_bad_counts_in_one_line():

@@ -134,17 +134,26 @@ class CitesCheck(Check):
     def judge(self, j):
         what = f"answer '{self.slot}:' cites {QUESTIONS[self.slot]}"
         answers: Answers | None = getattr(j, "answers", None)
-        if answers is None:
+        answer = answers.slot(self.slot) if answers is not None else None
+        shown = (answer.text if answer is not None else "") or "no citation"
+        obs = [j.obs[i] for i in self.steps]
+        traces = [o.trace for o in obs if o.outcome == "returned" and o.trace is not None]
+        if not traces:  # the code first: while it cannot run, no citation can be checked
+            error = next((o.error for o in obs if o.error is not None), None)
+            why = f"it raised {error.type}: {error.message[:120]}" if error else "it did not run"
+            problem = f"the grader could not capture and replay your GraphRunner ({why}), so no answer can be checked"
+            j.record(None, what, "a traced line", shown, f"{problem}.")
+            return
+        if answer is None:
             j.record(None, what, "a cited line", "no answers read", f"no answers were read: {WHERE_TO_WRITE}.")
             return
-        answer = answers.slot(self.slot)
         if answer.problem:
-            j.record(None, what, "a cited line", answer.text or "no citation", f"{answer.problem}.")
+            j.record(None, what, "a cited line", shown, f"{answer.problem}.")
             return
         cited = ", ".join(f"{c.file}:{c.line}" for c in answer.cited)
         for c in answer.cited:
-            kind = (answers.files or {}).get(c.file)
-            kind = kind.kinds.get(c.line) if kind is not None else None
+            source = (answers.files or {}).get(c.file)
+            kind = source.kinds.get(c.line) if source is not None else None
             if kind is not None:
                 j.record(
                     None,
@@ -154,19 +163,6 @@ class CitesCheck(Check):
                     f"{line_name(c, answers.module)} is {kind}, never the answer.",
                 )
                 return
-        obs = [j.obs[i] for i in self.steps]
-        traces = [o.trace for o in obs if o.outcome == "returned" and o.trace is not None]
-        if not traces:
-            error = next((o.error for o in obs if o.error is not None), None)
-            why = f"it raised {error.type}: {error.message[:120]}" if error else "it did not run"
-            j.record(
-                None,
-                what,
-                "a traced line",
-                cited,
-                f"the grader could not capture and replay your GraphRunner ({why}), so this answer cannot be checked.",
-            )
-            return
         for c in answer.cited:
             if not any(is_right(self.slot, line, t) for t in traces if (line := t.at(c.file, c.line)) is not None):
                 right = _right_lines(self.slot, traces)
