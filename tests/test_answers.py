@@ -245,6 +245,6 @@ def test_a_probe_that_cannot_run_costs_each_slot_alone(zygote, tmp_path):
     for verdict in verdicts.values():
         assert verdict.status == "failed"
         assert (
-            "could not capture and replay your GraphRunner (it raised RuntimeError: not yet), so no answer can be checked"
+            "could not capture and replay your GraphRunner (it raised RuntimeError: not yet), so this check could not be made"
             in verdict.message
         )

