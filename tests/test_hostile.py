@@ -582,6 +582,7 @@ def check_nothing_written_outside(batch: Batch) -> None:
             "previous",
             "summary.html",
             "grades.csv",
+            "answers.csv",
             "similarity.json",
             "similarity.html",
         ), f"unexpected file OUT/{rel}"
