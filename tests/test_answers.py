@@ -17,9 +17,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.answers import WHERE_TO_WRITE, read_answers
+from grader.judging.answers import read_answers
 from grader.judging.judge import judge_case
 from grader.run.runner import RunSettings, ScratchArea, Zygote, case_messages, run_submission
+from grader.spec.answer_slots import WHERE_TO_WRITE
 from tests.support.answer_lines import accepted_lines, answer_cases
 from tests.support.shipped import shipped_suite
 

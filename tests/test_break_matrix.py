@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from support.shipped import shipped_suite
 
-from grader.answers import read_answers
+from grader.judging.answers import read_answers
 from grader.judging.judge import judge_case
 from grader.observe.interpreter import observe_in_process
 from reference.mutants._base import REFERENCE_SOURCE, fresh_module

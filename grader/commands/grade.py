@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grader
-from grader.answers import read_answers
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
+from grader.judging.answers import read_answers
 from grader.judging.integrity import integrity_flags
 from grader.judging.results import Report, write_report
 from grader.judging.scoring import build_report

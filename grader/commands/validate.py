@@ -180,7 +180,7 @@ def cases_no_mutant_kills(directory: Path) -> list[str]:
 def _reference_answers(module):
     """The reference's answers.md, its files named as the tracer names them (from the folder above
     the reference's package)."""
-    from grader.answers import read_answers
+    from grader.judging.answers import read_answers
     from grader.observe.locations import Locator
 
     folder = Path(module.__file__).parent  # a backend is named as its module

@@ -128,7 +128,7 @@ class CaseJudge:
         self, case: Case, oracles: tuple[OracleCall, ...], observation: CaseObservation, answers: object = None
     ) -> None:
         self.case = case
-        self.answers = answers  # grader.answers.Answers: the student's cited lines (the cites check)
+        self.answers = answers  # grader.judging.answers.Answers: the student's cited lines (the cites check)
         self.obs = observation.steps
         self.oracle = Oracle.of(case, oracles)
         self.lines: list[CheckLine] = []
@@ -227,7 +227,7 @@ def judge_case(
     case: Case, oracles: tuple[OracleCall, ...], observation: CaseObservation, answers: object = None
 ) -> CaseVerdict:
     """Turn one case's observations into a verdict; never raises on odd observations.
-    ``answers``: the student's notebook answers (grader.answers), for a ``cites`` check."""
+    ``answers``: the student's notebook answers (grader.judging.answers), for a ``cites`` check."""
     judge = CaseJudge(case, oracles, observation, answers)
     judge.step_health()
     for check in case.checks:

@@ -110,7 +110,7 @@ class Flag:
 
 @dataclass(frozen=True)
 class Answer:
-    """One slot of the student's notebook answers (grader.answers): what they wrote, read as data
+    """One slot of the student's notebook answers (grader.judging.answers): what they wrote, read as data
     and made safe to show, and its verdict (``passed``/``failed`` for a cited slot, ``not scored``
     for the free text, ``missing``)."""
 

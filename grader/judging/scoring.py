@@ -85,7 +85,7 @@ def build_report(
     loaded suite were left out (a student's visible-only run), saying how many points they hold.
     ``withheld_points``: points of specs that are not in the loaded suite at all (a student kit
     ships only the public specs, and knows what its hidden ones are worth). ``answers``: the
-    submission's notebook answers (:func:`grader.answers.read_answers`), for the cites checks."""
+    submission's notebook answers (:func:`grader.judging.answers.read_answers`), for the cites checks."""
     runs = {c.uid: c for c in run.cases}
     cases: list[CaseResult] = []
     summaries: list[SpecSummary] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from grader.answers import CITED_SLOTS
+from grader.spec.answer_slots import CITED_SLOTS
 from grader.spec.checks.cites import is_right
 from grader.spec.loader import load_suite
 from tests.support.running import run_alone

@@ -1,6 +1,6 @@
 """``cites``: the line a student's answer cites does what the handout's question names (issue 33).
 
-The slot's cited lines (:mod:`grader.answers`, read by the grader as data) are compared with
+The slot's cited lines (:mod:`grader.judging.answers`, read by the grader as data) are compared with
 the line traces of the case's probe steps (:mod:`grader.trace_facts`): a line is right when
 it is right in any probe (the plain one, or the one with ``capture_sizes``), and every cited
 line must be right for the slot to pass.
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader import trace_facts as tf
-from grader.answers import CITED_SLOTS, WHERE_TO_WRITE, Answers, Cited
+from grader.spec.answer_slots import CITED_SLOTS, WHERE_TO_WRITE, Cited
 from grader.spec.checks.base import Check
 from grader.spec.schema_parts import STEP_NAME, schema_object
 
@@ -133,7 +133,7 @@ class CitesCheck(Check):
 
     def judge(self, j):
         what = f"answer '{self.slot}:' cites {QUESTIONS[self.slot]}"
-        answers: Answers | None = getattr(j, "answers", None)
+        answers = getattr(j, "answers", None)  # grader.judging.answers.Answers, read by the grader
         answer = answers.slot(self.slot) if answers is not None else None
         shown = (answer.text if answer is not None else "") or "no citation"
         obs = [j.obs[i] for i in self.steps]

@@ -31,28 +31,21 @@ from pathlib import Path
 
 from grader.run.copying import SubmissionProblem, module_file, walk_submission
 from grader.safetext import safe_text
+from grader.spec.answer_slots import (
+    ANSWERS_FILE,
+    FREE_SLOT,
+    NOTEBOOK_FILE,
+    SLOTS,
+    WHERE_TO_WRITE,
+    Cited,
+)
 
-CITED_SLOTS = ("constraint-1", "constraint-2", "win")
-FREE_SLOT = "two-graphs"
-SLOTS = CITED_SLOTS + (FREE_SLOT,)
-ANSWERS_FILE = "answers.md"
-NOTEBOOK_FILE = "answers.ipynb"
 MAX_ANSWERS_BYTES = 1 << 20  # an answers file or notebook larger than this is not read
 MAX_SOURCE_BYTES = 1 << 20  # a cited source file larger than this is not read
 MAX_FREE_TEXT = 2000  # characters of the free-text answer kept
 MAX_CITED_LINES = 8  # lines one slot may cite
-WHERE_TO_WRITE = (
-    f"write your answers in {ANSWERS_FILE} next to cudagraph.py (the template has one), one slot line per "
-    "question, e.g. 'constraint-1: cudagraph.py:42'"
-)
 _SLOT_LINE = re.compile(r"^[\s>*_`#-]*(constraint-1|constraint-2|win|two-graphs)[*_`]*\s*:\s*(.*)$", re.IGNORECASE)
 _CITE = re.compile(r"^(?:(?P<file>[^\s:,]+\.py)\s*:\s*)?(?P<first>\d{1,7})(?:\s*[-–]\s*(?P<last>\d{1,7}))?$")
-
-
-@dataclass(frozen=True)
-class Cited:
-    file: str  # relative to the submission, as the tracer names files
-    line: int
 
 
 @dataclass(frozen=True)
