@@ -32,12 +32,17 @@ from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefVa
 
 PROTOCOL_VERSION = 1
 # Observation frames: 2 added the submission's own frames (a step's ``sites`` and ``bumps``, an
-# error's ``frames``, a witness entry's site); a frame of version 1 is still read, without them.
-# 3 added a probe step's line ``trace`` (grader.trace_facts); a frame of version 2 holds none.
-OBSERVATION_VERSION = 3
-READABLE_OBSERVATIONS = (1, 2, 3)
+# error's ``frames``, a witness entry's site); 3 added each graph entry's ``entry_id`` and a step's
+# ``origin`` (the submission's lines its value came from); 4 a probe step's line ``trace``
+# (grader.trace_facts). Frames of versions 1 to 3 are still read, without them (an entry's
+# identity then reads as -1).
+OBSERVATION_VERSION = 4
+READABLE_OBSERVATIONS = (1, 2, 3, 4)
 OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps"})
-OBSERVATION_V3_STEP_FIELDS = frozenset({"trace"})
+OBSERVATION_V3_STEP_FIELDS = frozenset({"origin"})
+OBSERVATION_V4_STEP_FIELDS = frozenset({"trace"})
+ORIGIN_KINDS = ("returned", "returned-plain", "tested", "assigned")
+MAX_ORIGIN_FRAMES = 3
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).
 MAX_FRAME_TEXT = 200  # characters of a frame's file, function or source line
@@ -355,6 +360,9 @@ class StepRecord:
     # source], innermost first; a witness entry's 7th item and a bump's 2nd are indices here
     sites: list | None = None
     bumps: list | None = None  # [amount, site] per LaunchCounter.bump call
+    # where the step's value came from in the submission (grader.observe.origins): frames
+    # [kind, file, line, function, source], kind one of ORIGIN_KINDS; sent only when there are some
+    origin: list | None = None
     trace: dict | None = None  # a probe step's line trace (grader.trace_facts); sent only by a probe
 
     def wire(self) -> dict:
@@ -362,7 +370,7 @@ class StepRecord:
         for name in ("ops", "trace"):  # ops: sent only when the step returned a list (an empty one too)
             if record[name] is None:
                 del record[name]
-        for name in ("sites", "bumps"):  # sent only when there are some
+        for name in ("sites", "bumps", "origin"):  # sent only when there are some
             if not record[name]:
                 del record[name]
         return record
@@ -379,6 +387,7 @@ class GraphRecord:
     static_input: Any  # an encoded value, or None
     num_ops: int | None
     output: Any  # an encoded array, or None
+    entry_id: int = -1  # the GraphEntry object's identity (held for the case, so never reused in it)
 
     def wire(self) -> dict:
         return {name: getattr(self, name) for name in GRAPH_FIELDS}

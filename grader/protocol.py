@@ -29,6 +29,7 @@ from grader.codec import (
     MAX_BLOBS,
     MAX_BUMPS,
     MAX_FRAME_TEXT,
+    MAX_ORIGIN_FRAMES,
     MAX_SITE_FRAMES,
     MAX_SITES,
     MAX_TEXT,
@@ -36,7 +37,9 @@ from grader.codec import (
     OBSERVATION_FIELDS,
     OBSERVATION_V2_STEP_FIELDS,
     OBSERVATION_V3_STEP_FIELDS,
+    OBSERVATION_V4_STEP_FIELDS,
     OBSERVATION_VERSION,
+    ORIGIN_KINDS,
     READABLE_OBSERVATIONS,
     STEP_FIELDS,
     ProtocolError,
@@ -71,8 +74,9 @@ OUTCOMES = ("returned", "raised", "missing", "not_reached")
 _STEP_KEYS = frozenset(STEP_FIELDS)
 _GRAPH_KEYS = frozenset(GRAPH_FIELDS)
 _ERROR_KEYS = frozenset(ERROR_FIELDS)
-_STEP_KEYS_V2 = _STEP_KEYS - OBSERVATION_V3_STEP_FIELDS  # what a frame of version 2 may hold
-_STEP_KEYS_V1 = _STEP_KEYS_V2 - OBSERVATION_V2_STEP_FIELDS  # ... of version 1
+_STEP_KEYS_V3 = _STEP_KEYS - OBSERVATION_V4_STEP_FIELDS  # what a frame of version 3 may hold
+_STEP_KEYS_V2 = _STEP_KEYS_V3 - OBSERVATION_V3_STEP_FIELDS  # what a frame of version 2 may hold
+_STEP_KEYS_V1 = _STEP_KEYS_V2 - OBSERVATION_V2_STEP_FIELDS  # what a frame of version 1 may hold
 _ERROR_KEYS_V1 = _ERROR_KEYS - {"frames"}
 _ARRAY_KEYS = frozenset({"dtype", "shape", "blob"})
 
@@ -129,6 +133,7 @@ class GraphObservation:
     static_input: np.ndarray | None
     num_ops: int | None
     output: np.ndarray | None = None  # the entry's ``output`` array, when it is one
+    entry_id: int = -1  # the GraphEntry object's identity within the case (-1: not recorded)
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,17 @@ class ListedOp:
 
 
 @dataclass(frozen=True)
+class Origin:
+    """A line of the submission a step's value came from: ``kind`` is ``returned`` (the return
+    that ended the function the step called), ``returned-plain`` (one handing back a constant or
+    a name), ``tested`` (the last if/while test that function ran) or ``assigned`` (the last
+    assignment of the attribute the step read)."""
+
+    kind: str
+    frame: SourceFrame
+
+
+@dataclass(frozen=True)
 class StepObservation:
     index: int
     outcome: str  # returned | raised | missing | not_reached
@@ -167,6 +183,7 @@ class StepObservation:
     note: str = ""  # why a step was missing / not reached
     sites: tuple[tuple[SourceFrame, ...], ...] = ()  # the submission's call sites, innermost frame first
     bumps: tuple[Bump, ...] = ()  # the LaunchCounter.bump calls of this step
+    origin: tuple[Origin, ...] = ()  # where the step's value came from (grader.observe.origins)
     trace: trace_facts.Trace | None = None  # a probe step's line trace
 
     def site(self, index: int) -> tuple[SourceFrame, ...]:
@@ -323,6 +340,19 @@ class _Decoder:
             )
         return tuple(found)
 
+    def origin(self, raw: Any, where: str) -> tuple[Origin, ...]:
+        if raw is None:
+            return ()
+        validation.bounded_list(raw, where, MAX_ORIGIN_FRAMES)
+        found = []
+        for i, entry in enumerate(raw):
+            at = f"{where}[{i}]"
+            if not isinstance(entry, list) or len(entry) != 5 or entry[0] not in ORIGIN_KINDS:
+                raise _fail(at, f"expected [kind, file, line, function, source], kind one of {ORIGIN_KINDS}")
+            (frame,) = self.frames([entry[1:]], at, 1)
+            found.append(Origin(entry[0], frame))
+        return tuple(found)
+
     def sites(self, raw: Any, where: str) -> tuple[tuple[SourceFrame, ...], ...]:
         if raw is None:
             return ()
@@ -414,7 +444,8 @@ class _Decoder:
         raise _fail(where, f"unknown value tag {tag!r}")
 
     def step(self, obj: Any, where: str) -> StepObservation:
-        obj = _keys(obj, (_STEP_KEYS_V1, _STEP_KEYS_V2, _STEP_KEYS)[min(self.version, 3) - 1], where)
+        allowed = (_STEP_KEYS_V1, _STEP_KEYS_V1, _STEP_KEYS_V2, _STEP_KEYS_V3)
+        obj = _keys(obj, allowed[self.version] if self.version < 4 else _STEP_KEYS, where)
         outcome = obj.get("outcome")
         if outcome not in OUTCOMES:
             raise _fail(f"{where}.outcome", f"expected one of {OUTCOMES}")
@@ -463,6 +494,7 @@ class _Decoder:
                     GraphObservation(
                         key=_text(g.get("key"), f"{at}.key"),
                         shape=_shape(g["shape"], f"{at}.shape") if g.get("shape") is not None else None,
+                        entry_id=_int(g.get("entry_id"), f"{at}.entry_id") if self.version >= 3 else -1,
                         static_input_id=_int(g.get("static_input_id"), f"{at}.static_input_id"),
                         static_input_address=_int(g.get("static_input_address"), f"{at}.static_input_address"),
                         static_input=self.array(static["ndarray"], f"{at}.static_input")
@@ -493,6 +525,7 @@ class _Decoder:
             note=_text(obj.get("note", ""), f"{where}.note"),
             sites=sites,
             bumps=self.bumps(obj.get("bumps"), f"{where}.bumps", len(sites)),
+            origin=self.origin(obj.get("origin"), f"{where}.origin"),
             trace=trace_facts.decode(obj.get("trace"), f"{where}.trace"),
         )
 

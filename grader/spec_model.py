@@ -199,6 +199,11 @@ class Case:
         return tuple(names)
 
 
+# A case's failure is named by the kind of the check that failed first, or, when a step could not
+# run as the spec needs, by the step's own cause: these.
+OWN_CAUSES = ("raised", "not-written", "missing", "not-run")
+
+
 @dataclass(frozen=True)
 class Spec:
     id: str
@@ -212,6 +217,7 @@ class Spec:
     file: str = ""
     line: int = 0
     reading: str = "handout"  # READINGS: the handout's rule, or graphgrade's stricter reading
+    cause_hints: tuple[tuple[str, str], ...] = ()  # ``hints:``: (cause, hint) for a case failing of that cause
 
     @property
     def group(self) -> str:

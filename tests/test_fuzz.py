@@ -422,6 +422,7 @@ def _valid_frame() -> bytes:
                 {
                     "key": "(2, 3)",
                     "shape": [2, 3],
+                    "entry_id": 1,
                     "static_input_id": 1,
                     "static_input_address": 2,
                     "static_input": encoder.value(np.zeros((2, 3))),

@@ -78,6 +78,18 @@ def notebook_answers(case: dict) -> bool:
     return case["spec"] == "notebook-answers"
 
 
+def fresh_buffer(case: dict) -> bool:
+    """A case the fresh-buffer-on-replay bug fails: it checks that an op is handed, on replay, the
+    buffer it was handed at capture."""
+    return any(check["what"].endswith("is handed the buffer it was handed at capture") for check in case["checks"])
+
+
+def fresh_buffer_or_answers(case: dict) -> bool:
+    """The fresh-buffer bug's cases, and the notebook answers: the honest core's cited lines, which
+    a runner of the hostile's own making never runs on replay."""
+    return fresh_buffer(case) or notebook_answers(case)
+
+
 def empty_list_case(case: dict) -> bool:
     return case["spec"] == "fusion-edge" and case["case"] == "empty-list"
 
@@ -143,6 +155,16 @@ EXPECT: dict[str, Expect] = {
     "h53_forged_op_class": Expect("cheat"),  # and flagged: test_forged_op_class_is_flagged_and_caught
     "h54_zip_forgery": Expect("cheat"),  # and flagged: test_zip_forgery_is_flagged_and_not_importable
     "h80_answers_markup": Expect("broken", notebook_answers),  # shown inert: tests/test_answers_reports.py
+    # their attack is the folder the grader runs in: tests/test_trusted_path.py grades them there
+    "h55_shadow_multiprocessing": Expect("cheat"),
+    "h56_shadow_reference": Expect("cheat"),
+    "h57_checkout_specs": Expect("cheat"),
+    # issue 31: each hides the fresh-buffer-on-replay bug; tests/test_forgeries.py compares each with
+    # the bug unforged, in both isolation modes, and checks their flags
+    "h60_lying_address": Expect("broken", fresh_buffer_or_answers),  # the op records the real address
+    "h61_patch_through_type_alias": Expect("cheat"),  # the patch is seen by the op's own call
+    "h62_computed_log_name": Expect("broken", fresh_buffer_or_answers),  # no name reaches the log
+    "h63_encoded_exec": Expect("cheat"),  # flagged three ways; its class patch is seen
 }
 
 # Safe to run without root (no uid of its own, so nothing here may rely on one) and without
@@ -173,6 +195,13 @@ NON_ROOT_SUBSET = (
     "h53_forged_op_class",
     "h54_zip_forgery",
     "h80_answers_markup",
+    "h55_shadow_multiprocessing",
+    "h56_shadow_reference",
+    "h57_checkout_specs",
+    "h60_lying_address",
+    "h61_patch_through_type_alias",
+    "h62_computed_log_name",
+    "h63_encoded_exec",
 ) + (("h12_kill_parent",) if sandbox.landlock_abi() >= 6 else ())
 
 

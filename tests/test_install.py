@@ -303,13 +303,14 @@ def test_pytest_with_the_full_package_shows_nothing_of_a_hidden_case(full, tmp_p
 
 def test_kit_repro_writes_a_public_case_and_refuses_a_hidden_one(kit_venv, tmp_path):
     folder, line = _student_folder(tmp_path / "lab")
-    done = _run(kit_venv, "graphgrade", "repro", "replay-basics/long-graph-one-launch", "-o", "repro.py", cwd=folder)
+    done = _run(kit_venv, "graphgrade", "repro", "replay-basics/long-graph-one-launch", cwd=folder)
     assert done.returncode == 0, done.stderr
-    ran = _run(kit_venv, "python", "repro.py", cwd=folder)  # the student's interpreter, the kit's ops
+    script = folder.parent / f"{folder.name}-repro" / "replay-basics--long-graph-one-launch.py"  # beside, not in
+    ran = _run(kit_venv, "python", str(script), cwd=folder)  # the student's interpreter, the kit's ops
     assert ran.returncode == 0 and "raised AttributeError" in ran.stdout, ran.stdout + ran.stderr
     assert f'cudagraph.py", line {line}' in ran.stderr
     needles = kit_secrets.needles()
-    assert kit_secrets.scan_bytes("repro.py", (folder / "repro.py").read_bytes(), needles) == []
+    assert kit_secrets.scan_bytes(script.name, script.read_bytes(), needles) == []
     hidden = needles.hidden_ids
     refused = _run(kit_venv, "graphgrade", "repro", f"{sorted(hidden)[0]}/any-case", cwd=folder)
     assert refused.returncode == 2 and refused.stdout == "" and refused.stderr.count("\n") == 1, refused.stderr

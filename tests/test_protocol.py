@@ -149,6 +149,7 @@ def test_a_well_formed_frame_decodes():
                         {
                             "key": "k",
                             "shape": None,
+                            "entry_id": 1,
                             "static_input_id": 1,
                             "static_input_address": 2,
                             "static_input": None,

@@ -63,7 +63,7 @@ def test_the_script_compares_outputs_with_the_graders_tolerance(tmp_path, capsys
 
 def test_the_script_shows_where_a_typo_raises_and_names_the_submission_folder(tmp_path, capsys):
     folder = lab(tmp_path, typo_submission())
-    script = _script(capsys, "replay-basics/long-graph-one-launch", str(folder / "cudagraph.py"))
+    script = _script(capsys, "replay-basics/long-graph-one-launch", str(folder / "cudagraph.py"), "-o", "-")
     assert repr(str(folder.resolve())) in script  # imports that submission, wherever it is run
     done = _run(script, tmp_path)
     assert "step 3: replayed = runner(float64[4, 6] seed 4)\n    raised AttributeError" in done.stdout
@@ -107,3 +107,64 @@ def test_bad_arguments_are_one_line(capsys):
         assert cli.main(["repro", *args]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("graphgrade: ")
+
+
+def test_the_script_is_written_beside_the_submission_and_never_flagged(tmp_path, capsys, monkeypatch):
+    """`graphgrade repro CASE [FOLDER]` writes FOLDER-repro/SPEC--CASE.py beside the submission:
+    the submission's integrity scan (which flags `import grader`) never sees it."""
+    from grader.judging.integrity import integrity_flags
+
+    folder = lab(tmp_path, REFERENCE)
+    before = sorted(p.name for p in folder.iterdir())
+    monkeypatch.chdir(folder)  # in the student's folder, no argument: that folder is the submission
+    assert cli.main(["repro", "replay-basics/long-graph-one-launch"]) == 0
+    err = capsys.readouterr()
+    written = tmp_path / "lab-repro" / "replay-basics--long-graph-one-launch.py"
+    assert err.out == "" and f"wrote {written}" in err.err
+    assert sorted(p.name for p in folder.iterdir()) == before
+    assert not [f for f in integrity_flags(folder) if f.rule == "import-grader"]
+    # the script itself is what a scan would flag, were it inside: the test can fail
+    assert any(f.rule == "import-grader" for f in integrity_flags(written.parent))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, str(written)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and "launches: 1   (expected 1)" in done.stdout, done.stderr
+    assert cli.main(["repro", "replay-basics/long-graph-one-launch", str(folder)]) == 0  # named: the same place
+    assert f"wrote {written}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("inside", ["repro.py", "sub/repro.py", "./x/../repro.py"])
+def test_an_output_inside_the_submission_is_refused_in_one_line(tmp_path, capsys, monkeypatch, inside):
+    folder = lab(tmp_path, REFERENCE)
+    monkeypatch.chdir(folder)
+    assert cli.main(["repro", "replay-basics/long-graph-one-launch", "-o", inside]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "inside the submission" in err and "import-grader" in err
+    assert sorted(p.name for p in folder.iterdir()) == ["cudagraph.py"]
+    assert cli.main(["repro", "replay-basics/long-graph-one-launch", "-o", str(tmp_path / "elsewhere.py")]) == 0
+    assert (tmp_path / "elsewhere.py").is_file()
+
+
+def test_the_handouts_layout_is_one_submission_and_its_package_imports_work(tmp_path, capsys, monkeypatch):
+    """mini_vllm/cudagraph.py (relative imports allowed): the script imports it from the package,
+    and it is written beside the repository, from the repository or from inside mini_vllm/."""
+    repo = tmp_path / "repo"
+    (repo / "mini_vllm").mkdir(parents=True)
+    own = "\nfrom .helper import X  # noqa: E402, F401 (relative)\nimport helper  # noqa: E402, F401 (bare name)\n"
+    (repo / "mini_vllm" / "cudagraph.py").write_text(REFERENCE + own, encoding="utf-8")
+    (repo / "mini_vllm" / "helper.py").write_text("X = 1\n", encoding="utf-8")
+    written = tmp_path / "repo-repro" / "replay-basics--long-graph-one-launch.py"
+    for where in (repo, repo / "mini_vllm"):
+        monkeypatch.chdir(where)
+        assert cli.main(["repro", "replay-basics/long-graph-one-launch"]) == 0
+        assert f"wrote {written}" in capsys.readouterr().err
+        written.unlink()
+    assert cli.main(["repro", "replay-basics/long-graph-one-launch", str(repo / "mini_vllm" / "cudagraph.py")]) == 0
+    assert f"wrote {written}" in capsys.readouterr().err
+    assert "from mini_vllm import cudagraph" in written.read_text(encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, str(written)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and "launches: 1   (expected 1)" in done.stdout, done.stderr
+    assert sorted(p.name for p in (repo / "mini_vllm").iterdir() if p.name != "__pycache__") == [
+        "cudagraph.py",
+        "helper.py",
+    ]

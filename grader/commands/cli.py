@@ -34,7 +34,8 @@ EXIT_CODES_HELP = """exit status (every subcommand):
   0  done, whatever the scores
   1  a result below the bar: grade --fail-under not met; audit found a surviving
      mutant or a baseline scoring too much; bench found a replay whose output
-     differs from eager execution
+     differs from eager execution; export left a graded submission out of the
+     grade file; import refused an entry of a download (the rest was written)
   2  bad arguments or bad specs (a spec that does not load, or that the
      reference fails, in validate)
   3  a grader problem (in grade: the grader failed on a submission; its report
@@ -510,6 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
     from grader.commands import lms_export
 
     lms_export.register(sub)
+    from grader.commands import lms_import
+
+    lms_import.register(sub)
     similarity.register(sub)
     from grader.commands import repro
 
@@ -522,6 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from grader.trusted_path import harden
+
+    harden()  # no child of ours imports from the current folder (a class folder's student named `pickle`)
     _single_threaded_blas()
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -535,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
         refuse_in_kit(args.command)  # a student kit has no reference: say so in one line
         refuse_without_reference(args.command)
         if hasattr(args, "specs"):  # --specs, else this checkout's specs/, else the installed suite
-            args.specs_source = spec_source.choose(args.specs)
+            args.specs_source = spec_source.choose(args.specs, graded=getattr(args, "submissions", None) or ())
             args.specs = args.specs_source.path
         return args.func(args)
     except UsageError as exc:

@@ -1,9 +1,11 @@
 """``graphgrade export canvas|moodle``: a grade file the course's LMS imports, from a graded batch.
 
 Input: ``OUT`` (a ``graphgrade grade --out`` folder; every ``OUT/<name>/report.json``)
-and the course's own roster, exported from the LMS (Canvas: Grades > Export;
-Moodle: Grades > Export > Plain text file). Each submission is matched to one
-roster row by one column (Canvas: ``SIS Login ID``; Moodle: ``Email address``):
+and the course's own roster, exported from the LMS (Canvas: Grades > Export; Moodle: the
+assignment's grading worksheet, or Grades > Export > Plain text file). Each submission is
+matched to one roster row by one column, by default the identifier ``graphgrade import``
+names folders by (Canvas: ``ID``, the user id; Moodle: ``Identifier``, ``Participant N``
+compared by its N; see :mod:`grader.commands.lms_columns`):
 
 - the submission's key is its folder name under ``OUT`` (the submission's
   directory name, with characters other than ``A-Z a-z 0-9 . _ -`` turned into
@@ -18,8 +20,10 @@ roster row by one column (Canvas: ``SIS Login ID``; Moodle: ``Email address``):
 Nothing is dropped silently: a submission that matches no student (or a
 student another submission already took), and a student with no submission,
 is one line on standard error and one row of ``<output>.unmatched.csv`` when
-``--output`` is given. Text cells go through :func:`reports.csv_export.safe_cell`
-(formula injection), as in grades.csv.
+``--output`` is given; the exit status is 1 when a graded submission is not in the file (it
+matched no one, or its report could not be read). A column the LMS computes (Canvas's
+Final Score, Moodle's Maximum Grade) is refused as the target, naming the one to use. Text
+cells go through :func:`reports.csv_export.safe_cell` (formula injection), as in grades.csv.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.commands import lms_columns
 from grader.errors import UsageError
 
 CANVAS_ID_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
@@ -196,7 +201,7 @@ def match(
     by_key: dict[str, list[int]] = {}
     for i, row in enumerate(roster.rows):
         if row.get(column):
-            by_key.setdefault(match_key(row[column]), []).append(i)
+            by_key.setdefault(match_key(lms_columns.roster_value(column, row[column])), []).append(i)
     taken: dict[int, Graded] = {}
     unmatched: list[tuple[Graded, str]] = []
     for g in graded:
@@ -251,11 +256,22 @@ def canvas_rows(m: Match, roster: Roster, assignment: str, points_possible: floa
     return rows
 
 
-def moodle_rows(m: Match, column: str, assignment: str, points_possible: float | None) -> list[list[str]]:
-    """Moodle's grade import: the identifier column and one grade column (mapped in Moodle's
-    import form: "Map from" the identifier, "Map to" email / username / ID number)."""
+def moodle_rows(
+    m: Match, column: str, assignment: str, points_possible: float | None, roster: Roster | None = None
+) -> list[list[str]]:
+    """Moodle's grade import: for a grading worksheet, the worksheet itself (Moodle's upload needs
+    its Identifier, Grade and Last modified (grade)), one row per matched student with its grade
+    set, scaled to the row's Maximum Grade unless ``points_possible`` is given; otherwise the
+    identifier column and one grade column (mapped in Moodle's import form: "Map from" the
+    identifier, "Map to" email / username / ID number)."""
     from reports.csv_export import safe_cell
 
+    if roster is not None and lms_columns.is_worksheet(roster.header):
+        out = [[safe_cell(c) for c in roster.header]]
+        for row, g in m.rows:
+            scale = points_possible if points_possible is not None else _positive(row.get(lms_columns.WORKSHEET_MAX))
+            out.append([grade_value(g, scale) if c == assignment else safe_cell(row.get(c, "")) for c in roster.header])
+        return out
     rows = [[safe_cell(column), safe_cell(assignment)]]
     rows += [[safe_cell(row[column]), grade_value(g, points_possible)] for row, g in m.rows]
     return rows
@@ -281,6 +297,14 @@ def unmatched_rows(m: Match, column: str, unreadable: Sequence[str]) -> list[lis
         for r in m.missing_students
     ]
     return rows
+
+
+def _positive(text: str | None) -> float | None:
+    try:
+        value = float((text or "").replace(",", "."))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value > 0 else None
 
 
 def to_csv(rows: list[list[str]], delimiter: str = ",") -> str:
@@ -310,17 +334,37 @@ def _points_possible(args: argparse.Namespace, roster: Roster, column: str | Non
 def assignment_columns(roster: Roster, lms: str, match_column: str) -> list[str]:
     """The gradebook's assignment (grade item) columns: Canvas's with points possible that are
     not read-only totals; Moodle's that are not identity columns."""
-    if lms == "canvas":
-        skip = {*CANVAS_ID_COLUMNS, *CANVAS_OTHER_COLUMNS, match_column}
-        return [
-            c
-            for c in roster.header
-            if c not in skip and "read only" not in roster.points_possible.get(c, "").casefold() and c
-        ]
-    return [c for c in roster.header if c not in {*MOODLE_ID_COLUMNS, match_column} and c]
+    if lms == "moodle" and lms_columns.is_worksheet(roster.header):
+        return [lms_columns.WORKSHEET_GRADE]
+    skip = {*CANVAS_ID_COLUMNS, *CANVAS_OTHER_COLUMNS} if lms == "canvas" else set(MOODLE_ID_COLUMNS)
+    return [
+        c
+        for c in roster.header
+        if c
+        and c not in skip
+        and c != match_column
+        and not lms_columns.computed_by_lms(lms, c, roster.header, roster.points_possible)
+    ]
 
 
-def check_assignment(assignment: str, columns: list[str], roster: Roster, new_column: bool) -> str | None:
+def default_assignment(roster: Roster, lms: str, column: str, worksheet: bool) -> str:
+    """No --assignment: a Moodle worksheet's Grade; a gradebook's one assignment column when it
+    has exactly one (said in a line); else "graphgrade", a new column only with --new-column."""
+    if worksheet:
+        return lms_columns.WORKSHEET_GRADE
+    columns = assignment_columns(roster, lms, column)
+    if len(columns) == 1:
+        print(
+            f"graphgrade: no --assignment: writing {roster.path.name}'s one assignment column, {columns[0]!r}",
+            file=sys.stderr,
+        )
+        return columns[0]
+    return "graphgrade"
+
+
+def check_assignment(
+    assignment: str, columns: list[str], roster: Roster, new_column: bool, lms: str = "canvas"
+) -> str | None:
     """None when ``assignment`` is one of the gradebook's assignment ``columns``; else the warning
     that names them and the closest one (a usage error without ``--new-column``). A column of the
     gradebook that is not an assignment (an identity column, a read-only total) is always refused:
@@ -330,6 +374,12 @@ def check_assignment(assignment: str, columns: list[str], roster: Roster, new_co
     close = difflib.get_close_matches(assignment, columns, n=1, cutoff=0.0)
     listed = ", ".join(repr(c) for c in columns) if columns else "none"
     closest = f"; the closest is {close[0]!r}" if close else ""
+    if lms_columns.computed_by_lms(lms, assignment, roster.header, roster.points_possible):
+        instead = f"{columns[0]!r}" if len(columns) == 1 else f"one of {listed}" if columns else "(the roster has none)"
+        raise UsageError(
+            f"--assignment {assignment!r} is computed by {lms.capitalize()} itself (read only): an import cannot "
+            f"set it; give the assignment's own column, {instead}"
+        )
     if assignment in roster.header:
         raise UsageError(
             f"--assignment {assignment!r} is a column of {roster.path.name} that is not an assignment "
@@ -346,15 +396,21 @@ def check_assignment(assignment: str, columns: list[str], roster: Roster, new_co
 
 def cmd_export(args: argparse.Namespace) -> int:
     lms = args.lms
-    column = args.match_column or ("SIS Login ID" if lms == "canvas" else "Email address")
-    need = [column] + (["Student", "ID"] if lms == "canvas" else [])
-    roster = read_roster(args.roster, need)
+    column = args.match_column or lms_columns.default_match(lms)
+    roster = read_roster(args.roster, ["Student", "ID"] if lms == "canvas" else [])
+    if column not in roster.header:
+        raise UsageError(lms_columns.missing_match_column(lms, column, args.roster.name, roster.header))
     graded, unreadable = read_graded(args.out_dir)
     mapping = read_map(args.map, args.map_from, args.map_to) if args.map else None
     m = match(graded, roster, column, args.prefix, mapping)
-    assignment = args.assignment or "graphgrade"
-    possible = _points_possible(args, roster, assignment if assignment in roster.header else None)
-    warning = check_assignment(assignment, assignment_columns(roster, lms, column), roster, args.new_column)
+    worksheet = lms == "moodle" and lms_columns.is_worksheet(roster.header)
+    assignment = args.assignment or default_assignment(roster, lms, column, worksheet)
+    possible = (
+        None if worksheet else _points_possible(args, roster, assignment if assignment in roster.header else None)
+    )
+    if worksheet and args.points_possible is not None:
+        possible = _points_possible(args, roster, None)
+    warning = check_assignment(assignment, assignment_columns(roster, lms, column), roster, args.new_column, lms)
     if warning:
         print(f"graphgrade: {warning}", file=sys.stderr)
     if lms == "canvas":
@@ -365,7 +421,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     else:
-        rows = moodle_rows(m, column, assignment, possible)
+        rows = moodle_rows(m, column, assignment, possible, roster)
     text = to_csv(rows, roster.delimiter)
     for line in unreadable:
         print(f"graphgrade: {line} (not exported)", file=sys.stderr)
@@ -394,6 +450,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         f"{len(m.missing_students)} students without a submission" + ("" if n_left else " (all matched)"),
         file=sys.stderr,
     )
+    left_out = [g.name for g, _ in m.unmatched_submissions] + [p.split(":", 1)[0] for p in unreadable]
+    if left_out:
+        shown = ", ".join(left_out[:10]) + (f" and {len(left_out) - 10} more" if len(left_out) > 10 else "")
+        print(
+            f"graphgrade: {len(left_out)} graded submission(s) not in the grade file: {shown} "
+            f"(matched on {column!r}; see the lines above)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
@@ -414,15 +479,19 @@ def register(sub) -> None:
     for name, default_column, what in (
         (
             "canvas",
-            "SIS Login ID",
+            "ID, the Canvas user id `graphgrade import canvas` names folders by",
             "Canvas's gradebook import (Student, ID, SIS User ID, SIS Login ID, Section, the assignment; Points Possible row)",
         ),
-        ("moodle", "Email address", "Moodle's grade import (an identifier column and a grade column)"),
+        (
+            "moodle",
+            "Identifier, the participant id `graphgrade import moodle` names folders by",
+            "Moodle's grade import (the grading worksheet with its Grade set, or an identifier column and a grade column)",
+        ),
     ):
         p = lms.add_parser(
             name,
             help=f"write {what}",
-            description=f"Write {what}. Unmatched submissions and students without a submission go to standard error (and OUTPUT.unmatched.csv).",
+            description=f"Write {what}. Unmatched submissions and students without a submission go to standard error (and OUTPUT.unmatched.csv); exit status 1 when a graded submission is left out.",
         )
         p.add_argument(
             "out_dir", type=Path, metavar="OUT", help="a `graphgrade grade --out` folder (reads OUT/*/report.json)"
@@ -438,7 +507,8 @@ def register(sub) -> None:
             "--assignment",
             default=None,
             metavar="NAME",
-            help='the grade column: Canvas wants "Name (ID)" of an existing assignment, or a new name (default: graphgrade)',
+            help='the grade column: Canvas wants "Name (ID)" of an existing assignment, or a new name (default: a Moodle '
+            "worksheet's Grade; the gradebook's one assignment column when it has one; else graphgrade)",
         )
         p.add_argument(
             "--new-column",

@@ -11,6 +11,13 @@ trusted oracle computes (:func:`grader.ops.apply_chain`, never the reference sol
 
 In the student kit a case the kit does not hold in full (every hidden case) is refused in one
 line (exit 2); the full package writes any case, for staff.
+
+Where the script goes: never inside the submission, whose every ``.py`` the integrity scan reads
+(the script imports the grader's ops, which is the ``import-grader`` flag). With a submission
+(the SUBMISSION argument, or the current folder when it holds ``cudagraph.py`` or the handout's
+``mini_vllm/cudagraph.py``, which the script then imports as ``mini_vllm.cudagraph``) the default is
+``<submission>-repro/<spec>--<case>.py`` beside it; ``-o FILE`` anywhere but inside it (a FILE
+inside is refused in one line); ``-o -`` standard output. Without one, standard output.
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ from pathlib import Path
 
 from grader.errors import UsageError
 from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value
+
+SUBMISSION_FILE = "cudagraph.py"
+HANDOUT_PACKAGE = "mini_vllm"  # the handout's layout: mini_vllm/cudagraph.py, relative imports allowed
 
 HEADER = '''"""Reproduce {uid}: {title}
 
@@ -37,8 +47,7 @@ import numpy as np
 from grader.ops import OpSpec, Witness, apply_chain, data_address, make_ops
 from grader.spec.describing import compare_arrays
 
-sys.path.insert(0, {folder})
-import cudagraph  # noqa: E402
+{imports}
 
 WITNESS = Witness()  # the grader's ops record each call here (which array each was handed)
 '''
@@ -295,12 +304,19 @@ def script(spec, case, oracles, folder: Path | None, name: str = "repro.py") -> 
     writer.lines += [f"print({'  ' + _check_text(c)!r})" for c in case.checks]
     description = f"{case.description.strip()}\n\n" if case.description.strip() else ""
     where = repr(str(folder)) if folder is not None else "str(Path(__file__).resolve().parent)"
+    imports = f"sys.path.insert(0, {where})\nimport cudagraph  # noqa: E402"
+    if folder is not None and is_handout_layout(folder):
+        package = repr(str(folder / HANDOUT_PACKAGE))
+        imports = (
+            f"sys.path.insert(0, {where})\nsys.path.insert(1, {package})  # its modules by their bare names too\n"
+            f"from {HANDOUT_PACKAGE} import cudagraph  # noqa: E402"
+        )
     header = HEADER.format(
         uid=case.uid,
         title=spec.title.replace('"""', "'''"),
         description=description.replace('"""', "'''"),
         name=name,
-        folder=where,
+        imports=imports,
     )
     return header + HELPERS + "\n\n" + "\n".join(writer.lines) + "\n"
 
@@ -335,14 +351,53 @@ def cmd_repro(args: argparse.Namespace) -> int:
         path = Path(args.submission)
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
-        folder = (path.parent if path.is_file() else path).resolve()
+        folder = submission_root((path.parent if path.is_file() else path).resolve())
+    elif Path(SUBMISSION_FILE).is_file() or Path(HANDOUT_PACKAGE, SUBMISSION_FILE).is_file():
+        folder = submission_root(Path.cwd().resolve())
     text = script(spec, case, loaded.oracles[case.uid], folder)
-    if args.output is not None:
-        args.output.write_text(text, encoding="utf-8")
-        print(f"wrote {args.output}: run it with `python {args.output}`", file=sys.stderr)
-    else:
+    target = output_path(args.output, folder, case.uid)
+    if target is None:
         sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{target}: cannot write the script ({exc.strerror or exc})") from None
+    print(f"wrote {target}: run it with `python {target}`", file=sys.stderr)
     return EXIT_OK
+
+
+def is_handout_layout(folder: Path) -> bool:
+    return not (folder / SUBMISSION_FILE).is_file() and (folder / HANDOUT_PACKAGE / SUBMISSION_FILE).is_file()
+
+
+def submission_root(folder: Path) -> Path:
+    """The submission a folder belongs to: ``mini_vllm/`` is the handout's package inside it."""
+    if folder.name == HANDOUT_PACKAGE and is_handout_layout(folder.parent):
+        return folder.parent
+    return folder
+
+
+def default_output(folder: Path, uid: str) -> Path:
+    """``<submission>-repro/<spec>--<case>.py``, beside the submission (never inside it)."""
+    spec_id, _, case_id = uid.partition("/")
+    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in f"{spec_id}--{case_id}")
+    return folder.parent / f"{folder.name}-repro" / f"{name}.py"
+
+
+def output_path(output: Path | None, folder: Path | None, uid: str) -> Path | None:
+    """Where the script goes (None: standard output); a path inside the submission is refused."""
+    if output is not None and str(output) == "-":
+        return None
+    if output is None:
+        return default_output(folder, uid) if folder is not None else None
+    if folder is not None and output.resolve().is_relative_to(folder):
+        raise UsageError(
+            f"{output}: inside the submission {folder}, where the grader would scan it and flag its "
+            f"`import grader` (import-grader); write it outside (the default: {default_output(folder, uid)})"
+        )
+    return output
 
 
 def register(sub) -> None:
@@ -351,7 +406,8 @@ def register(sub) -> None:
         "repro",
         help="print a short Python script that reruns one case against your cudagraph.py (to debug it)",
         description=(
-            "Print a runnable Python script for one case: the same inputs (dtype, shape, seed and generator), "
+            "Write a runnable Python script for one case, beside your submission (never inside it, where the grader "
+            "would flag it): the same inputs (dtype, shape, seed and generator), "
             "the grader's own ops, the case's steps against your cudagraph.py in your own interpreter (so "
             "breakpoint() works), and after each step what it returned and cost next to what the grader expects. "
             "In the student kit a hidden case is refused."
@@ -359,10 +415,20 @@ def register(sub) -> None:
     )
     p.add_argument("case", metavar="SPEC/CASE", help="the case, as report.html names it (spec id / case id)")
     p.add_argument(
-        "submission", nargs="?", default=None, help="your folder or cudagraph.py (default: the script's own folder)"
+        "submission",
+        nargs="?",
+        default=None,
+        help="your folder or cudagraph.py (default: the current folder when it holds cudagraph.py or mini_vllm/cudagraph.py)",
     )
     from grader.commands.spec_source import SPECS_HELP
 
     p.add_argument("--specs", type=Path, default=None, help=SPECS_HELP)
-    p.add_argument("-o", "--output", type=Path, default=None, help="write the script here instead of printing it")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        help="write the script here, outside the submission; '-' prints it (default: SUBMISSION-repro/SPEC--CASE.py "
+        "beside your folder, or standard output when there is no submission)",
+    )
     p.set_defaults(func=cmd_repro)

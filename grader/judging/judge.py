@@ -34,6 +34,13 @@ class CaseVerdict:
     checks: tuple[CheckLine, ...]
     launches: tuple[LaunchPoint, ...]
     line: int = 0  # the spec line of the check (or step) behind the first failure, 0 if none
+    cause: str = ""  # what failed first: a check kind, or a step's own cause (STEP_CAUSES)
+    origin: str = ""  # the student's file:line the first failure names, "" when it names none
+
+
+# A step's own failure, by what it did (grader.spec_model.OWN_CAUSES; a check's failure is named
+# by the check's kind).
+STEP_CAUSES = {"raised": "raised", "missing": "missing", "not_reached": "not-run"}
 
 
 def _refs(step: Step) -> list[str]:
@@ -135,7 +142,10 @@ class CaseJudge:
         self.first_failure: str | None = None
         self.dead: set[int] = set()  # steps that did not run as the spec needs (see step_health)
         self.current_line = 0  # the spec line of the check being judged (0: a step's own health)
+        self.current_cause = ""  # the kind of the check being judged, or a step's own cause
         self.first_failure_line = 0
+        self.first_failure_cause = ""
+        self.first_failure_origin = ""
 
     def record(
         self, step: Step | None, what: str, expected: str, observed: str, problem: str | None, at: str = ""
@@ -156,6 +166,8 @@ class CaseJudge:
             where = f"Step {step.index + 1} ({step.label})" if step else "This case"
             self.first_failure = cut(f"{where}: {problem}", MAX_MESSAGE) + (at if located else "")
             self.first_failure_line = self.current_line or (step.line if step else 0)
+            self.first_failure_cause = self.current_cause
+            self.first_failure_origin = located
 
     def step_health(self) -> None:
         """A step that raised, or could not run, fails the case unless a check expected it. The
@@ -177,6 +189,9 @@ class CaseJudge:
                 after += f", so {n_checks} check{'s' if n_checks != 1 else ''} could not be made." if n_checks else "."
             elif n_checks:
                 after = f" {n_checks} check{'s' if n_checks != 1 else ''} of this step could not be made."
+            self.current_cause = STEP_CAUSES.get(obs.outcome, "not-run")
+            if obs.outcome == "raised" and obs.error is not None and obs.error.type == "NotImplementedError":
+                self.current_cause = "not-written"
             if obs.outcome == "missing":
                 cause = f"your cudagraph.py does not define {obs.note}, which this case needs."
             elif obs.outcome == "raised" and obs.error is not None and obs.error.type == "NotImplementedError":
@@ -233,7 +248,7 @@ def judge_case(
     for check in case.checks:
         if set(check.looks_at()) & judge.dead:
             continue  # collapsed into the line that names the step that stopped it
-        judge.current_line = check.line
+        judge.current_line, judge.current_cause = check.line, check.kind
         check.judge(judge)
     steps = tuple(
         StepLine(index=s.index, action=s.label, outcome=_step_outcome(case, s, o))
@@ -257,4 +272,6 @@ def judge_case(
         checks=tuple(judge.lines),
         launches=launches,
         line=judge.first_failure_line,
+        cause=judge.first_failure_cause,
+        origin=judge.first_failure_origin,
     )

@@ -18,8 +18,10 @@ from typing import Any, Literal
 from grader import validation
 from grader.spec_model import READINGS, VISIBILITIES
 
-REPORT_FORMAT = 2  # 2 added ``flags``, ``scope``, ``ungraded_points`` and hidden cases in full (staff record); format 1 is still read
-READABLE_FORMATS = (1, 2)
+# 2 added ``flags``, ``scope``, ``ungraded_points`` and hidden cases in full (staff record); 3 added
+# each case's ``cause``, ``origin`` and ``hint``. Formats 1 and 2 are still read.
+REPORT_FORMAT = 3
+READABLE_FORMATS = (1, 2, 3)
 
 Status = Literal["passed", "failed", "error", "timeout", "crashed", "skipped"]
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "timeout", "crashed", "skipped")
@@ -81,6 +83,9 @@ class CaseResult:
     launches: tuple[LaunchPoint, ...] = ()
     output_tail: str = ""
     duration_s: float = 0.0
+    cause: str = ""  # what failed first: a check kind or a step's own cause (grader.judging.judge)
+    origin: str = ""  # the submission's file:line its first failure names, or ""
+    hint: str = ""  # the spec's hint for that cause (``hints:``), or "": its spec's hint applies
 
 
 @dataclass(frozen=True)
@@ -359,6 +364,9 @@ def _case_from_json(obj: Any, where: str) -> CaseResult:
         launches=launches,
         output_tail=_opt(obj, "output_tail", str, where, ""),
         duration_s=_opt(obj, "duration_s", float, where, 0.0),
+        cause=_opt(obj, "cause", str, where, ""),
+        origin=_opt(obj, "origin", str, where, ""),
+        hint=_opt(obj, "hint", str, where, ""),
     )
 
 

@@ -66,6 +66,9 @@ def _case_result(
             checks=verdict.checks,
             launches=verdict.launches,
             output_tail=run.output_tail,
+            cause=verdict.cause,
+            origin=verdict.origin,
+            hint=dict(spec.cause_hints).get(verdict.cause, "") if verdict.status != "passed" else "",
             **common,
         )
     status = run.status if run.status != "observed" else "error"

@@ -27,6 +27,7 @@ from types import FrameType, ModuleType
 from typing import Any
 
 import numpy as np
+from numpy import array_equal as _array_equal  # bound before any submission runs (it may patch numpy's)
 
 from grader import trace_facts as tf
 from grader.observe.locations import Locator
@@ -139,7 +140,7 @@ class _Tracer:
             return
         if self.buffer is not None:
             try:
-                filled = bool(np.array_equal(self.buffer[: self.rows], self.new_input))
+                filled = bool(_array_equal(self.buffer[: self.rows], self.new_input))
             except BaseException:  # noqa: BLE001
                 filled = False
             if filled and not self.filled:
@@ -247,7 +248,7 @@ class _Tracer:
         if isinstance(self.first_input, np.ndarray):
             self.buffer = self.first_input
             try:
-                self.filled = bool(np.array_equal(self.buffer[: self.rows], self.new_input))
+                self.filled = bool(_array_equal(self.buffer[: self.rows], self.new_input))
             except BaseException:  # noqa: BLE001
                 self.filled = False
         self.last_n = _count(self.module)

@@ -25,7 +25,7 @@ from grader.spec.case_draft import CaseDraft, OracleCall
 from grader.spec.checks import CHECK_KINDS, check_class
 from grader.spec.spec_reading import NodeReader, SpecError, node_line, refuse_tags
 from grader.spec.steps import parse_step
-from grader.spec_model import READINGS, SPEC_FORMAT, TAGS, VISIBILITIES, Case, Spec, SpecFile, Suite
+from grader.spec_model import OWN_CAUSES, READINGS, SPEC_FORMAT, TAGS, VISIBILITIES, Case, Spec, SpecFile, Suite
 
 __all__ = ["LoadedSuite", "OracleCall", "SpecError", "SpecErrors", "load_spec_text", "load_suite", "spec_files"]
 
@@ -75,7 +75,7 @@ def _parse_case(reader: NodeReader, node: Node, where: str, spec_id: str) -> tup
 
 # ------------------------------------------------------------ specs and files
 _SPEC_KEYS = ("id", "title", "tag", "points", "visibility", "explanation", "hint", "cases")
-_SPEC_OPTIONAL = ("reading",)  # "handout" when left out
+_SPEC_OPTIONAL = ("reading", "hints")  # "handout" when left out; no hint per cause
 
 
 def _parse_spec(reader: NodeReader, node: Node, where: str, oracles: dict[str, tuple[OracleCall, ...]]) -> Spec:
@@ -109,7 +109,14 @@ def _parse_spec(reader: NodeReader, node: Node, where: str, oracles: dict[str, t
         reading=reader.choice(fields["reading"][1], f"{where}.reading", READINGS, "reading")
         if "reading" in fields
         else "handout",
+        cause_hints=_cause_hints(reader, fields["hints"][1], f"{where}.hints") if "hints" in fields else (),
     )
+
+
+def _cause_hints(reader: NodeReader, node: Node, where: str) -> tuple[tuple[str, str], ...]:
+    """``hints: {CAUSE: text}``: each key a check kind or a step's own cause (OWN_CAUSES)."""
+    fields = reader.mapping(node, where, (*CHECK_KINDS, *OWN_CAUSES))
+    return tuple((cause, reader.text(value, f"{where}.{cause}")) for cause, (_, value) in fields.items())
 
 
 MAX_NESTING = 40

@@ -10,10 +10,10 @@ is known, that ids are unique).
 from __future__ import annotations
 
 from grader.ops import FLOAT_DTYPES, OP_KINDS
-from grader.spec.checks import CHECK_CLASSES
+from grader.spec.checks import CHECK_CLASSES, CHECK_KINDS
 from grader.spec.schema_parts import schema_ident, schema_object
 from grader.spec.steps import steps_schema
-from grader.spec_model import READINGS, SPEC_FORMAT, TAGS, VISIBILITIES
+from grader.spec_model import OWN_CAUSES, READINGS, SPEC_FORMAT, TAGS, VISIBILITIES
 
 SCHEMA_ID = "https://graphgrade.invalid/spec-format-1.schema.json"
 
@@ -85,6 +85,13 @@ def build_schema() -> dict:
             "visibility": {"enum": list(VISIBILITIES)},
             "explanation": {"type": "string", "minLength": 1},
             "hint": {"type": "string", "minLength": 1},
+            "hints": {
+                "type": "object",
+                "propertyNames": {"enum": [*CHECK_KINDS, *OWN_CAUSES]},
+                "additionalProperties": {"type": "string", "minLength": 1},
+                "description": "a hint per cause of failure (a check kind, or raised, not-written, missing, not-run):"
+                " a visible case that fails for that cause shows it instead of the spec's hint",
+            },
             "cases": {"type": "array", "items": {"$ref": "#/$defs/case"}, "minItems": 1},
             "reading": {
                 "enum": list(READINGS),

@@ -40,6 +40,9 @@ class CaseView:
     duration_s: float = 0.0
     tag: str = ""
     hidden: bool = False  # a hidden case shown in full (staff views only)
+    cause: str = ""  # what failed first (a check kind, or a step's own cause); "" for one bit
+    origin: str = ""  # the student's file:line the failure names; "" for one bit
+    hint: str = ""  # the spec's hint for this cause, when it has one; "" for one bit
 
     @property
     def passed(self) -> bool:
@@ -154,6 +157,9 @@ def full_view(c: CaseResult, label: str | None = None) -> CaseView:
         duration_s=c.duration_s,
         tag=c.tag,
         hidden=c.redacted,
+        cause=c.cause,
+        origin=clean_text(c.origin),
+        hint=clean_text(c.hint),
     )
 
 

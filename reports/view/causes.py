@@ -181,7 +181,12 @@ def page_causes(specs: tuple[SpecView, ...]) -> PageCauses:
                 order=order,
             )
             order += 1
-            by_key.setdefault((c.status, failure_cause(c.message)), []).append(stopped)
+            # One bug is one cause: failures naming the same line of the student's code are one
+            # cause whatever each check saw there; any other failure, by its message (so is a part
+            # not written yet: the part called, not a stub's shared raise line, is what to write).
+            by_origin = c.origin and c.cause != "not-written"
+            key = (c.status, f"at {c.origin}") if by_origin else (c.status, failure_cause(c.message))
+            by_key.setdefault(key, []).append(stopped)
     causes = sorted((Cause(key=key[1], cases=tuple(cases)) for key, cases in by_key.items()), key=Cause.rank_key)
     blocks: list[tuple[str, tuple[FailureBlock, ...]]] = []
     for s in specs:

@@ -8,7 +8,8 @@ from .text import clean_text, one_line
 
 
 def case_text(view: CaseView, hint: str = "") -> str:
-    """The feedback of one case as plain text; a redacted case gives its message only."""
+    """The feedback of one case as plain text; a redacted case gives its message only. ``hint``:
+    its spec's hint, shown unless the spec has a hint of its own for this case's cause."""
     if view.redacted:
         return view.message
     parts: list[str] = []
@@ -40,8 +41,8 @@ def case_text(view: CaseView, hint: str = "") -> str:
             o = "-" if p.observed is None else str(p.observed)
             cells.append(f"{one_line(p.label) or 'step ' + step_no(p.step)} {e}/{o}")
         parts.append("Launches per step (expected/observed): " + ", ".join(cells))
-    if hint:
-        parts.append("Hint: " + clean_text(hint))
+    if view.hint or hint:
+        parts.append("Hint: " + clean_text(view.hint or hint))
     if view.output_tail.strip():
         parts.append("Output (last lines):\n" + view.output_tail.rstrip())
     return "\n\n".join(parts)

@@ -1,0 +1,1 @@
+"""Realistic student mistakes in the decode-step lab, one module each (see ``_base.py``)."""

@@ -1,0 +1,1 @@
+"""Submissions that must score low, each with the most it may score (``MAX_PERCENT``)."""
