@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from grader import codec, protocol
+from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer
 from grader.ops import Witness, build_array, case_op_place, data_address, make_ops
@@ -82,6 +83,7 @@ class CaseInterpreter:
         self.env: dict[str, Any] = {}
         self.next_list_id = 0
         self.encoder = protocol.new_encoder()
+        self.trace: dict | None = None  # the running probe step's line trace
         self.kept_alive: list = []  # every GraphEntry and buffer a snapshot named: their ids stay theirs
         self.origins = OriginTracer(self.locator)  # the lines a step's values came from
 
@@ -127,6 +129,10 @@ class CaseInterpreter:
             return getattr(self.target_object(step.on), step.target)
         if step.action == "set":
             setattr(self.target_object(step.on), step.target, args[0])
+            return None
+        if step.action == "probe":  # build, capture, replay under the line tracer
+            runner = self.target_object(step.target)(args[0], **kwargs)
+            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2])
             return None
         array = self.target_object(step.target)  # mutate: the caller scribbles over a returned array
         array[...] = args[0]
@@ -214,6 +220,7 @@ class CaseInterpreter:
         mark = self.witness.mark()
         self.locator.new_step()
         self.bumps.clear()
+        self.trace = None
         try:
             if step.action in TRACED_ACTIONS:
                 result = self.origins.run(self.perform, step, args, kwargs)
@@ -240,6 +247,7 @@ class CaseInterpreter:
             for lid, pos, addr, shape, dtype, zeros, site in self.witness.since(mark)[: protocol.MAX_WITNESS]
         ]
         record.bumps = list(self.bumps)
+        record.trace = self.trace
         record.sites = self.locator.sites_wire()
         if step.action in TRACED_ACTIONS:
             record.origin = self.origins.origin(step.target if step.action == "read" else None)

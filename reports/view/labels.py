@@ -13,6 +13,7 @@ TAG_LABELS: dict[str, str] = {
     "warmup": "Warm-up calls",
     "fusion": "Elementwise fusion",
     "state-machine": "Decode-step state machine",
+    "notebook-answers": "Notebook answers (cited lines)",
 }
 
 
