@@ -44,12 +44,17 @@ CORE_TAGS = TAGS[:6]
 READINGS: tuple[str, ...] = ("handout", "graphgrade")
 
 
+ANSWER_TAGS = ("notebook-answers",)  # the handout's definition of done, second half: no build step
+
+
 def point_group(tag: str, reading: str = "handout") -> str:
     """``core`` (a core tag, the handout's rule), ``stricter`` (graphgrade's stricter reading of a
-    core part, counted outside the core) or ``stretch`` (a stretch tag, whatever its reading)."""
+    core part, counted outside the core), ``answers`` (the notebook answers the handout's
+    definition of done asks for: not a build step, and not optional either) or ``stretch`` (a
+    stretch tag, whatever its reading)."""
     if tag in CORE_TAGS:
         return "core" if reading == "handout" else "stricter"
-    return "stretch"
+    return "answers" if tag in ANSWER_TAGS else "stretch"
 
 
 VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
@@ -221,7 +226,7 @@ class Spec:
 
     @property
     def group(self) -> str:
-        """Where the spec's points count: ``core``, ``stricter`` or ``stretch`` (:func:`point_group`)."""
+        """Where the spec's points count: ``core``, ``stricter``, ``answers`` or ``stretch`` (:func:`point_group`)."""
         return point_group(self.tag, self.reading)
 
 

@@ -17,7 +17,8 @@ STRETCH_TAGS: tuple[str, ...] = tuple(t for t in TAGS if t not in CORE_TAGS)
 
 def tag_group(tag: str, reading: str = "handout") -> str:
     """``core``, ``stricter`` (graphgrade's stricter reading of a core part, counted outside the
-    core points), ``stretch`` or ``other`` (a tag outside the fixed vocabulary)."""
+    core points), ``answers`` (the notebook answers), ``stretch`` or ``other`` (a tag outside the
+    fixed vocabulary)."""
     return point_group(tag, reading) if tag in TAGS else "other"
 
 
@@ -67,7 +68,7 @@ def tag_groups(specs: Iterable[SpecSummary], cases: Iterable[CaseResult] = ()) -
         row[3] += 1
         row[4] += 1 if c.status == "passed" else 0
     groups = []
-    for name in ("core", "stricter", "stretch", "other"):
+    for name in ("core", "stricter", "answers", "stretch", "other"):
         tags = tuple(
             TagView(
                 tag=t,
