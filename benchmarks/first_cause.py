@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader.judging.results import read_report  # noqa: E402
+from grader.spec.loader import load_suite  # noqa: E402
+from grader.spec_model import ANSWER_TAGS  # noqa: E402
 from reference.mutants._base import REFERENCE_SOURCE, apply_edits  # noqa: E402
 from reports.view import page_causes, spec_views  # noqa: E402
 
@@ -52,9 +54,20 @@ def mutant_sources() -> dict[str, tuple[str, set[int]]]:
     return out
 
 
+def code_specs(into: Path) -> Path:
+    """The shipped spec files but the notebook answers' (a mutant is a code bug and ships no
+    answers.md: its first cause would be the missing answers)."""
+    into.mkdir(parents=True)
+    for spec_file in load_suite(ROOT / "specs").suite.files:
+        if not all(spec.tag in ANSWER_TAGS for spec in spec_file.specs):
+            shutil.copy(spec_file.path, into / Path(spec_file.path).name)
+    return into
+
+
 def measure(work: Path) -> list[tuple[str, str, bool]]:
     """Per mutant: its name, the first cause's origin ("" when it names no line), and a hit."""
     sources = mutant_sources()
+    specs = code_specs(work / "specs")
     subs = []
     for name, (source, _) in sources.items():
         folder = work / "class" / name
@@ -62,7 +75,8 @@ def measure(work: Path) -> list[tuple[str, str, bool]]:
         (folder / "cudagraph.py").write_text(source, encoding="utf-8")
         subs.append(str(folder))
     done = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", *subs, "--out", str(work / "out"), "--no-cache", "--no-similarity"],
+        [sys.executable, "-m", "grader", "grade", *subs, "--out", str(work / "out"), "--no-cache", "--no-similarity"]
+        + ["--specs", str(specs)],
         capture_output=True,
         text=True,
         cwd=work,

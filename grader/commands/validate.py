@@ -74,7 +74,8 @@ def validate_suite(
                     )
             if verdict.status != "passed":
                 problems.append(
-                    f"{case.file}:{verdict.line or case.line}: {case.uid}: the {backend} reference fails this case: {verdict.message}"
+                    f"{case.file}:{verdict.line or case.line}: {case.uid}: the {backend} reference fails this case: "
+                    + verdict.message.split("\n", 1)[0]  # one line: where in the reference is for a rerun to show
                 )
     tags = Counter(s.tag for s in loaded.suite.specs)
     missing = [t for t in TAGS if t not in tags]

@@ -28,6 +28,9 @@ from types import FrameType, ModuleType, TracebackType
 from grader import codec
 
 WALK_LIMIT = 16  # frames looked at above a call, at most (the grader's own frames lie beyond)
+# The submission's folder, in a worker (grader.run.worker.submission sets it after the import);
+# None elsewhere (validate's reference backends, tests): a module's own folder is then its top.
+SUBMISSION_TOP: str | None = None
 
 
 @functools.lru_cache(maxsize=64)
@@ -66,18 +69,18 @@ class Locator:
     @classmethod
     def of_module(cls, module: ModuleType) -> Locator:
         """The locator for a submission imported as ``module``: its files are named relative to
-        the submission's top, which lies a folder above the module's file for each package its
-        name has (``mini_vllm.cudagraph``: the folder holding ``mini_vllm/``)."""
+        the submission's top (:data:`SUBMISSION_TOP`, which a worker sets once it has imported
+        the submission: ``mini_vllm/cudagraph.py`` is named so), else to the module's folder."""
         try:
-            path, name = module.__file__, module.__name__
+            path = module.__file__
         except BaseException:  # noqa: BLE001 - a module object of the submission's making
-            path, name = None, ""
+            path = None
         if not isinstance(path, str):
             return cls(None)
-        root = os.path.dirname(path)
-        for _ in range(name.count(".") if isinstance(name, str) else 0):
-            root = os.path.dirname(root)
-        return cls(root)
+        top = SUBMISSION_TOP
+        if top is not None and _relative(_real(top), path) is not None:
+            return cls(top)
+        return cls(os.path.dirname(path))
 
     def relative(self, filename: str) -> str | None:
         """``filename`` relative to the submission's folder, or None when it is not one of its files."""

@@ -31,6 +31,7 @@ import traceback
 from pathlib import Path
 
 from grader import codec, protocol
+from grader.observe import locations
 from grader.observe.interpreter import run_case
 from grader.run.copying import MODULE_FILE, module_file, walk_submission
 from grader.run.worker import guard, importing, sandbox
@@ -386,6 +387,7 @@ def serve(
 
         import_started = (time.monotonic(), time.process_time())
         module_name = MODULE_NAME
+        locations.SUBMISSION_TOP = str(root)  # lines are named from the submission's top (mini_vllm/...)
         try:
             found = submission_module(root)
             module_name = found[0]
