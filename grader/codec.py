@@ -36,7 +36,7 @@ PROTOCOL_VERSION = 1
 # versions 1 and 2 are still read, without them (an entry's identity then reads as -1).
 OBSERVATION_VERSION = 3
 READABLE_OBSERVATIONS = (1, 2, 3)
-OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps"})
+OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps", "calls"})
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).
 MAX_FRAME_TEXT = 200  # characters of a frame's file, function or source line
@@ -354,12 +354,15 @@ class StepRecord:
     # source], innermost first; a witness entry's 7th item and a bump's 2nd are indices here
     sites: list | None = None
     bumps: list | None = None  # [amount, site] per LaunchCounter.bump call
+    # the calls this step made on each object the lab provides (its ``as`` name -> the calls its
+    # log recorded during the step, each a list of text and integers, then its site index)
+    calls: dict | None = None
 
     def wire(self) -> dict:
         record = {name: getattr(self, name) for name in STEP_FIELDS}
         if record["ops"] is None:  # sent only when the step returned a list (an empty one too)
             del record["ops"]
-        for name in ("sites", "bumps"):  # sent only when there are some
+        for name in ("sites", "bumps", "calls"):  # sent only when there are some
             if not record[name]:
                 del record[name]
         return record

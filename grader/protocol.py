@@ -50,6 +50,8 @@ LOOSE_HEADER_BYTES = 64 << 10  # a larger header must be about as long as its co
 MAX_DEPTH = 4
 MAX_STEPS = 256
 MAX_WITNESS = 256
+MAX_PROVIDED = 16  # provided objects whose calls a step reports
+MAX_CALL_ITEMS = 8  # a provided object's call: its method and arguments
 MAX_GRAPHS = 64
 MAX_ELEMENTS = MAX_BLOB_BYTES  # elements of one array (a bool array of the largest blob)
 ARRAY_DTYPES = (
@@ -110,6 +112,16 @@ class Bump:
 
 
 @dataclass(frozen=True)
+class ProvidedCall:
+    """One call the submission made on an object the lab provides, as that object's log recorded
+    it (text and integers: the method, then its arguments), and its call site (an index into
+    the step's ``sites``, -1: not known)."""
+
+    items: tuple[str | int, ...]
+    site: int
+
+
+@dataclass(frozen=True)
 class Raised:
     type: str
     message: str
@@ -166,6 +178,11 @@ class StepObservation:
     note: str = ""  # why a step was missing / not reached
     sites: tuple[tuple[SourceFrame, ...], ...] = ()  # the submission's call sites, innermost frame first
     bumps: tuple[Bump, ...] = ()  # the LaunchCounter.bump calls of this step
+    calls: tuple[tuple[str, tuple[ProvidedCall, ...]], ...] = ()  # per provided object (its name): its calls
+
+    def calls_of(self, name: str) -> tuple[ProvidedCall, ...] | None:
+        """The calls this step made on the provided object bound as ``name``; None when not recorded."""
+        return next((calls for bound, calls in self.calls if bound == name), None)
 
     def site(self, index: int) -> tuple[SourceFrame, ...]:
         """The frames of one of this step's call sites; () for -1 or an index out of range."""
@@ -338,6 +355,27 @@ class _Decoder:
             found.append(Bump(_int(b[0], where, -1, 1 << 62), _int(b[1], where, -1, sites)))
         return tuple(found)
 
+    def calls(self, raw: Any, where: str, sites: int) -> tuple[tuple[str, tuple[ProvidedCall, ...]], ...]:
+        if raw is None:
+            return ()
+        if not isinstance(raw, dict) or len(raw) > MAX_PROVIDED:
+            raise _fail(where, f"expected a mapping of at most {MAX_PROVIDED} names")
+        found = []
+        for name, entries in raw.items():
+            at = f"{where}.{str(name)[:40]}"
+            validation.bounded_list(entries, at, MAX_WITNESS)
+            calls = []
+            for i, entry in enumerate(entries):
+                if not isinstance(entry, list) or not 2 <= len(entry) <= MAX_CALL_ITEMS + 1:
+                    raise _fail(f"{at}[{i}]", "expected [method, arguments..., site]")
+                items = tuple(
+                    _text(v, f"{at}[{i}]") if isinstance(v, str) else _int(v, f"{at}[{i}]", -(1 << 62), 1 << 62)
+                    for v in entry[:-1]
+                )
+                calls.append(ProvidedCall(items, _int(entry[-1], f"{at}[{i}]", -1, sites)))
+            found.append((_text(name, where), tuple(calls)))
+        return tuple(found)
+
     def array(self, obj: Any, where: str) -> np.ndarray:
         obj = _keys(obj, _ARRAY_KEYS, where)
         dtype = obj.get("dtype")
@@ -492,6 +530,7 @@ class _Decoder:
             note=_text(obj.get("note", ""), f"{where}.note"),
             sites=sites,
             bumps=self.bumps(obj.get("bumps"), f"{where}.bumps", len(sites)),
+            calls=self.calls(obj.get("calls"), f"{where}.calls", len(sites)),
         )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from grader.judging.judge import judge_case
 from grader.observe.interpreter import observe_in_process
 from grader.spec.loader import SpecErrors, load_suite
-from grader.spec_model import TAGS
+from grader.lab import active as active_lab
 
 
 def validate_suite(
@@ -76,7 +76,7 @@ def validate_suite(
                     f"{case.file}:{verdict.line or case.line}: {case.uid}: the {backend} reference fails this case: {verdict.message}"
                 )
     tags = Counter(s.tag for s in loaded.suite.specs)
-    missing = [t for t in TAGS if t not in tags]
+    missing = [t for t in active_lab().tags if t not in tags]
     if missing:
         problems.append(f"{directory}: no spec covers the behaviour tag(s) {', '.join(missing)}")
     visibilities = Counter(s.visibility for s in loaded.suite.specs)

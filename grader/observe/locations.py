@@ -143,13 +143,16 @@ class Locator:
             return []
 
 
-def observe_bumps(module: ModuleType, locator: Locator, bumps: list) -> object:
-    """Record every call of the submission's ``LaunchCounter.bump`` in ``bumps`` as
+def observe_bumps(module: ModuleType, locator: Locator, bumps: list, counter_name: str | None) -> object:
+    """Record every call of the submission's launch counter's ``bump`` (the lab's
+    ``launch_counter`` entry point, ``counter_name``; none: nothing to record) in ``bumps`` as
     ``[amount, site]`` (amount -1 when it is not an int), for as long as the returned undo
     object is not called. Only a ``bump`` defined as a classmethod or staticmethod of the class
     itself is wrapped; anything else is left alone (its launches are still counted)."""
+    if counter_name is None:
+        return _nothing
     try:
-        counter = module.LaunchCounter
+        counter = getattr(module, counter_name)
         raw = counter.__dict__.get("bump") if isinstance(counter, type) else None
     except BaseException:  # noqa: BLE001
         return _nothing
