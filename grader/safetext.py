@@ -75,3 +75,39 @@ def one_line(text: str) -> str:
     """``safe_text`` on one terminal line: newlines and tabs become spaces (a submission's
     message must never start a line of its own, such as a forged ``someone: 100/100``)."""
     return " ".join(safe_text(text).split())
+
+
+_PLAIN = re.compile(r"[\x20-\x7e\n\t]*")  # printable ASCII, newlines and tabs: nothing to name
+
+
+def _named(ch: str) -> str:
+    return f"<U+{ord(ch):04X}>"
+
+
+def is_invisible(ch: str, keep: str = "\n\t") -> bool:
+    """``ch`` would hide, reorder or split what a reader sees: a control character (but those in
+    ``keep``), an invisible format character (bidi controls, zero-width characters, the BOM:
+    category Cf), a line or paragraph separator, or a lone surrogate."""
+    return ch not in keep and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs")
+
+
+def _plain(text: str, keep: str) -> bool:
+    return _PLAIN.fullmatch(text) is not None and (
+        keep == "\n\t" or not any(c in text for c in "\n\t" if c not in keep)
+    )
+
+
+def visible(text: str, keep: str = "\n\t") -> str:
+    """``text`` with every character :func:`is_invisible` written as its code point, e.g.
+    ``<U+202E>``: staff see that it is there and which it is ("Trojan Source"), and it acts on
+    nothing around it. ``keep=""`` for a name: then no newline or tab can split the line it is on."""
+    if _plain(text, keep):
+        return text
+    return "".join(_named(ch) if is_invisible(ch, keep) else ch for ch in text)
+
+
+def count_invisible(text: str, keep: str = "\n\t") -> int:
+    """How many characters :func:`visible` writes as a code point (for a page's warning)."""
+    if _plain(text, keep):
+        return 0
+    return sum(1 for ch in text if is_invisible(ch, keep))

@@ -22,6 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from grader.judging.results import Report
+from grader.safetext import visible
 
 from . import style
 from . import view as v
@@ -34,8 +35,8 @@ def _finalize(value: Any) -> Any:
     """Every ``{{ … }}`` passes through here before it is escaped: make text safe for HTML."""
     if isinstance(value, Markup):
         return value
-    if isinstance(value, str):
-        return v.clean_text(value)
+    if isinstance(value, str):  # and what would hide or reorder text shown by its code point, e.g. <U+202E>
+        return visible(v.clean_text(value))
     if value is None:
         return ""
     return value

@@ -2,8 +2,10 @@
 and the rows of summary.html's "look at these pairs" block.
 
 Pure: typed pairs in, HTML out, with the reports' Jinja environment (autoescape
-forced on). Self-contained: inline CSS, no script, no external URL. Student code
-is shown as text, never as markup.
+forced on) and their shared stylesheet (``templates/_style.css.j2``). Self-contained: inline
+CSS, no script, no external URL. Student code is shown as text, never as markup; a bidi
+control, zero-width or control character in it is shown as its code point (``<U+202E>``),
+with a warning above that side.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from grader.safetext import count_invisible
+
 from .html import environment, safe_href
 from .spans import normalise_spans
+from .style import with_style
 
 
 @dataclass(frozen=True)
@@ -60,16 +65,15 @@ def render_similarity(details, n_submissions: int, threshold: float, total: int)
         {
             "index": i,
             "pair": d.pair,
-            "a": segments(d.a_code, d.a_spans),  # text cleaned and escaped by the environment
-            "b": segments(d.b_code, d.b_spans),
+            "sides": [  # text cleaned, invisible characters named (<U+202E>) and escaped by the environment
+                {"name": name, "segments": segments(code, spans), "invisible": count_invisible(code)}
+                for name, code, spans in ((d.pair.a, d.a_code, d.a_spans), (d.pair.b, d.b_code, d.b_spans))
+            ],
         }
         for i, d in enumerate(details, start=1)
     ]
-    return (
-        environment()
-        .get_template("similarity.html.j2")
-        .render(pairs=pairs, n=n_submissions, threshold=threshold, total=total)
-    )
+    page = environment().get_template("similarity.html.j2")
+    return with_style(page.render(pairs=pairs, n=n_submissions, threshold=threshold, total=total))
 
 
 def summary_rows(pairs, links: dict[str, str], total: int) -> SimilarBlock:

@@ -466,7 +466,7 @@ def test_the_cycle_finder_leaves_out_type_only_imports(tmp_path):
 # grader/. A module may import its own stage and the stages listed for it here, nothing else
 # (a worker runs the interpreter, so run/ imports observe/; the worker side never imports a
 # case's checks or the judge).
-SHARED_MODULES = {"spec_model", "ops", "protocol", "codec", "validation", "safetext", "errors"}
+SHARED_MODULES = {"spec_model", "ops", "protocol", "codec", "validation", "safetext", "errors", "trusted_path"}
 ENTRY_MODULES = {"grader.__main__": "grader.commands"}
 MAY_IMPORT: dict[str, set[str]] = {
     "grader": {"grader"},

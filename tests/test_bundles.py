@@ -102,20 +102,23 @@ def test_build_bundle(tmp_path):
     }
     assert "*.yaml" not in toml["tool"]["setuptools"]["package-data"]["specs"]
     assert (
-        'graphgrade grade /autograder/submission --specs "$SRC/specs" --out "$OUT" --visibility all' in run
-        and "SRC=/autograder/source" in run
-        and "OUT=/autograder/graphgrade-out" in run
+        'graphgrade grade "$ROOT/submission" --specs "$SRC/specs" --out "$OUT" --visibility all' in run
+        and "ROOT=/autograder\n" in run
+        and "SRC=$ROOT/source" in run
+        and "OUT=$ROOT/graphgrade-out" in run
     )
+    # started from the submission's folder, nothing it runs imports from there (issue 31)
+    assert "\ncd /\n" in run and "python3 -c" not in run and "python3 -I -c" in run
     # the whole source folder (the specs' hidden cases) and the installed reference and specs
     # packages are root-only before any submission runs
     assert 'chmod -R go-rwx "$SRC"' in run and run.index('chmod -R go-rwx "$SRC"') < run.index(
-        "graphgrade grade /autograder"
+        'graphgrade grade "$ROOT/submission"'
     )
     assert "for pkg in reference specs" in run and run.index("for pkg in reference specs") < run.index(
-        "graphgrade grade /autograder"
+        'graphgrade grade "$ROOT/submission"'
     )
-    assert '"$OUT/submission/results.json" /autograder/results/results.json' in run
-    assert "apt-get install" in setup and "pip install" in setup and "/autograder/source/kit" in setup
+    assert '"$OUT/submission/results.json" "$ROOT/results/results.json"' in run
+    assert "apt-get install" in setup and "pip install" in setup and '"$ROOT/source/kit"' in setup
     assert run.startswith("#!") and setup.startswith("#!")
     if shutil.which("bash"):
         for script in (run, setup):
@@ -202,6 +205,8 @@ def test_kit_holds_what_a_student_needs(built_kit):
     toml = tomllib.loads(members["graphgrade-kit/pyproject.toml"].decode())
     assert "reference" not in " ".join(toml["tool"]["setuptools"]["packages"])
     assert toml["tool"]["setuptools"]["package-data"]["grader"] == ["KIT.json"]
+    # `pytest -q` in the student's folder works after `pip install kit.zip` (issue 34, point 4)
+    assert [d for d in toml["project"]["dependencies"] if d.startswith("pytest")] == ["pytest>=7.4"]
 
 
 def test_kit_specs_are_exactly_the_public_specs_with_the_same_meaning(built_kit, tmp_path):

@@ -70,3 +70,16 @@ def test_a_header_of_padding_is_refused_and_an_honest_one_is_not():
     inside = header.replace(b'"case"', pad + b'"case"', 1)  # between two keys: parsed, then refused
     with pytest.raises(protocol.ProtocolError, match="most of it padding"):
         protocol.decode_observations(_with_header(body, inside), "c", 1)
+
+
+def test_after_a_hidden_case_every_stop_reads_the_same_to_the_student(tmp_path, cases, monkeypatch):
+    """Issue 31, point 6: once a hidden case ran, too many results give the submission the same
+    problem line as a process ended so that the import fails again (runner.STOPPED_AFTER_HIDDEN),
+    so a hidden case cannot choose between two texts; visible cases alone keep the precise one."""
+    monkeypatch.setattr(runner, "MAX_RESULT_BYTES", 20 << 20)
+    sub = hostile_frames.make("padded-used", tmp_path)
+    hidden = run_alone(sub, cases, redacted=(True,) * len(cases))
+    assert hidden.problem == runner.STOPPED_AFTER_HIDDEN
+    assert "ended its process" in runner.STOPPED_AFTER_HIDDEN and "64 MiB of results" in runner.STOPPED_AFTER_HIDDEN
+    shown = run_alone(sub, cases)
+    assert shown.problem != runner.STOPPED_AFTER_HIDDEN and "(padded or oversized frames)" in shown.problem

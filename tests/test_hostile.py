@@ -138,6 +138,10 @@ EXPECT: dict[str, Expect] = {
     "h52_stat_hidden": Expect("same"),
     "h53_forged_op_class": Expect("cheat"),  # and flagged: test_forged_op_class_is_flagged_and_caught
     "h54_zip_forgery": Expect("cheat"),  # and flagged: test_zip_forgery_is_flagged_and_not_importable
+    # their attack is the folder the grader runs in: tests/test_trusted_path.py grades them there
+    "h55_shadow_multiprocessing": Expect("cheat"),
+    "h56_shadow_reference": Expect("cheat"),
+    "h57_checkout_specs": Expect("cheat"),
 }
 
 # Safe to run without root (no uid of its own, so nothing here may rely on one) and without
@@ -167,6 +171,9 @@ NON_ROOT_SUBSET = (
     "h51_lock_receiver",
     "h53_forged_op_class",
     "h54_zip_forgery",
+    "h55_shadow_multiprocessing",
+    "h56_shadow_reference",
+    "h57_checkout_specs",
 ) + (("h12_kill_parent",) if sandbox.landlock_abi() >= 6 else ())
 
 

@@ -93,3 +93,19 @@ def test_on_a_terminal_the_bar_is_on_stderr_and_stdout_stays_one_line_each():
     assert err.getvalue().count("\r\033[K") == 2  # cleared before each line
     assert [line.split(":", 1)[0] for line in out.getvalue().splitlines()] == ["a", "b"]
     assert "#" not in out.getvalue()
+
+
+def test_hidden_cases_are_counted_as_one_bit_each():
+    """Issue 31, point 6: how a hidden case failed (a crash, a timeout, a wrong value) is not on
+    the terminal line, which goes wherever the grader's stdout goes; only passed or not."""
+    report = failing_report()
+    shown = [c for c in report.cases if c.status in ("passed", "failed")]
+    ways = [
+        replace(c, redacted=True, status=s) for c, s in zip(report.cases, ("crashed", "timeout", "failed", "passed"))
+    ]
+    line = one_line(_graded(replace(report, cases=(*shown, *ways))))
+    counts = Counter(c.status for c in shown)
+    assert line.endswith(f"  {counts['passed']} passed, {counts['failed']} failed; hidden: 1 passed, 3 not passed")
+    same = one_line(_graded(replace(report, cases=(*shown, *(replace(w, status="error") for w in ways[:3]), ways[3]))))
+    assert same == line  # three other ways to fail them: the same line
+    assert "hidden" not in one_line(_graded(passing_report()))

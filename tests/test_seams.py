@@ -28,13 +28,13 @@ def graphgrade(*args: str) -> subprocess.CompletedProcess:
 def test_the_gradescope_setup_leaves_no_readable_reference():
     from grader.commands.bundles import RUN_AUTOGRADER, SETUP_SH
 
-    assert "rm -rf /autograder/source/kit" in SETUP_SH  # the unpacked source holds the reference
-    assert SETUP_SH.index("pip install") < SETUP_SH.index("rm -rf /autograder/source/kit")
+    assert 'rm -rf "$ROOT/source/kit"' in SETUP_SH  # the unpacked source holds the reference
+    assert SETUP_SH.index("pip install") < SETUP_SH.index('rm -rf "$ROOT/source/kit"')
     assert 'chmod -R go-rwx "$SRC"' in RUN_AUTOGRADER
     assert "for pkg in reference specs" in RUN_AUTOGRADER  # installed copies root-only too
     assert RUN_AUTOGRADER.index("go-rwx") < RUN_AUTOGRADER.index(
-        "graphgrade grade /autograder/submission"
-    )  # before any student code
+        'graphgrade grade "$ROOT/submission"'
+    )  # before any student code (tests/test_bundle_end_to_end.py runs both scripts)
 
 
 def test_the_cache_key_holds_the_limits_and_the_case_s_visibility():

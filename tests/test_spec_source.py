@@ -33,13 +33,23 @@ NEW_CASE = """    cases:
 """
 
 
-def checkout_copy(base: Path) -> Path:
-    """A copy of what makes a checkout: pyproject.toml beside specs/."""
+def checkout_copy(base: Path, packages: tuple[str, ...] = ()) -> Path:
+    """A copy of what makes a checkout: pyproject.toml beside specs/ (and ``packages``, so that
+    an interpreter given it as PYTHONPATH runs graphgrade from it, as from an editable install)."""
     copy = base / "course-checkout"
     copy.mkdir()
     shutil.copy(ROOT / "pyproject.toml", copy)
-    shutil.copytree(ROOT / "specs", copy / "specs", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("specs", *packages):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
     return copy
+
+
+@pytest.fixture
+def installed_from(monkeypatch):
+    """``installed_from(folder)``: graphgrade runs as if its package came from ``folder``."""
+    from grader import trusted_path
+
+    return lambda folder: monkeypatch.setattr(trusted_path, "own_source_root", lambda: Path(folder).resolve())
 
 
 def add_case(specs: Path) -> None:
@@ -49,22 +59,31 @@ def add_case(specs: Path) -> None:
     path.write_text(text.replace("    cases:\n", NEW_CASE, 1), encoding="utf-8")
 
 
-def test_find_checkout_nearest_above_and_only_graphgrade(tmp_path):
+def test_find_checkout_only_graphgrades_own_tree(tmp_path, installed_from):
     copy = checkout_copy(tmp_path)
     deep = copy / "specs" / "more" / "deeper"
     deep.mkdir(parents=True)
+    assert spec_source.find_checkout(deep) is None  # it looks like one, but graphgrade did not come from it
+    installed_from(copy)
     assert spec_source.find_checkout(deep) == copy.resolve()
     assert spec_source.find_checkout(tmp_path) is None
+    # never a checkout that is, or lies under, a folder being graded
+    assert spec_source.find_checkout(deep, graded=[copy]) is None
+    assert spec_source.find_checkout(deep, graded=[tmp_path]) is None
+    assert spec_source.find_checkout(deep, graded=[copy / "specs"]) == copy.resolve()
     other = tmp_path / "other"
     (other / "specs").mkdir(parents=True)
     (other / "pyproject.toml").write_text('[project]\nname = "not-graphgrade"\n', encoding="utf-8")
+    installed_from(other)
     assert spec_source.find_checkout(other / "specs") is None
+    installed_from(copy)
     (copy / "specs").rename(copy / "spec-files")  # a pyproject naming graphgrade, but no specs/ beside it
     assert spec_source.find_checkout(copy) is None
 
 
-def test_default_specs_inside_a_checkout_and_elsewhere(tmp_path, monkeypatch):
+def test_default_specs_inside_a_checkout_and_elsewhere(tmp_path, monkeypatch, installed_from):
     copy = checkout_copy(tmp_path)
+    installed_from(copy)
     monkeypatch.chdir(copy / "specs")
     assert spec_source.default_specs() == spec_source.SpecSource(copy.resolve() / "specs", spec_source.CHECKOUT)
     monkeypatch.chdir(tmp_path)
@@ -85,8 +104,9 @@ def test_specs_line_names_folder_origin_and_counts(tmp_path):
     )
 
 
-def test_validate_in_a_checkout_counts_its_new_case_and_specs_wins(tmp_path, monkeypatch, capsys):
+def test_validate_in_a_checkout_counts_its_new_case_and_specs_wins(tmp_path, monkeypatch, capsys, installed_from):
     copy = checkout_copy(tmp_path)
+    installed_from(copy)
     shipped = len(load_suite(ROOT / "specs").suite.cases)
     add_case(copy / "specs")
     monkeypatch.chdir(copy)
@@ -99,8 +119,11 @@ def test_validate_in_a_checkout_counts_its_new_case_and_specs_wins(tmp_path, mon
     assert f"specs: {ROOT / 'specs'} (given with --specs): " in err and f"{shipped} cases" in err
 
 
-def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+def _run(*args: str, cwd: Path, source: Path | None = None) -> subprocess.CompletedProcess:
+    """The console script, run in ``cwd``; from the source tree ``source`` when given."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     return subprocess.run(
         [str(GRAPHGRADE), *args], capture_output=True, text=True, timeout=600, cwd=cwd, env={**env, "HOME": str(cwd)}
     )
@@ -109,22 +132,22 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def test_an_instructors_new_case_reaches_every_command_without_a_reinstall(tmp_path):
     if not GRAPHGRADE.is_file():
         pytest.skip("graphgrade's console script is not installed beside this interpreter")
-    copy = checkout_copy(tmp_path)
+    copy = checkout_copy(tmp_path, packages=("grader", "reference", "reports", "student_template", "docs"))
     add_case(copy / "specs")
     n = len(load_suite(copy / "specs").suite.cases)
     where = f"specs: {copy.resolve() / 'specs'} (this checkout's specs/): "
 
-    done = _run("validate", cwd=copy)
+    done = _run("validate", cwd=copy, source=copy)
     assert done.returncode == 0, done.stderr
     assert where in done.stderr and f"{n} cases" in done.stdout
 
-    done = _run("student-kit", "--output", str(tmp_path / "kit.zip"), cwd=copy)
+    done = _run("student-kit", "--output", str(tmp_path / "kit.zip"), cwd=copy, source=copy)
     assert done.returncode == 0, done.stderr
     assert where in done.stderr
     with zipfile.ZipFile(tmp_path / "kit.zip") as kit:
         assert "instructors-new-case" in kit.read("graphgrade-kit/specs/02_eager.yaml").decode()
 
-    done = _run("gradescope-bundle", "--output", str(tmp_path / "autograder.zip"), cwd=copy)
+    done = _run("gradescope-bundle", "--output", str(tmp_path / "autograder.zip"), cwd=copy, source=copy)
     assert done.returncode == 0, done.stderr
     assert where in done.stderr
     with zipfile.ZipFile(tmp_path / "autograder.zip") as bundle:
@@ -133,7 +156,8 @@ def test_an_instructors_new_case_reaches_every_command_without_a_reinstall(tmp_p
     submission = tmp_path / "student"
     submission.mkdir()
     shutil.copy(ROOT / "reference" / "cudagraph.py", submission)
-    done = _run("grade", str(submission), "--out", str(tmp_path / "out"), "--no-cache", "--no-similarity", cwd=copy)
+    args = ("grade", str(submission), "--out", str(tmp_path / "out"), "--no-cache", "--no-similarity")
+    done = _run(*args, cwd=copy, source=copy)
     assert done.returncode == 0, done.stderr
     assert where in done.stderr and f"against {n} cases" in done.stderr
     report = json.loads((tmp_path / "out" / "student" / "report.json").read_text(encoding="utf-8"))
@@ -149,7 +173,7 @@ def test_in_a_student_kit_the_default_is_the_kits_public_specs(tmp_path, monkeyp
     assert spec_source.default_specs() == spec_source.SpecSource(spec_source.bundled_specs_dir(), spec_source.KIT)
 
 
-def test_audit_says_which_specs_it_read(tmp_path, monkeypatch, capsys):
+def test_audit_says_which_specs_it_read(tmp_path, monkeypatch, capsys, installed_from):
     from grader.commands import audit
     from grader.judging.audit_results import AuditResult
 
@@ -159,6 +183,7 @@ def test_audit_says_which_specs_it_read(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(audit, "run_audit", fake_run_audit)
     monkeypatch.chdir(checkout_copy(tmp_path))
+    installed_from(Path.cwd())
     assert main(["audit"]) == 0
     assert f"graphgrade: specs: {Path.cwd() / 'specs'} (this checkout's specs/): " in capsys.readouterr().err
 

@@ -13,6 +13,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import stat
 import tempfile
 import zipfile
@@ -108,15 +109,29 @@ def runtime_requirements() -> tuple[list[str], str]:
     return deps, meta.get("Requires-Python") or ">=3.10"
 
 
+def extra_requirement(name: str, extra: str = "test") -> str:
+    """The installed distribution's requirement on ``name`` in ``extra``, without its marker
+    (the student kit runs its cases under pytest, which the full package needs for tests only)."""
+    requires = importlib.metadata.requires(DIST_NAME) or []
+    for requirement in requires:
+        spec, _, marker = requirement.partition(";")
+        if marker.replace(" ", "") == f'extra=="{extra}"' and re.match(rf"{re.escape(name)}(?![\w.-])", spec.strip()):
+            return spec.strip()
+    raise BundleError(f"the {DIST_NAME} distribution names no {name} in its {extra!r} extra")
+
+
 def pyproject_toml(
     packages: list[str],
     package_data: Mapping[str, list[str]],
     *,
     description: str,
     package_dir: Mapping[str, str] | None = None,
+    also_requires: tuple[str, ...] = (),
 ) -> str:
-    """A setuptools ``pyproject.toml`` for the given packages (JSON strings are valid TOML strings)."""
+    """A setuptools ``pyproject.toml`` for the given packages (JSON strings are valid TOML
+    strings); ``also_requires``: dependencies beyond the installed distribution's own."""
     deps, python = runtime_requirements()
+    deps = [*deps, *also_requires]
     q = json.dumps
     lines = [
         "[build-system]",
@@ -181,8 +196,13 @@ SETUP_SH = """\
 # graphgrade autograder setup (written by `graphgrade gradescope-bundle`).
 # Gradescope runs this once, as root, when it builds the autograder image.
 # Choose an Ubuntu 22.04 (or newer) base image: graphgrade needs Python 3.10+.
+#
+#   setup.sh [--root DIR]     (default /autograder; another DIR runs the same steps in a test)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+ROOT=/autograder
+if [ "${1:-}" = "--root" ] && [ -n "${2:-}" ]; then ROOT=$(cd "$2" && pwd -P) || exit 1; fi
+cd /  # a folder of root's: nothing started here imports from the folder this was started in
 
 if ! command -v python3 >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
   apt-get update
@@ -198,9 +218,9 @@ fi
 # The kit is installed from the zip's own source (kit/), which holds no spec cases, then that
 # source (a readable copy of the reference solution) is removed: only the root-only installed
 # copy stays (see run_autograder).
-python3 -m pip install --no-cache-dir /autograder/source/kit \\
-  || python3 -m pip install --no-cache-dir --break-system-packages /autograder/source/kit
-rm -rf /autograder/source/kit
+python3 -I -m pip install --no-cache-dir "$ROOT/source/kit" \\
+  || python3 -I -m pip install --no-cache-dir --break-system-packages "$ROOT/source/kit"
+rm -rf "$ROOT/source/kit"
 command -v graphgrade >/dev/null
 """
 
@@ -208,10 +228,18 @@ RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
 # graphgrade autograder entry point (written by `graphgrade gradescope-bundle`).
 # Gradescope runs this as root for every submission, from /autograder.
+#
+#   run_autograder [--root DIR]     (default /autograder; another DIR runs the same steps in a test)
+#
+# It grades from / and starts Python with -I: started in the submission's folder, nothing it runs
+# imports the student's reference.py, specs.py or grader/. The specs are its own ($ROOT/source/specs).
 set -u
-SRC=/autograder/source
-# Outside /autograder/results: staff.html and report.json hold every hidden case in full.
-OUT=/autograder/graphgrade-out
+ROOT=/autograder
+if [ "${1:-}" = "--root" ] && [ -n "${2:-}" ]; then ROOT=$(cd "$2" && pwd -P) || exit 1; fi
+cd /
+SRC=$ROOT/source
+# Outside $ROOT/results: staff.html and report.json hold every hidden case in full.
+OUT=$ROOT/graphgrade-out
 
 # The specs hold the hidden cases: root only, so the student's code cannot read them; the
 # whole source folder too (a kit/ left from setup would hold the reference solution).
@@ -220,17 +248,17 @@ chmod -R go-rwx "$SRC"
 # The installed reference solution and specs package too (specs/README.md quotes the mutants);
 # Landlock hides them already, where the kernel has it.
 for pkg in reference specs; do
-  DIR=$(python3 -c "import os, $pkg; print(os.path.dirname($pkg.__file__))" 2>/dev/null) \\
+  DIR=$(python3 -I -c "import os, $pkg; print(os.path.dirname($pkg.__file__))" 2>/dev/null) \\
     && chown -R root:root "$DIR" && chmod -R go-rwx "$DIR"
 done
 
-mkdir -p /autograder/results
+mkdir -p "$ROOT/results"
 rm -rf "$OUT"
-graphgrade grade /autograder/submission --specs "$SRC/specs" --out "$OUT" --visibility all --no-cache
+graphgrade grade "$ROOT/submission" --specs "$SRC/specs" --out "$OUT" --visibility all --no-cache
 status=$?
 
 if [ -f "$OUT/submission/results.json" ]; then
-  cp "$OUT/submission/results.json" /autograder/results/results.json
+  cp "$OUT/submission/results.json" "$ROOT/results/results.json"
   exit 0
 fi
 echo "graphgrade wrote no $OUT/submission/results.json (exit status $status)." >&2
@@ -288,7 +316,8 @@ def build_bundle(zip_path, specs_dir, package_dirs: Mapping[str, Path] | None = 
         package_dirs: ``{package: folder}`` to bundle instead of the installed
             packages (tests use it).
 
-    The zip holds, at its root: ``setup.sh`` (installs Python 3 and pip with
+    The zip holds, at its root (both scripts take ``--root DIR``, default ``/autograder``, and
+    run from ``/`` with ``python3 -I``): ``setup.sh`` (installs Python 3 and pip with
     apt when missing, then pip-installs ``kit/``), ``run_autograder`` (locks
     ``specs/`` to root, runs ``graphgrade grade /autograder/submission --specs
     /autograder/source/specs --out /autograder/graphgrade-out

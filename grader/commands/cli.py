@@ -526,6 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from grader.trusted_path import harden
+
+    harden()  # no child of ours imports from the current folder (a class folder's student named `pickle`)
     _single_threaded_blas()
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -539,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
         refuse_in_kit(args.command)  # a student kit has no reference: say so in one line
         refuse_without_reference(args.command)
         if hasattr(args, "specs"):  # --specs, else this checkout's specs/, else the installed suite
-            args.specs_source = spec_source.choose(args.specs)
+            args.specs_source = spec_source.choose(args.specs, graded=getattr(args, "submissions", None) or ())
             args.specs = args.specs_source.path
         return args.func(args)
     except UsageError as exc:

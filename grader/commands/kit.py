@@ -38,6 +38,7 @@ from grader.commands.bundles import (
     BundleError,
     Entries,
     contract_path,
+    extra_requirement,
     installed_package_dirs,
     pyproject_toml,
     subpackages,
@@ -355,7 +356,7 @@ specs, {public_cases} cases, {public_points:g} points). {hidden_line}
 pip install graphgrade-kit.zip        # this file, from your course: installs `graphgrade`
 unzip graphgrade-kit.zip              # graphgrade-kit/: the template and docs/contract.md
 cp -r graphgrade-kit/student_template my-lab && cd my-lab    # then edit cudagraph.py
-pytest -q                             # each public case as a test (with pytest installed)
+pytest -q                             # each public case as a test (the kit installs pytest)
 graphgrade grade . --out report       # open report/my-lab/report.html
 graphgrade repro SPEC/CASE            # one case as a script, to debug: ../my-lab-repro/SPEC--CASE.py
 ```
@@ -400,6 +401,7 @@ def kit_entries(
         data,
         description="graphgrade student kit: the grader and the public specs",
         package_dir={DOCS_PACKAGE: "docs"},
+        also_requires=(extra_requirement("pytest"),),  # `pytest -q` in the student's folder runs the public cases
     )
     entries[f"{ROOT}pyproject.toml"] = (toml.encode(), 0o644)
     return entries, counts

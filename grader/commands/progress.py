@@ -12,12 +12,27 @@ from grader.safetext import one_line as safe_one_line
 from grader.spec.locating import first_location
 
 
+def _counts(graded: GradedSubmission) -> str:
+    """``3 passed, 2 failed, 1 timeout``: the shown cases by status, in STATUSES order; then the
+    hidden ones as the one bit a student gets of each (``; hidden: 5 passed, 2 not passed``): how a
+    hidden case failed is the staff's (report.json, staff.html), not this line's, which reaches
+    wherever the grader's stdout goes (SECURITY.md, "What is NOT defended", 2)."""
+    counts: dict[str, int] = {}
+    hidden = {"passed": 0, "not passed": 0}
+    for case in graded.report.cases:
+        if case.redacted:
+            hidden["passed" if case.status == "passed" else "not passed"] += 1
+        else:
+            counts[case.status] = counts.get(case.status, 0) + 1
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: STATUSES.index(kv[0])))
+    if any(hidden.values()):
+        parts += ("; " if parts else "") + "hidden: " + ", ".join(f"{n} {bit}" for bit, n in hidden.items() if n)
+    return parts
+
+
 def one_line(graded: GradedSubmission) -> str:
     r = graded.report
-    counts: dict[str, int] = {}
-    for case in r.cases:
-        counts[case.status] = counts.get(case.status, 0) + 1
-    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: STATUSES.index(kv[0])))
+    parts = _counts(graded)
     problem = f"  [{safe_one_line(r.problem)}]" if r.problem else ""  # never a line of its own
     name = f"{graded.name} (bundled solution)" if graded.is_reference else graded.name
     first = next((c for c in r.cases if c.status != "passed" and not c.redacted and first_location(c.message)), None)

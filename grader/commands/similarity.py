@@ -272,13 +272,20 @@ class BackgroundComparison:
     about 0.1 s of CPU per submission, plus copydetect's import (matplotlib). Started first and
     niced, it takes the CPU time the grading leaves idle. A fresh interpreter ("spawn"), never a
     fork of the grader: it holds no spec, no case and no worker's descriptor, and it runs no
-    submission code (it only reads the files, as the grader's copy step does)."""
+    submission code (it only reads the files, as the grader's copy step does), and imports
+    nothing from the current folder (:mod:`grader.trusted_path`)."""
 
     def __init__(
         self, sources: dict[str, Path], template: Path | None, threshold: float, cache_dir: Path | None = None
     ) -> None:
         import multiprocessing
 
+        from grader.trusted_path import StartedInSafeFolder
+
+        # its paths are whole: on Python 3.10 it starts in another folder (trusted_path)
+        sources = {name: Path(os.path.abspath(path)) for name, path in sources.items()}
+        template = Path(os.path.abspath(template)) if template is not None else None
+        cache_dir = Path(os.path.abspath(cache_dir)) if cache_dir is not None else None
         context = multiprocessing.get_context("spawn")
         self._receive, send = context.Pipe(duplex=False)
         self._process = context.Process(
@@ -287,7 +294,8 @@ class BackgroundComparison:
             name="graphgrade-similarity",
             daemon=True,
         )
-        self._process.start()
+        with StartedInSafeFolder():  # its interpreter imports nothing from the current folder
+            self._process.start()
         send.close()  # only the child writes: its end closing is how a crash shows (EOFError)
 
     def result(self) -> Comparison:

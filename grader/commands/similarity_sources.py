@@ -24,6 +24,7 @@ import tokenize
 from pathlib import Path
 
 from grader.run.copying import MODULE_FILE, SubmissionProblem, module_file, walk_submission
+from grader.safetext import visible
 
 MAX_SOURCE_CHARS = 512 * 1024  # per submission; the rest is not compared
 DATA_MIN_CHARS = 16 * 1024  # a smaller file is always compared
@@ -136,9 +137,9 @@ def submission_source(path: Path) -> str:
     for rel in reading_order(texts):
         text = texts[rel]
         if is_mostly_data(text):
-            part = f"# file: {rel} (not compared: mostly data, {len(text):,} characters or more)\n"
+            part = f"# file: {visible(rel, keep='')} (not compared: mostly data, {len(text):,} characters or more)\n"
         else:
-            part = f"# file: {rel}\n{text}\n"
+            part = f"# file: {visible(rel, keep='')}\n{text}\n"  # no name splits its header line
         parts.append(part)
         total += len(part)
         if total >= MAX_SOURCE_CHARS:

@@ -1,9 +1,11 @@
 """Which spec folder a command reads, and the one line that says so.
 
-Without ``--specs``, a command run inside a graphgrade checkout (a folder holding ``specs/``
-beside a ``pyproject.toml`` that names graphgrade: the current folder or the nearest such
-folder above it) reads that checkout's ``specs/``, so an instructor's new case counts at once,
-with no reinstall. Elsewhere it reads ``$GRAPHGRADE_SPECS`` when set (the private image of
+Without ``--specs``, a command run inside graphgrade's own checkout reads that checkout's
+``specs/``, so an instructor's new case counts at once, with no reinstall. A checkout is the
+folder the running ``grader`` package came from (an editable install's source tree), when it
+holds ``specs/`` beside a ``pyproject.toml`` naming graphgrade, and the current folder is it or
+lies under it; never a folder that merely looks like one (a submission can hold ``specs/`` and
+such a ``pyproject.toml``), and never one that is, or lies under, a folder being graded. Elsewhere it reads ``$GRAPHGRADE_SPECS`` when set (the private image of
 deploy/Dockerfile bakes the specs there), else the suite installed with graphgrade; in a
 student kit, always the kit's public specs. ``--specs`` always wins. Every command that reads specs prints
 :func:`specs_line` on standard error: the folder, where it came from, and its counts.
@@ -15,6 +17,7 @@ import importlib.util
 import os
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,22 +54,35 @@ def is_checkout(folder: Path) -> bool:
     return (folder / "specs").is_dir() and _NAMES_GRAPHGRADE.search(text) is not None
 
 
-def find_checkout(start: Path | None = None) -> Path | None:
-    """The checkout holding ``start`` (default: the current folder), nearest first, or None."""
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def find_checkout(start: Path | None = None, graded: Sequence[Path] = ()) -> Path | None:
+    """graphgrade's own source tree (:func:`grader.trusted_path.own_source_root`) when it is a
+    checkout and ``start`` (default: the current folder) is it or lies under it, and it is not,
+    and does not lie under, any of ``graded``; else None."""
+    from grader.trusted_path import own_source_root
+
     try:
         here = (start or Path.cwd()).resolve()
+        graded_dirs = [Path(g).resolve() for g in graded]
     except OSError:  # the current folder was removed
         return None
-    return next((folder for folder in (here, *here.parents) if is_checkout(folder)), None)
+    own = own_source_root()
+    if not is_checkout(own) or not _within(here, own) or any(_within(own, g) for g in graded_dirs):
+        return None
+    return own
 
 
-def default_specs() -> SpecSource:
-    """The specs a command reads without ``--specs`` (see the module's docstring)."""
+def default_specs(graded: Sequence[Path] = ()) -> SpecSource:
+    """The specs a command reads without ``--specs`` (see the module's docstring); ``graded``:
+    the folders the command grades (none of them, nor a folder above one, is a checkout)."""
     from grader.commands.kit_marker import kit_info
 
     if kit_info() is not None:
         return SpecSource(bundled_specs_dir(), KIT)
-    checkout = find_checkout()
+    checkout = find_checkout(graded=graded)
     if checkout is not None:
         return SpecSource(checkout / "specs", CHECKOUT)
     if os.environ.get(SPECS_ENV):
@@ -82,8 +98,8 @@ def default_specs() -> SpecSource:
     return SpecSource(bundled, BUNDLED)
 
 
-def choose(given: Path | None) -> SpecSource:
-    return SpecSource(given, GIVEN) if given is not None else default_specs()
+def choose(given: Path | None, graded: Sequence[Path] = ()) -> SpecSource:
+    return SpecSource(given, GIVEN) if given is not None else default_specs(graded)
 
 
 def specs_line(source: SpecSource, loaded) -> str:

@@ -104,6 +104,15 @@ MAX_OBSERVED_BYTES = 64 << 20
 # case): past this its remaining cases are not run, so no padding or trickling can cost the
 # grader more than reading this much.
 MAX_RESULT_BYTES = 64 << 20
+# Once a hidden case's steps have reached a worker, the one text of every way the rest of the
+# submission can be stopped (its process ended so that the import fails again, the time gone
+# before a fresh copy is made, too many results):
+# which way it was is a choice of the hidden case's, so the student learns nothing of it
+# (SECURITY.md, "What is NOT defended", 2). Staff see the case that stopped it.
+STOPPED_AFTER_HIDDEN = (
+    "the remaining cases could not run: an earlier case stopped the submission (it ended its process, used "
+    f"up the time, or sent the grader more than {MAX_RESULT_BYTES >> 20} MiB of results)"
+)
 LOOK_AHEAD = 3  # case messages that may wait in a worker's pipe behind the case it runs (run_submission)
 
 SIGNAL_HINTS = {
@@ -256,8 +265,12 @@ class _SubmissionInProgress:
             self.worker = None
         if self.result_budget < 0:
             self.problem = (
-                f"the submission sent the grader more than {MAX_RESULT_BYTES >> 20} MiB of results "
-                "(padded or oversized frames), so its remaining cases were not run"
+                STOPPED_AFTER_HIDDEN
+                if self.secret_sent
+                else (
+                    f"the submission sent the grader more than {MAX_RESULT_BYTES >> 20} MiB of results "
+                    "(padded or oversized frames), so its remaining cases were not run"
+                )
             )
             self.stop_worker()
         if run.observation is not None:
@@ -280,7 +293,7 @@ class _SubmissionInProgress:
             try:
                 self.scratch, self.code = self.scratch_area.fresh_copy(self.slot, self.submission, self.budget_end)
             except SubmissionProblem as exc:
-                self.problem = str(exc)
+                self.problem = STOPPED_AFTER_HIDDEN if self.secret_sent else str(exc)
                 return CaseRun.not_run(case.uid, "error", self.problem)
         self.worker = worker = Worker(self.zygote, self.scratch, self.code, self.log, self.uid, self.settings)
         worker.reader.budget = self.result_budget
@@ -300,7 +313,7 @@ class _SubmissionInProgress:
         if timed_out and import_deadline >= self.budget_end:
             return _budget_used_up(case.uid, self.settings)
         if self.secret_sent:
-            self.problem = "cudagraph.py could not be imported again after an earlier case ended its process, so the remaining cases could not run"
+            self.problem = STOPPED_AFTER_HIDDEN
         elif isinstance(ctl, codec.ImportFailed):
             self.problem = _import_problem(ctl)
         elif timed_out:

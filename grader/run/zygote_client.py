@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import grader
+from grader.trusted_path import SAFE_CWD, child_environment
 
 
 class Zygote:
@@ -23,12 +24,13 @@ class Zygote:
         env = dict(os.environ)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env = child_environment(env)  # and started in SAFE_CWD: nothing on its path is the caller's folder
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "grader.run.worker.zygote", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             env=env,
-            cwd="/",
+            cwd=SAFE_CWD,
         )
         theirs.close()
         self._sock = ours

@@ -69,8 +69,86 @@ def _zip_forgery(folder: Path) -> None:
         archive.writestr("_forged.py", FORGED_IN_ZIP)
 
 
+SHADOW_MARKERS = "shadow-markers"  # beside the submissions' folder: where a shadow that ran says so
+# A module that must never be imported by the grader: if it is, it leaves a file naming itself,
+# the process and its command line in the markers folder, and says so on standard error.
+SHADOW_SOURCE = """import os as _os, sys as _sys
+_where = {markers!r}
+try:
+    _os.makedirs(_where, exist_ok=True)
+    with open(_os.path.join(_where, "%s-%d" % (__name__, _os.getpid())), "w") as _f:
+        _f.write(" ".join(_sys.argv))
+except OSError:
+    pass
+print("SHADOW-IMPORTED %s by %d" % (__name__, _os.getpid()), file=_sys.stderr, flush=True)
+"""
+
+
+def markers_of(folder: Path) -> Path:
+    """The markers folder of the shadows planted in ``folder`` (a submission, or a working folder
+    beside the submissions)."""
+    return folder.resolve().parent.parent / SHADOW_MARKERS
+
+
+def plant_shadow(folder: Path, name: str, markers: Path, package: bool = False) -> None:
+    """``name.py`` (or ``name/__init__.py``) in ``folder``, which reports to ``markers`` if it is
+    ever imported."""
+    path = folder / name / "__init__.py" if package else folder / f"{name}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(SHADOW_SOURCE.format(markers=str(markers)))
+
+
+def _shadow_multiprocessing(folder: Path) -> None:
+    """h55: a package ``multiprocessing`` beside cudagraph.py."""
+    plant_shadow(folder, "multiprocessing", markers_of(folder), package=True)
+
+
+def _shadow_reference(folder: Path) -> None:
+    """h56: ``reference.py``, ``specs.py`` and a package ``grader`` beside cudagraph.py."""
+    for name in ("reference", "specs"):
+        plant_shadow(folder, name, markers_of(folder))
+    plant_shadow(folder, "grader", markers_of(folder), package=True)
+
+
+EASY_SPEC = """format: 1
+specs:
+  - id: easy
+    title: An easy case (the student's own)
+    tag: launch-counter
+    points: 100
+    visibility: visible
+    explanation: The student's own spec.
+    hint: Nothing to do.
+    cases:
+      - id: reset-sets-zero
+        description: reset() brings the count to 0.
+        steps:
+          - method: reset
+            of: LaunchCounter
+          - read: n
+            of: LaunchCounter
+            as: n
+        checks:
+          - value: {step: n, equals: 0}
+"""
+
+
+def _checkout_specs(folder: Path) -> None:
+    """h57: ``specs/`` (one easy case) beside a ``pyproject.toml`` naming graphgrade."""
+    (folder / "specs").mkdir(exist_ok=True)
+    (folder / "specs" / "easy.yaml").write_text(EASY_SPEC)
+    (folder / "pyproject.toml").write_text('[project]\nname = "graphgrade"\nversion = "0"\n')
+
+
 # Submissions whose attack is the folder itself, not only the module.
-LAYOUTS = {"h46_many_dirs": _many_dirs, "h47_deep_dirs": _deep_dirs, "h54_zip_forgery": _zip_forgery}
+LAYOUTS = {
+    "h46_many_dirs": _many_dirs,
+    "h47_deep_dirs": _deep_dirs,
+    "h54_zip_forgery": _zip_forgery,
+    "h55_shadow_multiprocessing": _shadow_multiprocessing,
+    "h56_shadow_reference": _shadow_reference,
+    "h57_checkout_specs": _checkout_specs,
+}
 
 
 def hostile_names() -> list[str]:

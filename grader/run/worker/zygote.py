@@ -36,6 +36,7 @@ SCRUBBED_MARK = "GRAPHGRADE_ZYGOTE_CLEAN"
 def _clean_environment() -> dict[str, str]:
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
     env.update({SCRUBBED_MARK: "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", **SINGLE_THREADED})
+    env["PYTHONSAFEPATH"] = "1"  # no folder of the caller's on its path (grader.trusted_path)
     return env
 
 
