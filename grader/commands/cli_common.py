@@ -14,6 +14,23 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+LAB_HELP = "the lab to grade: its folder (holding lab.yaml); default: $GRAPHGRADE_LAB, else the installed default lab"
+
+
+def use_lab(given: str | None) -> bool:
+    """Activate the lab a command names (``--lab``, else ``$GRAPHGRADE_LAB``, else the default);
+    a bad lab is one line (exit 2). Returns whether a lab was named (its specs are then the default)."""
+    import os
+
+    from grader.errors import UsageError
+    from grader.lab import LabError, use
+    from grader.lab.loading import LAB_ENV
+
+    try:
+        use(given)
+    except LabError as exc:
+        raise UsageError(str(exc)) from None
+    return bool(given) or bool(os.environ.get(LAB_ENV))
 
 
 def default_specs_dir() -> Path:

@@ -23,7 +23,7 @@ import io
 import tokenize
 from pathlib import Path
 
-from grader.run.copying import MODULE_FILE, SubmissionProblem, module_file, walk_submission
+from grader.run.copying import SubmissionProblem, module_file, walk_submission
 from grader.safetext import visible
 
 MAX_SOURCE_CHARS = 512 * 1024  # per submission; the rest is not compared
@@ -122,7 +122,7 @@ def submission_source(path: Path) -> str:
     if path.is_file():
         text = _read(path)
         if text is not None:
-            texts[MODULE_FILE if path.name == MODULE_FILE else path.name] = text
+            texts[path.name] = text  # the module file by its own name, as any other
     elif path.is_dir():
         try:  # bounded and iterative, as the grader's copy is; no links, nothing hidden
             regular = walk_submission(path)[1]

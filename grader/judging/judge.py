@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.judging.results import STEP_RUNS, CheckLine, LaunchPoint, StepLine
+from grader.lab import active as active_lab
 from grader.ops import apply_chain, build_array
 from grader.protocol import CaseObservation, StepObservation
 from grader.spec.case_draft import OracleCall
 from grader.spec.describing import MAX_MESSAGE, cut, describe, outcome
 from grader.spec.locating import first_location, raised_at, raised_where
-from grader.lab import active as active_lab
 from grader.spec_model import ArrayValue, Case, RefValue, Step, contract_names
 
 __all__ = ["CaseVerdict", "Oracle", "describe", "judge_case", "root_causes"]

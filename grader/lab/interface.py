@@ -81,6 +81,7 @@ class LabPaths:
     specs: Path
     reference: Path
     mutants: Path | None
+    mutants_import_root: Path | None  # the trusted folder a mutant imports its helpers from
     template: Path | None
     template_files: tuple[Path, ...]
     contract: Path | None
@@ -105,6 +106,7 @@ class Lab:
     provided: tuple[ProvidedObject, ...]
     step_modes: tuple[str, ...]
     launch_counter: str | None  # the entry point whose class-level ``n`` counts launches
+    backends: str | None  # pack.MODULE:load_backend, when the reference runs on several backends
     paths: LabPaths
     points: tuple[tuple[str, float], ...] = ()  # declared totals: (total|core|stricter|stretch, points)
 

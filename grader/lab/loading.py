@@ -53,11 +53,13 @@ _KEYS = (
     "checks",
     "step_modes",
     "launch_counter",
+    "backends",
     "behaviours",
     "points",
     "specs",
     "reference",
     "mutants",
+    "mutants_import_root",
     "template",
     "template_files",
     "contract",
@@ -174,11 +176,15 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
     if top["format"] != LAB_FORMAT or isinstance(top["format"], bool):
         raise r.fail("format", f"expected {LAB_FORMAT}, got {top['format']!r}")
     student = r.mapping(top["student"], "student", ("module", "handout_path", "entry_points"), ("module",))
-    entry_points = tuple(_entry_point(r, e, f"student.entry_points[{i}]") for i, e in enumerate(student.get("entry_points", [])))
+    entry_points = tuple(
+        _entry_point(r, e, f"student.entry_points[{i}]") for i, e in enumerate(student.get("entry_points", []))
+    )
     if len({e.name for e in entry_points}) != len(entry_points):
         raise r.fail("student.entry_points", "an entry point is listed twice")
     provided = tuple(_provided(r, p, f"provided[{i}]") for i, p in enumerate(top.get("provided", []) or []))
-    behaviours = tuple(_behaviour(r, b, f"behaviours[{i}]") for i, b in enumerate(r_list(r, top["behaviours"], "behaviours")))
+    behaviours = tuple(
+        _behaviour(r, b, f"behaviours[{i}]") for i, b in enumerate(r_list(r, top["behaviours"], "behaviours"))
+    )
     if not behaviours or len({b.id for b in behaviours}) != len(behaviours):
         raise r.fail("behaviours", "expected one or more behaviours, each id once")
     checks = r.mapping(top.get("checks", {}) or {}, "checks", ("shared", "own"))
@@ -208,6 +214,7 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         provided=provided,
         step_modes=r.names(top.get("step_modes", []) or [], "step_modes"),
         launch_counter=launch_counter,
+        backends=r.ref(top["backends"], "backends") if "backends" in top else None,
         paths=_paths(r, top, root),
         points=tuple((k, r.number(v, f"points.{k}")) for k, v in points.items()),
     )
@@ -229,11 +236,15 @@ def _entry_point(r: _Reader, value: Any, key: str) -> EntryPoint:
     buildable = f.get("buildable", False)
     if not isinstance(buildable, bool) or (buildable and f["kind"] != "class"):
         raise r.fail(f"{key}.buildable", "expected true or false (only a class is buildable)")
-    return EntryPoint(r.name(f["name"], f"{key}.name"), f["kind"], buildable, r.names(f.get("members", []), f"{key}.members"))
+    return EntryPoint(
+        r.name(f["name"], f"{key}.name"), f["kind"], buildable, r.names(f.get("members", []), f"{key}.members")
+    )
 
 
 def _provided(r: _Reader, value: Any, key: str) -> ProvidedObject:
-    f = r.mapping(value, key, ("name", "factory", "setup", "log", "kwargs", "errors"), ("name", "factory", "setup", "log"))
+    f = r.mapping(
+        value, key, ("name", "factory", "setup", "log", "kwargs", "errors"), ("name", "factory", "setup", "log")
+    )
     return ProvidedObject(
         r.name(f["name"], f"{key}.name"),
         r.ref(f["factory"], f"{key}.factory"),
@@ -274,6 +285,7 @@ def _paths(r: _Reader, top: dict, root: Path) -> LabPaths:
         specs=r.path(root, top["specs"], "specs", True),
         reference=r.path(root, top["reference"], "reference", False),
         mutants=optional("mutants", True),
+        mutants_import_root=optional("mutants_import_root", True),
         template=optional("template", False),
         template_files=tuple(r.path(root, f, f"template_files[{i}]", False) for i, f in enumerate(files)),
         contract=optional("contract", None),
@@ -309,6 +321,14 @@ def _pack_module(lab: Lab, dotted: str) -> ModuleType:
         sys.modules[name] = module  # dataclasses look their module up while a class is built
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def preload_pack(lab: Lab) -> None:
+    """Import every part of the pack the worker uses (its provided objects), so that a worker
+    confined before it imports the submission needs no read access to the lab's folder."""
+    for provided in lab.provided:
+        for ref in (provided.factory, provided.setup, provided.log):
+            pack_attribute(lab, ref)
 
 
 def pack_attribute(lab: Lab, ref: str) -> Any:

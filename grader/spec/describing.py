@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.lab import active as active_lab
 from grader.ops import dtype_name
 from grader.protocol import EnumValue, OpaqueValue, StepObservation
 from grader.spec.case_draft import padded_shape
-from grader.lab import active as active_lab
 from grader.spec_model import ArrayValue, Case, MaskValue, PlainValue, Step, contract_names
 
 TOLERANCE = {"float32": (1e-5, 1e-6), "float64": (1e-9, 1e-12)}

@@ -21,8 +21,8 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, Node
 
-from grader.spec.case_draft import CaseDraft, OracleCall
 from grader.lab import active as active_lab
+from grader.spec.case_draft import CaseDraft, OracleCall
 from grader.spec.checks import check_class, lab_check_kinds
 from grader.spec.spec_reading import NodeReader, SpecError, node_line, refuse_tags
 from grader.spec.steps import parse_step

@@ -9,11 +9,11 @@ is known, that ids are unique).
 
 from __future__ import annotations
 
+from grader.lab import active as active_lab
 from grader.ops import FLOAT_DTYPES, OP_KINDS
 from grader.spec.checks import check_class, lab_check_kinds
 from grader.spec.schema_parts import schema_ident, schema_object
 from grader.spec.steps import steps_schema
-from grader.lab import active as active_lab
 from grader.spec_model import OWN_CAUSES, READINGS, SPEC_FORMAT, VISIBILITIES
 
 SCHEMA_ID = "https://graphgrade.invalid/spec-format-1.schema.json"

@@ -88,7 +88,9 @@ class Build(StepKind):
 
     @classmethod
     def schema(cls, common):
-        return schema_object({"build": {"enum": list(active_lab().buildable)}, **common}, ("build", "as"), cls.description)
+        return schema_object(
+            {"build": {"enum": list(active_lab().buildable)}, **common}, ("build", "as"), cls.description
+        )
 
 
 class Call(StepKind):

@@ -13,6 +13,7 @@ from grader.spec_model import point_group
 from .formats import percent
 from .labels import GROUP_TITLES, tag_label
 
+
 def stretch_tags() -> tuple[str, ...]:
     lab = active_lab()
     return tuple(t for t in lab.tags if t not in lab.core_tags)

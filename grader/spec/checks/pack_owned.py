@@ -52,7 +52,9 @@ class PackCheck(Check):
         of = reader.ident(fields["of"][1], f"{at}.of")
         bound = draft.bound.get(of)
         if bound is None or bound.kind != "provided" or bound.cls != cls.own.observes:
-            raise reader.fail(fields["of"][1], f"{at}.of", f"expected the name of a built {cls.own.observes}, got {of!r}")
+            raise reader.fail(
+                fields["of"][1], f"{at}.of", f"expected the name of a built {cls.own.observes}, got {of!r}"
+            )
         during = draft.step(fields["during"][1], f"{at}.during")
         given = {k: _plain(reader, fields[k][1], f"{at}.{k}") for k in keys if k in fields}
         try:
@@ -71,12 +73,21 @@ class PackCheck(Check):
         ran = obs.outcome in ("returned", "raised")
         calls = obs.calls_of(self.of) if ran else None
         observed = None if calls is None and not ran else [list(c.items) for c in calls or ()]
-        verdict = pack_attribute(self.lab, self.own.judge)(step.name or f"step {step.index + 1}", self.accepted, observed)
+        verdict = pack_attribute(self.lab, self.own.judge)(
+            step.name or f"step {step.index + 1}", self.accepted, observed
+        )
         actual = verdict.actual if ran else outcome(obs)
         at = ""
         if not verdict.passed and calls:
             at = call_at(obs, calls[-1].site, f"the last call on {self.of} during this step:")
-        j.record(step, verdict.claim, verdict.expected, actual, None if verdict.passed else f"{verdict.claim}; was {actual}.", at)
+        j.record(
+            step,
+            verdict.claim,
+            verdict.expected,
+            actual,
+            None if verdict.passed else f"{verdict.claim}; was {actual}.",
+            at,
+        )
 
 
 def _plain(reader, node: Node, where: str) -> Any:

@@ -16,7 +16,6 @@ from grader.spec.schema_parts import AFTER, COUNT, STEP_NAME, schema_object
 from grader.spec.spec_reading import read_plain
 
 
-
 @dataclass(frozen=True)
 class _StateRead(ValueCheck):
     """Shared parsing: ``of`` (a built object), ``equals``, optional ``after`` (a step name)."""
@@ -95,4 +94,6 @@ class StepModeCheck(_StateRead):
 
     @classmethod
     def schema(cls):
-        return schema_object({"of": STEP_NAME, "equals": {"enum": list(active_lab().step_modes)}, "after": AFTER}, ("of", "equals"))
+        return schema_object(
+            {"of": STEP_NAME, "equals": {"enum": list(active_lab().step_modes)}, "after": AFTER}, ("of", "equals")
+        )
