@@ -21,7 +21,9 @@ from support.shipped import shipped_suite
 
 from grader.judging.judge import judge_case
 from grader.observe.interpreter import observe_in_process
-from grader.spec_model import CORE_TAGS
+from grader.lab import active as active_lab
+
+CORE_TAGS = active_lab().core_tags
 from reference.mutants._base import fresh_reference
 
 ROOT = Path(__file__).resolve().parents[1]

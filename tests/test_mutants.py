@@ -23,7 +23,11 @@ from pathlib import Path
 import pytest
 
 import reference
-from grader.commands.audit import BASELINES_DIR, MUTANTS_DIR, Subject
+from grader.commands.audit import Subject
+from grader.lab import active as active_lab
+
+MUTANTS_DIR = active_lab().paths.mutants
+BASELINES_DIR = MUTANTS_DIR / "baselines"
 from reference.mutants._base import REFERENCE_SOURCE, MutantEditError, apply_edits
 from reports.audit_text import format_text
 

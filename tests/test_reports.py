@@ -166,7 +166,7 @@ def test_failed_case_shows_steps_checks_hint_launches_and_output():
         assert word in text
     # the behaviour summary covers core and stretch tags in the fixed order
     names = [text_of(el) for el in by_class(doc, "name")]
-    assert names == [_view.tag_label(t) for t in _view.TAGS if t in {s.tag for s in report.specs}]
+    assert names == [_view.tag_label(t) for t in active_lab().tags if t in {s.tag for s in report.specs}]
 
 
 def test_crash_output_is_escaped_not_executed():

@@ -18,7 +18,10 @@ from grader.spec.checks import CHECK_KINDS
 from grader.spec.loader import load_spec_text, spec_files
 from grader.spec.schema import build_schema
 from grader.spec.steps import STEP_ACTIONS
-from grader.spec_model import TAGS, VISIBILITIES
+from grader.lab import active as active_lab
+from grader.spec_model import VISIBILITIES
+
+TAGS = active_lab().tags
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"

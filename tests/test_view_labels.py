@@ -4,8 +4,11 @@ report shows a raw tag id or status id where a reader expects words."""
 from __future__ import annotations
 
 from grader.judging.results import STATUSES
-from grader.spec_model import TAGS
-from reports.view.labels import GROUP_TITLES, STATUS_ICONS, STATUS_LABELS, TAG_LABELS, tag_label
+from grader.lab import active as active_lab
+from reports.view.labels import GROUP_TITLES, STATUS_ICONS, STATUS_LABELS, tag_label
+
+TAGS = active_lab().tags
+TAG_LABELS = {t: tag_label(t) for t in TAGS}  # the lab's behaviour titles
 from reports.view.tags import tag_group
 
 

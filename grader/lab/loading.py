@@ -72,11 +72,19 @@ class LabError(Exception):
     """A lab cannot be found or its ``lab.yaml`` is wrong: one line, naming the file and the key."""
 
 
-def default_lab_root() -> Path:
-    """The lab graded when none is named: the CUDA-graph lab installed beside the engine."""
-    import grader
+LABS = Path(__file__).resolve().parents[2] / "labs"  # the labs installed beside the engine
+DEFAULT_FILE = "DEFAULT"  # in LABS: the folder name of the lab graded when none is named
 
-    return Path(grader.__file__).resolve().parents[1] / "labs" / "cudagraph"
+
+def default_lab_root() -> Path:
+    """The lab graded when none is named: the one ``labs/DEFAULT`` names, installed beside the engine."""
+    try:
+        name = (LABS / DEFAULT_FILE).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise LabError(f"{LABS / DEFAULT_FILE}: cannot be read ({exc.strerror}): give --lab PATH") from None
+    if not name or "/" in name or name.startswith("."):
+        raise LabError(f"{LABS / DEFAULT_FILE}: expected the name of a folder of {LABS}, got {name!r}")
+    return LABS / name
 
 
 def lab_root(given: str | os.PathLike | None = None) -> Path:

@@ -107,7 +107,7 @@ def build_schema() -> dict:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": "graphgrade spec file",
-        "description": f"Behaviour specs for the lab {lab.title!r}. See specs/README.md.",
+        "description": f"Behaviour specs of the lab {lab.id!r} ({lab.title}). See specs/README.md.",
         **schema_object(
             {
                 "format": {"const": SPEC_FORMAT},
