@@ -20,8 +20,8 @@ import pytest
 from support.shipped import shipped_suite
 
 from grader.judging.judge import judge_case
-from grader.observe.interpreter import observe_in_process
 from grader.lab import active as active_lab
+from grader.observe.interpreter import observe_in_process
 
 CORE_TAGS = active_lab().core_tags
 from reference.mutants._base import fresh_reference

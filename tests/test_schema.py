@@ -13,12 +13,12 @@ import jsonschema
 import pytest
 import yaml
 
+from grader.lab import active as active_lab
 from grader.ops import OP_KINDS
 from grader.spec.checks import CHECK_KINDS
 from grader.spec.loader import load_spec_text, spec_files
 from grader.spec.schema import build_schema
 from grader.spec.steps import STEP_ACTIONS
-from grader.lab import active as active_lab
 from grader.spec_model import VISIBILITIES
 
 TAGS = active_lab().tags

@@ -15,8 +15,8 @@ from support.shipped import shipped_suite
 
 import reference.cudagraph as ref
 from grader.judging.judge import judge_case
-from grader.observe.interpreter import observe_in_process
 from grader.lab import active as active_lab
+from grader.observe.interpreter import observe_in_process
 
 TAGS = active_lab().tags
 
