@@ -31,12 +31,12 @@ from grader.commands.audit import (
 )
 from grader.judging.results import CaseResult, Report
 from grader.lab import active as active_lab
+from reports.audit_html import render_audit
+from reports.audit_text import format_text
 
 TAGS = active_lab().tags  # the default lab's behaviours
 MUTANTS_DIR = active_lab().paths.mutants
 BASELINES_DIR = MUTANTS_DIR / "baselines"
-from reports.audit_html import render_audit
-from reports.audit_text import format_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"

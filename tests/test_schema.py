@@ -23,6 +23,7 @@ from grader.spec_model import VISIBILITIES
 
 TAGS = active_lab().tags
 
+
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
 SCHEMA_FILE = SPECS / "schema.json"

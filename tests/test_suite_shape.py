@@ -20,6 +20,7 @@ from grader.observe.interpreter import observe_in_process
 
 TAGS = active_lab().tags
 
+
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
