@@ -39,15 +39,14 @@ def _split_with_relative_import(source: str) -> dict[str, str]:
     return {"mini_vllm/cudagraph.py": rest, "mini_vllm/counter.py": counter}
 
 
+def _run(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+
+
 def _grade(tmp_path: Path, *subs: Path, isolation: str = "module") -> dict[str, dict]:
     out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", *map(str, subs), "--out", str(out), "--no-cache"]
-        + ["--isolation", isolation],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    done = _run(
+        ["-m", "grader", "grade", *map(str, subs), "--out", str(out), "--no-cache", "--isolation", isolation], tmp_path
     )
     assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
     return {sub.name: json.loads((out / sub.name / "report.json").read_text(encoding="utf-8")) for sub in subs}
@@ -122,13 +121,7 @@ def test_two_candidates_deeper_fail_the_submission_with_both_named(tmp_path):
 @pytest.mark.slow
 def test_graphgrade_grade_with_no_path_grades_a_handout_layout_folder(tmp_path):
     _write(tmp_path, {"mini_vllm/cudagraph.py": REFERENCE, "mini_vllm/__init__.py": ""})
-    done = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", "--out", "out", "--no-cache"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _run(["-m", "grader", "grade", "--out", "out", "--no-cache"], tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "grading this folder (./mini_vllm/cudagraph.py)" in done.stderr
     assert "bundled reference" not in done.stderr
@@ -141,14 +134,7 @@ def test_graphgrade_grade_with_no_path_grades_a_handout_layout_folder(tmp_path):
 def test_the_kits_pytest_runs_in_the_handout_layout(tmp_path):
     sub = _write(tmp_path / "repo", {"mini_vllm/__init__.py": "", "mini_vllm/cudagraph.py": BUGGY})
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *_plugin_args(), "-k", "static"],
-        cwd=sub,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    done = _run(["-m", "pytest", "-q", "-p", "no:randomly", *_plugin_args(), "-k", "static"], sub, env)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert "FAILED mini_vllm/cudagraph.py::static-buffer-basics::first-op-sees-static-buffer" in done.stdout
     assert "called at mini_vllm/cudagraph.py:" in done.stdout

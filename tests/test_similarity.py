@@ -114,7 +114,7 @@ def test_grading_a_batch_writes_staff_only_similarity(tmp_path):
     assert [(p["a"], p["b"]) for p in data["pairs"]] == [("functional", "copycat")]
     assert set(data["pairs"][0]) >= {"a", "b", "score"} and data["pairs"][0]["score"] > 0.9
     page = (out / "similarity.html").read_text(encoding="utf-8")
-    assert 'id="pair-1"' in page and "<mark>" in page
+    assert 'id="pair-1"' in page and '<mark class="shared">' in page
     assert "<script" not in page and "<img" not in page and "&lt;/pre&gt;&lt;script&gt;" in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # self-contained
     summary = (out / "summary.html").read_text(encoding="utf-8")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.spec.checks.base import Check
+from grader.spec.checks.static_buffer import calls_of
 from grader.spec.describing import outcome
 from grader.spec.schema_parts import STEP_NAME, schema_object
 
@@ -41,13 +42,8 @@ class SameEntriesCheck(Check):
                 f"{at}.of",
                 f"expected the name of a GraphRunner (a PiecewiseGraphRunner has no graphs table), got {of!r}",
             )
-        members = [
-            draft.step(n, f"{at}.steps[{k}]", ("call",))
-            for k, n in enumerate(reader.sequence(fields["steps"][1], f"{at}.steps", 2))
-        ]
-        for k, member in enumerate(members):
-            if member.target != of:
-                raise reader.fail(fields["steps"][1], f"{at}.steps[{k}]", f"step {member.name!r} does not call {of!r}")
+        members = calls_of(draft, fields, at, of)
+        for member in members:
             member.observe_graphs = True
         return cls(of, tuple(m.key for m in members), line)
 

@@ -134,10 +134,7 @@ def graph_calls(draft, body, at) -> tuple[str, tuple[int, ...], tuple[int, ...]]
             f"{at}.of",
             f"expected the name of a GraphRunner built with a literal op list (a PiecewiseGraphRunner has no graphs table), got {of!r}",
         )
-    members = [
-        draft.step(n, f"{at}.steps[{j}]", ("call",))
-        for j, n in enumerate(reader.sequence(fields["steps"][1], f"{at}.steps", 2))
-    ]
+    members = calls_of(draft, fields, at, of)
     shapes = set()
     for j, member in enumerate(members):
         info = draft.bound.get(member.name)
@@ -157,6 +154,20 @@ def graph_calls(draft, body, at) -> tuple[str, tuple[int, ...], tuple[int, ...]]
     for member in members:
         member.observe_graphs = True
     return of, tuple(m.key for m in members), shapes.pop()
+
+
+def calls_of(draft, fields, at: str, of: str) -> list:
+    """The two or more steps a check's ``steps`` names, each a named call of runner ``of``."""
+    members = [
+        draft.step(n, f"{at}.steps[{j}]", ("call",))
+        for j, n in enumerate(draft.reader.sequence(fields["steps"][1], f"{at}.steps", 2))
+    ]
+    for j, member in enumerate(members):
+        if member.target != of:
+            raise draft.reader.fail(
+                fields["steps"][1], f"{at}.steps[{j}]", f"step {member.name!r} does not call {of!r}"
+            )
+    return members
 
 
 def graph_entry_after(j, index: int, buffer_shape, of: str):
