@@ -180,9 +180,10 @@ def load_lab(given: str | os.PathLike | None = None) -> Lab:
 
 def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
     """The :class:`Lab` a ``lab.yaml``'s data declares (paths relative to ``root``)."""
-    top = r.mapping(data, "", _KEYS, _REQUIRED)
-    if top["format"] != LAB_FORMAT or isinstance(top["format"], bool):
-        raise r.fail("format", f"expected {LAB_FORMAT}, got {top['format']!r}")
+    top = r.mapping(data, "", _KEYS)
+    if top.get("format") != LAB_FORMAT or isinstance(top.get("format"), bool):
+        raise r.fail("format", f"expected {LAB_FORMAT} (this engine's lab.yaml format), got {top.get('format')!r}")
+    r.mapping(top, "", _KEYS, _REQUIRED)
     student = r.mapping(top["student"], "student", ("module", "handout_path", "entry_points"), ("module",))
     entry_points = tuple(
         _entry_point(r, e, f"student.entry_points[{i}]") for i, e in enumerate(student.get("entry_points", []))
