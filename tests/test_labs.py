@@ -147,8 +147,8 @@ def test_both_labs_load_and_declare_what_their_specs_use():
             "behaviours[0].part: expected one of core, stretch",
         ),
         (
-            "format: 1\nid: x\ntitle: t\nstudent: {module: m}\nbehaviours: [{id: a, title: A, part: core}]\nspecs: nowhere\nreference: r\n",
-            "specs: nowhere is not a folder",
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m}\nbehaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\npack: nowhere\n",
+            "pack: nowhere is not a folder",
         ),
         ("a: [\n", "not valid YAML"),
     ],

@@ -31,8 +31,8 @@ import traceback
 from pathlib import Path
 
 from grader import codec, protocol
-from grader.lab import activate, load_lab
 from grader.lab import active as active_lab
+from grader.lab import use as use_lab
 from grader.lab.loading import preload_pack
 from grader.observe.interpreter import run_case
 from grader.run.copying import module_file, module_file_name, walk_submission
@@ -376,7 +376,7 @@ def serve(
         os.close(out_fd)
         try:
             if lab is not None:
-                preload_pack(activate(load_lab(lab)))
+                preload_pack(use_lab(lab))  # the zygote's lab, kept as it is, when it is this one
             applied = sandbox.enter(plan, keep_fds=(cmd_fd, res_fd))
         except BaseException as exc:  # noqa: BLE001 - the machine's problem: tell the grader, run nothing
             _write_all(
