@@ -108,6 +108,8 @@ class Lab:
     launch_counter: str | None  # the entry point whose class-level ``n`` counts launches
     backends: str | None  # pack.MODULE:load_backend, when the reference runs on several backends
     paths: LabPaths
+    report_title: str = ""  # the line above every page's heading (``report.title``; default: the lab's title)
+    all_pass_text: str = ""  # a report's sentence when every case passes (``report.all_pass``)
     points: tuple[tuple[str, float], ...] = ()  # declared totals: (total|core|stricter|stretch, points)
 
     # ------------------------------------------------------------ derived names (a Lab never changes)

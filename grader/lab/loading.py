@@ -57,6 +57,7 @@ _KEYS = (
     "backends",
     "behaviours",
     "points",
+    "report",
     "specs",
     "reference",
     "mutants",
@@ -209,6 +210,7 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         if launch_counter not in {e.name for e in entry_points}:
             raise r.fail("launch_counter", f"{launch_counter!r} is not an entry point")
     points = r.mapping(top.get("points", {}) or {}, "points", ("total", "core", "stricter", "stretch"))
+    report = r.mapping(top.get("report", {}) or {}, "report", ("title", "all_pass"))
     lab = Lab(
         id=r.name(top["id"], "id", _TAG),
         title=r.text(top["title"], "title"),
@@ -227,6 +229,8 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         backends=r.ref(top["backends"], "backends") if "backends" in top else None,
         paths=_paths(r, top, root),
         points=tuple((k, r.number(v, f"points.{k}")) for k, v in points.items()),
+        report_title=r.text(report["title"], "report.title") if "title" in report else r.text(top["title"], "title"),
+        all_pass_text=r.text(report["all_pass"], "report.all_pass") if "all_pass" in report else "",
     )
     if lab.step_modes and lab.step_mode_enum is None:
         raise r.fail("step_modes", "no enum entry point has these members")
