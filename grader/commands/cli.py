@@ -27,6 +27,7 @@ from grader.commands.cli_common import (
     LAB_HELP,
     load_specs,
     number_arg,
+    refuse_other_lab,
     specs_how,
     use_lab,
 )
@@ -543,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
         refuse_in_kit(args.command)  # a student kit has no reference: say so in one line
         refuse_without_reference(args.command)
         lab_given = use_lab(args.lab)
+        refuse_other_lab(args.command, deep=bool(getattr(args, "deep", False)))
         if hasattr(
             args, "specs"
         ):  # --specs, else the --lab's specs, else this checkout's specs/, else the installed suite
