@@ -32,11 +32,15 @@ from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefVa
 
 PROTOCOL_VERSION = 1
 # Observation frames: 2 added the submission's own frames (a step's ``sites`` and ``bumps``, an
-# error's ``frames``, a witness entry's site); 3 added each graph entry's ``entry_id``. Frames of
+# error's ``frames``, a witness entry's site); 3 added each graph entry's ``entry_id`` and a step's
+# ``origin`` (the submission's lines its value came from). Frames of
 # versions 1 and 2 are still read, without them (an entry's identity then reads as -1).
 OBSERVATION_VERSION = 3
 READABLE_OBSERVATIONS = (1, 2, 3)
-OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps", "calls"})
+OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps"})
+OBSERVATION_V3_STEP_FIELDS = frozenset({"origin", "calls"})
+ORIGIN_KINDS = ("returned", "returned-plain", "tested", "assigned")
+MAX_ORIGIN_FRAMES = 3
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).
 MAX_FRAME_TEXT = 200  # characters of a frame's file, function or source line
@@ -357,12 +361,15 @@ class StepRecord:
     # the calls this step made on each object the lab provides (its ``as`` name -> the calls its
     # log recorded during the step, each a list of text and integers, then its site index)
     calls: dict | None = None
+    # where the step's value came from in the submission (grader.observe.origins): frames
+    # [kind, file, line, function, source], kind one of ORIGIN_KINDS; sent only when there are some
+    origin: list | None = None
 
     def wire(self) -> dict:
         record = {name: getattr(self, name) for name in STEP_FIELDS}
         if record["ops"] is None:  # sent only when the step returned a list (an empty one too)
             del record["ops"]
-        for name in ("sites", "bumps", "calls"):  # sent only when there are some
+        for name in ("sites", "bumps", "origin", "calls"):  # sent only when there are some
             if not record[name]:
                 del record[name]
         return record

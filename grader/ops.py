@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -188,17 +189,29 @@ WitnessEntry = tuple[int, int, int, tuple[int, ...], str, int, int]
 class Witness:
     """Append-only log of op calls for one case: (list id, position, address, shape, dtype, zero
     rows, call site). ``locator`` (the worker's :class:`grader.observe.locations.Locator`, or
-    None) names the submission's line that made each call: its site index, -1 when not known."""
+    None) names the submission's line that made each call: its site index, -1 when not known.
+
+    The log is out of the submission's reach by any name: no op it is handed refers to it (an op's
+    place and log are looked up in :data:`_PRIVATE` by the op's identity, see :class:`GraderOp`),
+    so ``getattr(op, name)`` finds nothing of it, whatever ``name`` is; only code that reaches the
+    grader's own modules, frames or the collector could, and the integrity scan flags each of those."""
 
     def __init__(self, locator=None) -> None:
         self.calls: list[WitnessEntry] = []
         self.locator = locator
+        self._ops: list[int] = []  # ids of the ops registered with this log (see close)
 
     def mark(self) -> int:
         return len(self.calls)
 
     def since(self, mark: int) -> list[WitnessEntry]:
         return self.calls[mark:]
+
+    def close(self) -> None:
+        """Forget this case's ops (their calls stay in the log): a later call of one records nothing."""
+        for key in self._ops:
+            _PRIVATE.pop(key, None)
+        self._ops.clear()
 
 
 def trailing_zero_rows(x: object) -> int:
@@ -218,18 +231,22 @@ def trailing_zero_rows(x: object) -> int:
 
 
 def is_device_array(x: object) -> bool:
-    """A CuPy array (by its type's module: the CPU stand-in's arrays subclass numpy's)."""
-    return type(x).__module__.split(".")[0] == "cupy"
+    """A CuPy array (by its type's module: the CPU stand-in's arrays subclass numpy's). Never in a
+    worker (:func:`host_only`): there a type's module is a name any submission can choose."""
+    return not _HOST_ONLY and type(x).__module__.split(".")[0] == "cupy"
 
 
 def data_address(x: object) -> int:
-    """Address of an array's first element (views of one buffer share it); -1 if not an array."""
+    """Address of an array's first element (views of one buffer share it); -1 if not an array.
+
+    A numpy array's address is read through ``numpy.ndarray``'s own descriptor (taken when this
+    module was imported), never through an attribute a subclass or a look-alike may override."""
     try:
         if is_device_array(x):
             return int(x.data.ptr)
-        if isinstance(x, np.ndarray):
-            return int(x.__array_interface__["data"][0])
-        return int(np.asarray(x).__array_interface__["data"][0])
+        if not isinstance(x, _NDARRAY):
+            x = _ASARRAY(x)
+        return int(_INTERFACE(x)["data"][0])
     except Exception:  # noqa: BLE001 - an exotic object from a submission must not break observing
         return -1
 
@@ -251,27 +268,85 @@ def _built_once(value) -> np.ndarray:
     return built
 
 
-class GraderOp:
-    """A callable op handed to a submission; records each call in the witness."""
+# Taken when this module is imported (in a worker: by the zygote, before any submission code),
+# so that a submission's patches of numpy or builtins change none of them. ``numpy.ndarray`` is a
+# built-in type: its own descriptors cannot be replaced.
+_NDARRAY = np.ndarray
+_ASARRAY = np.asarray
+_INTERFACE = np.ndarray.__dict__["__array_interface__"].__get__
+_TYPE = type
+_HOST_ONLY = False
 
-    __slots__ = ("spec", "list_id", "position", "_witness", "elementwise", "capturable", "__name__")
+
+def host_only() -> None:
+    """In a worker: every array an op is handed is a host array. An op then computes on, and
+    records, the plain ``numpy.ndarray`` view of what it is handed (a subclass's Python-level
+    attributes, ``__array_interface__`` included, are never consulted), and no object is taken for
+    a device array by its type's module name."""
+    global _HOST_ONLY
+    _HOST_ONLY = True
+
+
+@dataclass(frozen=True)
+class _OpPlace:
+    """What the grader knows of an op it handed out: kept here, not on the op."""
+
+    op: GraderOp
+    witness: Witness
+    list_id: int
+    position: int
+    spec: OpSpec
+
+
+# id(op) -> its place: the only way from an op to its log. Entries hold the op, so an id is not
+# reused while its entry lives; Witness.close drops a case's entries.
+_PRIVATE: dict[int, _OpPlace] = {}
+# What an op call found changed in its own class (see GraderOp.__call__); guard.py takes it.
+_CHANGES_SEEN: list[str] = []
+
+
+class GraderOp:
+    """A callable op handed to a submission; records each call in its case's witness.
+
+    ``spec``, ``list_id``, ``position``, ``elementwise`` and ``capturable`` are the submission's to
+    read (and to overwrite: the grader reads none of them back). Each call checks its own class
+    first (:func:`class_change`), so a patch of ``GraderOp`` that is in place while the op runs is
+    seen even when it is put back before the case ends."""
+
+    __slots__ = ("spec", "list_id", "position", "elementwise", "capturable", "__name__")
 
     def __init__(self, spec: OpSpec, list_id: int, position: int, witness: Witness) -> None:
+        known = _PRIVATE.get(id(self))
+        if known is not None and known.op is self:  # GraderOp.__init__(op, ..., another_log)
+            raise TypeError("a grader op is made once: it cannot be given another place or log")
         self.spec = spec
         self.list_id = list_id
         self.position = position
-        self._witness = witness
         self.elementwise = spec.kind.elementwise
         self.capturable = spec.kind.capturable
         self.__name__ = spec.label
+        _PRIVATE[id(self)] = _OpPlace(self, witness, list_id, position, spec)
+        witness._ops.append(id(self))
 
     def __call__(self, x):
-        arr = x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x)
-        locator = self._witness.locator
-        self._witness.calls.append(
+        what = class_change()
+        if what is not None and what not in _CHANGES_SEEN:
+            _CHANGES_SEEN.append(what)
+        place = _PRIVATE.get(id(self))
+        if place is None or place.op is not self:  # an op of a closed case: computes, records nothing
+            return self.spec.apply(x)
+        if is_device_array(x):
+            arr = x
+        elif _TYPE(x) is _NDARRAY:
+            arr = x
+        else:  # a subclass or a look-alike: the op computes on, and records, the plain array
+            arr = _ASARRAY(x)
+        witness = place.witness
+        locator = witness.locator
+        witness.calls.append(
             (
-                self.list_id,
-                self.position,
+                place.list_id,
+                place.position,
                 data_address(arr),
                 tuple(arr.shape),
                 dtype_name(arr.dtype),
@@ -279,16 +354,66 @@ class GraderOp:
                 locator.site(sys._getframe(1)) if locator is not None else -1,
             )
         )
-        return self.spec.apply(arr)
+        return place.spec.apply(arr)
 
     def __repr__(self) -> str:
         return f"<op {self.spec.label}>"
 
 
+_CLASS_SAVED = tuple((cls, _TYPE(cls), tuple(cls.__dict__.items())) for cls in (GraderOp,))
+# The functions of the class, with what makes them run as written: a function's code can be
+# replaced in place (``type(op).__call__.__code__ = ...``) without changing the class's namespace.
+_FUNCTIONS_SAVED = tuple(
+    (f"{cls.__name__}.{name}", value, value.__code__, value.__defaults__, value.__kwdefaults__)
+    for cls, _, saved in _CLASS_SAVED
+    for name, value in saved
+    if _TYPE(value) is types.FunctionType
+)
+
+
+def class_change() -> str | None:
+    """What of ``GraderOp`` (its namespace, metaclass or its functions' code) differs from when
+    this module was imported, None if nothing. Cheap enough for every call: a few dozen identity
+    comparisons."""
+    for name, func, code, defaults, kwdefaults in _FUNCTIONS_SAVED:
+        if func.__code__ is not code or func.__defaults__ is not defaults or func.__kwdefaults__ is not kwdefaults:
+            return f"{name}'s code"
+    for cls, meta, saved in _CLASS_SAVED:
+        if _TYPE(cls) is not meta:
+            return f"{cls.__name__}'s metaclass"
+        now = cls.__dict__
+        if len(now) != len(saved):
+            extra = sorted(now.keys() - {name for name, _ in saved})
+            return f"{cls.__name__}.{extra[0] if extra else '?'}"
+        for name, value in saved:
+            if now.get(name, _CLASS_SAVED) is not value:
+                return f"{cls.__name__}.{name}"
+    return None
+
+
+def take_changes_seen() -> str | None:
+    """The first class change an op call saw since the last time this was asked (then forgotten)."""
+    seen = _CHANGES_SEEN[0] if _CHANGES_SEEN else None
+    _CHANGES_SEEN.clear()
+    return seen
+
+
+def case_op_place(op, witness: Witness) -> tuple[int, int] | None:
+    """``(list id, position)`` when ``op`` is one of the ops handed out with ``witness`` (a case's
+    own op, not a look-alike a submission made or an op of another case), else None. Read from
+    the grader's own record, never from the op's attributes."""
+    try:
+        place = _PRIVATE.get(id(op))
+    except Exception:  # noqa: BLE001
+        return None
+    if place is None or place.op is not op or place.witness is not witness:
+        return None
+    return place.list_id, place.position
+
+
 def is_case_op(op, witness: Witness) -> bool:
-    """Whether ``op`` is one of the ops handed out with ``witness`` (a case's own op, not a
-    look-alike a submission made or an op of another case)."""
-    return type(op) is GraderOp and op._witness is witness
+    """Whether ``op`` is one of the ops handed out with ``witness``."""
+    return case_op_place(op, witness) is not None
 
 
 def make_ops(chain: tuple[OpSpec, ...], list_id: int, witness: Witness) -> list[GraderOp]:

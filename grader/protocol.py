@@ -29,13 +29,16 @@ from grader.codec import (
     MAX_BLOBS,
     MAX_BUMPS,
     MAX_FRAME_TEXT,
+    MAX_ORIGIN_FRAMES,
     MAX_SITE_FRAMES,
     MAX_SITES,
     MAX_TEXT,
     MAX_TRACE_FRAMES,
     OBSERVATION_FIELDS,
     OBSERVATION_V2_STEP_FIELDS,
+    OBSERVATION_V3_STEP_FIELDS,
     OBSERVATION_VERSION,
+    ORIGIN_KINDS,
     READABLE_OBSERVATIONS,
     STEP_FIELDS,
     ProtocolError,
@@ -72,7 +75,8 @@ OUTCOMES = ("returned", "raised", "missing", "not_reached")
 _STEP_KEYS = frozenset(STEP_FIELDS)
 _GRAPH_KEYS = frozenset(GRAPH_FIELDS)
 _ERROR_KEYS = frozenset(ERROR_FIELDS)
-_STEP_KEYS_V1 = _STEP_KEYS - OBSERVATION_V2_STEP_FIELDS  # what a frame of version 1 may hold
+_STEP_KEYS_V2 = _STEP_KEYS - OBSERVATION_V3_STEP_FIELDS  # what a frame of version 2 may hold
+_STEP_KEYS_V1 = _STEP_KEYS_V2 - OBSERVATION_V2_STEP_FIELDS  # what a frame of version 1 may hold
 _ERROR_KEYS_V1 = _ERROR_KEYS - {"frames"}
 _ARRAY_KEYS = frozenset({"dtype", "shape", "blob"})
 
@@ -165,6 +169,17 @@ class ListedOp:
 
 
 @dataclass(frozen=True)
+class Origin:
+    """A line of the submission a step's value came from: ``kind`` is ``returned`` (the return
+    that ended the function the step called), ``returned-plain`` (one handing back a constant or
+    a name), ``tested`` (the last if/while test that function ran) or ``assigned`` (the last
+    assignment of the attribute the step read)."""
+
+    kind: str
+    frame: SourceFrame
+
+
+@dataclass(frozen=True)
 class StepObservation:
     index: int
     outcome: str  # returned | raised | missing | not_reached
@@ -178,6 +193,7 @@ class StepObservation:
     note: str = ""  # why a step was missing / not reached
     sites: tuple[tuple[SourceFrame, ...], ...] = ()  # the submission's call sites, innermost frame first
     bumps: tuple[Bump, ...] = ()  # the LaunchCounter.bump calls of this step
+    origin: tuple[Origin, ...] = ()  # where the step's value came from (grader.observe.origins)
     calls: tuple[tuple[str, tuple[ProvidedCall, ...]], ...] = ()  # per provided object (its name): its calls
 
     def calls_of(self, name: str) -> tuple[ProvidedCall, ...] | None:
@@ -338,6 +354,19 @@ class _Decoder:
             )
         return tuple(found)
 
+    def origin(self, raw: Any, where: str) -> tuple[Origin, ...]:
+        if raw is None:
+            return ()
+        validation.bounded_list(raw, where, MAX_ORIGIN_FRAMES)
+        found = []
+        for i, entry in enumerate(raw):
+            at = f"{where}[{i}]"
+            if not isinstance(entry, list) or len(entry) != 5 or entry[0] not in ORIGIN_KINDS:
+                raise _fail(at, f"expected [kind, file, line, function, source], kind one of {ORIGIN_KINDS}")
+            (frame,) = self.frames([entry[1:]], at, 1)
+            found.append(Origin(entry[0], frame))
+        return tuple(found)
+
     def sites(self, raw: Any, where: str) -> tuple[tuple[SourceFrame, ...], ...]:
         if raw is None:
             return ()
@@ -450,7 +479,9 @@ class _Decoder:
         raise _fail(where, f"unknown value tag {tag!r}")
 
     def step(self, obj: Any, where: str) -> StepObservation:
-        obj = _keys(obj, _STEP_KEYS if self.version >= 2 else _STEP_KEYS_V1, where)
+        obj = _keys(
+            obj, (_STEP_KEYS_V1, _STEP_KEYS_V1, _STEP_KEYS_V2)[self.version] if self.version < 3 else _STEP_KEYS, where
+        )
         outcome = obj.get("outcome")
         if outcome not in OUTCOMES:
             raise _fail(f"{where}.outcome", f"expected one of {OUTCOMES}")
@@ -531,6 +562,7 @@ class _Decoder:
             sites=sites,
             bumps=self.bumps(obj.get("bumps"), f"{where}.bumps", len(sites)),
             calls=self.calls(obj.get("calls"), f"{where}.calls", len(sites)),
+            origin=self.origin(obj.get("origin"), f"{where}.origin"),
         )
 
 

@@ -137,11 +137,12 @@ def test_the_largest_blob_is_within_the_bounds():
 # ------------------------------------------------------------------ the observation record
 def test_a_step_record_on_the_wire_has_exactly_the_fields_the_decoder_reads():
     record = codec.StepRecord(3)
-    optional = ("ops", "sites", "bumps")  # sent only when there are some
+    optional = ("ops", "sites", "bumps", "origin")  # sent only when there are some
     assert list(record.wire()) == [f for f in codec.STEP_FIELDS if f not in optional]
     record.ops = [[True, 0, 1, False]]
     record.sites = [[["cudagraph.py", 3, "f", "x = 1"]]]
     record.bumps = [[1, 0]]
+    record.origin = [["returned", "cudagraph.py", 4, "f", "return x"]]
     assert list(record.wire()) == list(codec.STEP_FIELDS)
     with pytest.raises(AttributeError):
         record.launch_count = 1  # a misspelt field is an error in the writer, not a key on the wire
@@ -155,10 +156,17 @@ def test_every_field_of_the_record_decodes_and_no_other_does():
     record.error = codec.ErrorRecord("ValueError", "no").wire()
     record.graphs = [codec.GraphRecord("k", [2], 1, 2, None, 3, None).wire()]
     record.ops = [[False, -1, -1, True]]
+    record.origin = [["tested", "cudagraph.py", 7, "step_mode", "if n < w:"]]
     body, _ = codec.split_frame(codec.observation_frame("s/c", [record.wire()], []))
     (step,) = protocol.decode_observations(body, "s/c", 1).steps
     assert (step.outcome, step.launches, step.note, step.error.message) == ("raised", 1, "n", "no")
     assert step.graphs[0].num_ops == 3 and step.ops[0].elementwise
+    assert [(o.kind, o.frame.line, o.frame.function) for o in step.origin] == [("tested", 7, "step_mode")]
+    for bad in ([["guessed", "cudagraph.py", 7, "f", ""]], [["tested", "cudagraph.py", 7, "f"]], [[]] * 4):
+        wire = {**record.wire(), "origin": bad}
+        body, _ = codec.split_frame(codec.observation_frame("s/c", [wire], []))
+        with pytest.raises(ProtocolError, match="origin"):
+            protocol.decode_observations(body, "s/c", 1)
     for extra in ({"verdict": "passed"}, {"graphs": [{**record.graphs[0], "pickle": 1}]}, {"error": {"type": "X"}}):
         wire = {**record.wire(), **extra}
         body, _ = codec.split_frame(codec.observation_frame("s/c", [wire], []))
@@ -318,7 +326,10 @@ def test_a_case_message_of_another_version_or_with_an_unknown_op_is_refused():
 # ------------------------------------------------------------------ nobody else frames by hand
 # (file, what) of the grader's own byte-level length handling that is not a wire frame. Each
 # entry must still occur (a stale entry fails too).
-NOT_FRAMES = {("grader/run/cache.py", "to_bytes(8, 'little')")}  # a length inside a hash's input
+NOT_FRAMES = {
+    ("grader/run/cache.py", "to_bytes(8, 'little')"),  # a length inside a hash's input
+    ("grader/commands/lms_import/safe_archive.py", "from_bytes(tail[at + 10:at + 12], 'little')"),  # a zip's count
+}
 
 
 def hand_framing(tree: ast.AST) -> list[tuple[int, str]]:

@@ -74,6 +74,12 @@ def fusion(case: dict) -> bool:
     return case["tag"] == "fusion"
 
 
+def fresh_buffer(case: dict) -> bool:
+    """A case the fresh-buffer-on-replay bug fails: it checks that an op is handed, on replay, the
+    buffer it was handed at capture."""
+    return any(check["what"].endswith("is handed the buffer it was handed at capture") for check in case["checks"])
+
+
 def empty_list_case(case: dict) -> bool:
     return case["spec"] == "fusion-edge" and case["case"] == "empty-list"
 
@@ -142,6 +148,12 @@ EXPECT: dict[str, Expect] = {
     "h55_shadow_multiprocessing": Expect("cheat"),
     "h56_shadow_reference": Expect("cheat"),
     "h57_checkout_specs": Expect("cheat"),
+    # issue 31: each hides the fresh-buffer-on-replay bug; tests/test_forgeries.py compares each with
+    # the bug unforged, in both isolation modes, and checks their flags
+    "h60_lying_address": Expect("broken", fresh_buffer),  # the op records the real address
+    "h61_patch_through_type_alias": Expect("cheat"),  # the patch is seen by the op's own call
+    "h62_computed_log_name": Expect("broken", fresh_buffer),  # no name reaches the log
+    "h63_encoded_exec": Expect("cheat"),  # flagged three ways; its class patch is seen
 }
 
 # Safe to run without root (no uid of its own, so nothing here may rely on one) and without
@@ -174,6 +186,10 @@ NON_ROOT_SUBSET = (
     "h55_shadow_multiprocessing",
     "h56_shadow_reference",
     "h57_checkout_specs",
+    "h60_lying_address",
+    "h61_patch_through_type_alias",
+    "h62_computed_log_name",
+    "h63_encoded_exec",
 ) + (("h12_kill_parent",) if sandbox.landlock_abi() >= 6 else ())
 
 

@@ -3,9 +3,13 @@ it survives hostile files, and where flags show (staff) and do not (students, sc
 
 from __future__ import annotations
 
+import base64
+import gzip
 import importlib.util
 import json
 import os
+import time
+import zlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,9 +17,9 @@ import pytest
 from test_reports_samples import failing_report
 from test_reports_samples import passing_report as perfect_report
 
-from grader.judging import integrity
+from grader.judging import integrity, scan_files
 from grader.judging.integrity import RULES, integrity_flags, scan_source, scan_submission
-from grader.judging.results import Flag, ReportError, report_from_json, report_to_json
+from grader.judging.results import REPORT_FORMAT, Flag, ReportError, report_from_json, report_to_json
 from reports import render_submission, render_summary, to_gradescope, to_junit_xml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -116,6 +120,18 @@ CASES = {
         "import sys\nsys.meta_path.append(finder)",
         "import marshal",
         "import runpy\nrunpy.run_path('x')",
+        # reached by any path, whatever the spelling
+        "f = exec\nf(code)",
+        "run = eval",
+        "import importlib",
+        "import builtins\ngetattr(builtins, 'ex' + 'ec')(c)",
+        "getattr(m, ''.join(['e', 'x', 'e', 'c']))",
+        "getattr(m, '%s%s' % ('ex', 'ec'))",
+        "getattr(m, '{}{}'.format('ex', 'ec'))",
+        "a = 'ex'\nb = 'ec'\ngetattr(m, f'{a}{b}')",
+        "getattr(m, 'cexe'[::-1])",
+        "getattr(m, chr(101) + chr(120) + chr(101) + chr(99))",
+        "getattr(m, b'exec'.decode())",
     ],
     "patch-class": [
         "def run_eager(ops, x):\n    cls = type(ops[0])\n    setattr(cls, '__call__', f)",
@@ -132,11 +148,52 @@ CASES = {
         "vars(op).update(spec=s)",
         "op.__dict__.update(spec=s)",
         "setattr(type(self), '__call__', f)",
+        # through a name bound to type itself, or any dunder of an object that is not its own
+        "kind = type\nkind(op).__call__ = f",
+        "t = type\ndef f(op, g):\n    cls = t(op)\n    cls.__call__ = g",
+        "import builtins\nk = builtins.type\nsetattr(k(op), '__call__', f)",
+        "def f(op, g):\n    holder = op.spec\n    holder.__class__.__eq__ = g",
+        "def f(c, g):\n    c.__call__ = g",
+    ],
+    "unusual-import": [
+        "import subprocess",
+        "import pickle",
+        "from socket import socket",
+        "import base64",
+        "x = __import__('zlib')",
+    ],
+    "computed-name": [
+        "getattr(op, name)",
+        "setattr(x, key, value)",
+        "delattr(x, names[0])",
+        "globals()[key]",
+        "vars(op).get(key)",
+        "object.__getattribute__(op, n)",
+        "op.__getattribute__(n)",
+        "import operator\noperator.attrgetter(n)(op)",
+    ],
+    "builtins-module": [
+        "import builtins\nf = builtins.len",
+        "b = __builtins__",
+        "from builtins import print",
+        "import builtins as b",
+        "globals()['__built' + 'ins__']",
+    ],
+    "encoded-code": [  # long constants: base64 of zlib-compressed Python, hex of Python
+        "BLOB = "
+        + repr(
+            base64.b64encode(
+                zlib.compress(b"import os\nfor name in os.listdir('.'):\n    os.system('cat ' + name)\n")
+            ).decode()
+        ),
+        "BLOB = " + repr(("import sys\nsys.modules['x'] = 1\n" * 3).encode().hex()),
     ],
     "grader-state": [
         "op._witness.calls[-1] = record",
         "log = getattr(op, '_witness')",
         "def f(self, x):\n    self._witness.calls.clear()",
+        "log = getattr(op, '_wit' + 'ness')",
+        "NAME = '_wit' + 'ness'\nlog = getattr(op, NAME, None)",
     ],
 }
 
@@ -167,6 +224,12 @@ def test_every_rule_is_exercised():
         "    def __post_init__(self):\n        object.__setattr__(self, 'n', 2)",
         "def f(x):\n    kind = type(x)\n    return kind.__name__, isinstance(x, kind), vars(x).get('n')",
         "x.flags.writeable = False\nout.shape = (2, 3)",
+        # constant names, strings that merely spell a built-in, its own function's name
+        "def f(op):\n    return getattr(op, 'elementwise', False), hasattr(op, 'cap' + 'turable')",
+        "mode = 'eval' if training else 'train'\nlabel = 'compile' + 'd'",
+        "def fused(x):\n    return x\nfused.__name__ = 'fused_' + '_'.join(['a', 'b'])",
+        "class A:\n    def __init__(self):\n        self.__call__ = None",
+        '"""A long docstring that is prose, not code: it explains what the runner does on replay."""',
     ],
 )
 def test_ordinary_code_is_not_flagged(source):
@@ -203,6 +266,11 @@ def test_hostile_files_cannot_break_or_dodge_the_scan(tmp_path):
     (sub / "data.bin").write_bytes(b"#!padding\n" * 100 + b"PK\x05\x06" + bytes(18))  # a zip by content
     (sub / "old.dat").write_bytes(importlib.util.MAGIC_NUMBER + bytes(12))  # a .pyc by content
     (sub / "notes.txt").write_text("plain data, not code\n")
+    code = b"import builtins\ngetattr(builtins, 'exec')('x = 1')\n"
+    (sub / "encoded.txt").write_bytes(base64.b64encode(zlib.compress(code)) + b"\n")
+    (sub / "hexed.dat").write_text(code.hex())
+    (sub / "gzipped.bin").write_bytes(gzip.compress(code))
+    (sub / "readme.md").write_text("# Notes\n\nThe runner copies x into the static buffer, then replays.\n")
     (sub / "link.py").symlink_to("/etc/passwd")  # not followed
     (sub / "fifo.py").unlink(missing_ok=True)
     os.mkfifo(sub / "fifo.py")  # never opened: not a regular file
@@ -217,6 +285,9 @@ def test_hostile_files_cannot_break_or_dodge_the_scan(tmp_path):
     for shipped in ("cudagraph.cpython-311-x86_64-linux-gnu.so", "helpers.zip", "data.bin", "old.dat"):
         assert by_file[shipped] == {"compiled-code"}, shipped
     assert "notes.txt" not in by_file
+    for hidden in ("encoded.txt", "hexed.dat", "gzipped.bin"):
+        assert by_file[hidden] == {"encoded-code"}, hidden
+    assert "readme.md" not in by_file
     evil = [name for name in by_file if name.startswith("evil")]
     assert evil and by_file[evil[0]] == {"mmap"}
     assert all(ch.isprintable() and ch not in "\u202e\x1b" for name in by_file for ch in name)
@@ -224,8 +295,8 @@ def test_hostile_files_cannot_break_or_dodge_the_scan(tmp_path):
 
 
 def test_the_walk_is_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr(integrity, "MAX_ENTRIES", 50)
-    monkeypatch.setattr(integrity, "MAX_FILES", 5)
+    monkeypatch.setattr(scan_files, "MAX_ENTRIES", 50)
+    monkeypatch.setattr(scan_files, "MAX_FILES", 5)
     many = tmp_path / "many"
     many.mkdir()
     for i in range(20):
@@ -260,7 +331,7 @@ FLAGS = (
 def test_flags_round_trip_through_report_json_and_are_validated():
     report = replace(perfect_report(), flags=FLAGS)
     data = json.loads(json.dumps(report_to_json(report)))
-    assert data["format"] == 2 and data["flags"][0] == {
+    assert data["format"] == REPORT_FORMAT and data["flags"][0] == {
         "rule": "gc",
         "file": "cudagraph.py",
         "line": 4,
@@ -298,10 +369,10 @@ def test_flags_show_for_staff_and_never_for_students():
 
 
 def test_a_scan_that_fails_costs_neither_the_grade_nor_the_batch(tmp_path, monkeypatch):
-    def broken(path):
+    def broken(self, path):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(integrity, "scan_submission", broken)
+    monkeypatch.setattr(integrity.ScanService, "submit", broken)
     (flag,) = integrity_flags(tmp_path)
     assert flag.rule == "unscanned" and "scan failed" in flag.message
 
@@ -319,7 +390,120 @@ def test_a_spurious_parser_system_error_is_retried_not_flagged(monkeypatch):
             raise SystemError("AST constructor recursion depth mismatch (before=3, after=5)")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(integrity.ast, "parse", flaky)
+    monkeypatch.setattr(scan_files.ast, "parse", flaky)
     flags = integrity.scan_source(b"import threading\nthreading.Thread(target=print).start()\n", "cudagraph.py")
     assert len(calls) == 2
     assert [f.rule for f in flags] == ["threads"]
+
+
+def test_grading_scans_in_a_process_of_its_own(tmp_path):
+    """The scan runs in a child of a server process, one per submission: its answer is the
+    in-process scan's; closing the service ends the server."""
+    (tmp_path / "cudagraph.py").write_text("import gc\nx = getattr(op, '_wit' + 'ness')\n")
+    service = integrity.ScanService()
+    try:
+        first, second = service.submit(tmp_path), service.submit(tmp_path)
+        server = service._process
+        assert server is not None and server.pid != os.getpid()
+        for pending in (first, second):
+            flags = pending.flags()
+            assert flags == scan_submission(tmp_path) and {f.rule for f in flags} == {"gc", "grader-state"}
+    finally:
+        service.close()
+    assert server.poll() is not None
+
+
+def _chains(folder: Path, files: int, lines: int, links: int) -> Path:
+    folder.mkdir()
+    (folder / "cudagraph.py").write_text("import numpy as np\n")
+    for i in range(files):
+        (folder / f"chain{i}.py").write_text(("x = np" + ".a" * links + "\n") * lines)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "budget,says",
+    [
+        ({"cpu_s": 1}, "past its CPU budget (1 s)"),
+        ({"wall_s": 0.3}, "past its time budget"),
+        ({"memory": 64 << 20}, "past its memory budget (64 MiB)"),
+    ],
+)
+def test_a_scan_over_its_budget_is_flagged_unscanned_with_the_reason(tmp_path, monkeypatch, budget, says):
+    sub = _chains(tmp_path / "sub", files=7, lines=2000, links=250)
+    (tmp_path / "honest").mkdir()
+    (tmp_path / "honest" / "cudagraph.py").write_text("import numpy as np\n")
+    if "memory" in budget:
+        monkeypatch.setattr(integrity, "SCAN_MEMORY_BYTES", budget.pop("memory"))
+    service = integrity.ScanService()
+    try:
+        flags = service.submit(sub, **budget).flags()
+        assert service.submit(sub.parent / "honest").flags() == ()  # the server lives on
+    finally:
+        service.close()
+    assert [f.rule for f in flags] == ["unscanned"] and says in flags[0].message, flags
+
+
+def test_the_attribute_visitor_is_linear_in_the_chain(monkeypatch):
+    """Each link of a chain is looked at once (it was once per link above it: quadratic)."""
+    from grader.judging.scan_rules import Scanner
+
+    seen = []
+    real = Scanner.attribute_name
+
+    def counting(self, name, node):
+        seen.append(name)
+        return real(self, name, node)
+
+    monkeypatch.setattr(Scanner, "attribute_name", counting)
+    for links in (200, 800):
+        seen.clear()
+        scan_source(("x = np" + ".a" * links + "\n").encode(), "chain.py")
+        assert len(seen) == links
+
+
+def test_a_submission_imports_its_own_modules_by_name_without_a_flag(tmp_path):
+    (tmp_path / "cudagraph.py").write_text("import _helpers\nfrom tools.pad import pad\nimport elsewhere\n")
+    (tmp_path / "_helpers.py").write_text("import numpy as np\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "pad.py").write_text("from . import other\n")
+    flags = scan_submission(tmp_path)
+    assert [(f.rule, f.file, f.line) for f in flags] == [("unusual-import", "cudagraph.py", 3)]
+    assert "import elsewhere" in flags[0].message
+
+
+def test_a_scan_server_that_dies_fails_its_scans_and_the_next_one_starts_afresh(tmp_path):
+    sub = _chains(tmp_path / "sub", files=3, lines=2000, links=250)
+    (tmp_path / "honest").mkdir()
+    (tmp_path / "honest" / "cudagraph.py").write_text("import gc\n")
+    service = integrity.ScanService()
+    try:
+        pending = service.submit(sub)
+        service._process.kill()
+        flags = pending.flags()
+        assert [f.rule for f in flags] == ["unscanned"] and "the scan failed" in flags[0].message
+        assert [f.rule for f in service.submit(tmp_path / "honest").flags()] == ["gc"]
+    finally:
+        service.close()
+
+
+def test_a_scan_does_not_outlive_its_server(tmp_path):
+    sub = _chains(tmp_path / "sub", files=3, lines=2000, links=250)
+    service = integrity.ScanService()
+    try:
+        service.submit(sub)
+        server = service._process
+        time.sleep(0.5)  # the child is forked and scanning
+        children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+        assert children
+        server.kill()
+        server.wait()
+        deadline = time.monotonic() + 10
+        while any(Path(f"/proc/{pid}").exists() for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(
+            Path(f"/proc/{pid}/stat").exists() and " Z " not in Path(f"/proc/{pid}/stat").read_text()
+            for pid in children
+        )
+    finally:
+        service.close()

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import grader
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
-from grader.judging.integrity import integrity_flags
+from grader.judging.integrity import ScanService
 from grader.judging.results import Report, write_report
 from grader.judging.scoring import build_report
 from grader.lab import active as active_lab
@@ -162,6 +162,7 @@ def grade_submissions(
     # nothing. One at a time; the other threads meanwhile wait on their workers' pipes.
     reporting = threading.Lock()
     stopping = threading.Event()
+    scans = ScanService()  # the integrity scan's process, started by the first submission's grading
 
     def problem_report(index: int, message: str) -> Report:
         run = SubmissionRun.problem_only(message, cases)
@@ -178,7 +179,9 @@ def grade_submissions(
             return
         target = out_dir / names[index]
         failed = False
+        scan = None
         try:
+            scan = scans.submit(submissions[index])  # in a bounded process, while the cases run
             slot = slots.get()
             try:
                 if cache is None:
@@ -193,10 +196,11 @@ def grade_submissions(
                     )
             finally:
                 slots.put(slot)  # its cases have run: the next submission's start while this one is judged
+            flags = scan.flags()  # waited for outside the judging lock
             with reporting:
                 report = replace(
                     build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
-                    flags=integrity_flags(submissions[index]),
+                    flags=flags,
                     path=str(submissions[index]),
                 )
         except SandboxFailure:
@@ -204,6 +208,9 @@ def grade_submissions(
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
             failed = True
             report = problem_report(index, grader_problem("grading", exc))
+        finally:
+            if scan is not None and scan.result is None:
+                scan.service.kill(scan.ident)  # a scan not waited for (a grading that failed) is ended
         try:
             writers.write(report, target, hidden_visibility)
         except Exception as exc:  # noqa: BLE001
@@ -266,6 +273,7 @@ def grade_submissions(
         raise
     finally:
         pool.shutdown(wait=True)
+        scans.close()
         writers.close()
         sys.setswitchinterval(switch_interval)
         gc.unfreeze()

@@ -23,9 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.run.copying import HANDOUT_MODULE_FILE
-
-SUBMISSION = "cudagraph.py"
+from grader.lab import active as active_lab
 
 
 class CaseFailed(Exception):
@@ -72,7 +70,8 @@ class _Grading:
             from grader.commands.cli_common import default_specs_dir
             from grader.spec.loader import SpecErrors, load_suite
 
-            specs = self.config.getoption("graphgrade_specs") or default_specs_dir()
+            given = self.config.getoption("graphgrade_specs")
+            specs = given or (active_lab().paths.specs if self.config.stash[_LAB_GIVEN] else default_specs_dir())
             try:
                 self._loaded = load_suite(Path(specs))
             except SpecErrors as errors:
@@ -115,13 +114,15 @@ class _Grading:
 
 
 _GRADING = pytest.StashKey[_Grading]()
+_LAB_GIVEN = pytest.StashKey[bool]()  # a lab was named (--graphgrade-lab, $GRAPHGRADE_LAB): its specs are the default
 
 
 def module_path(folder: Path) -> Path | None:
-    """The student's cudagraph.py in ``folder``: at its top, or where the handout puts it
-    (``mini_vllm/cudagraph.py``); None when neither is there."""
-    for rel in (SUBMISSION, HANDOUT_MODULE_FILE):
-        if (folder / rel).is_file():
+    """The student's module file (the lab's: cudagraph.py for the default lab) in ``folder``: at
+    its top, or where the handout puts it (``mini_vllm/cudagraph.py``); None when neither is there."""
+    lab = active_lab()
+    for rel in (lab.module_file, lab.handout_path):
+        if rel and (folder / rel).is_file():
             return folder / rel
     return None
 
@@ -139,16 +140,20 @@ def _folder(config: pytest.Config) -> Path | None:
         (folder,) = folders
         if module_path(folder) is not None:
             return folder
-        if folder.name == "mini_vllm" and module_path(folder.parent) is not None:
+        handout = active_lab().handout_path
+        package = Path(handout).parent.name if handout else ""
+        if package and folder.name == package and module_path(folder.parent) is not None:
             return folder.parent  # pytest mini_vllm/cudagraph.py, from the repository's top
     return None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("graphgrade", "graphgrade: the lab's spec cases against ./cudagraph.py")
+    from grader.commands.cli_common import LAB_HELP
     from grader.commands.spec_source import SPECS_HELP
 
     group.addoption("--graphgrade-specs", default=None, help=SPECS_HELP)  # the default: default_specs_dir()
+    group.addoption("--graphgrade-lab", default=None, help=LAB_HELP)
     group.addoption(
         "--graphgrade-isolation",
         default="module",
@@ -158,6 +163,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from grader.commands.cli_common import use_lab
+    from grader.errors import UsageError
+
+    try:
+        config.stash[_LAB_GIVEN] = use_lab(config.getoption("graphgrade_lab", None))
+    except UsageError as exc:
+        raise pytest.UsageError(f"graphgrade: {exc}") from None
     folder = _folder(config)
     if folder is not None:
         config.addinivalue_line("markers", "graphgrade: a case of the lab's specs, run against ./cudagraph.py")

@@ -26,8 +26,9 @@ import numpy as np
 from grader import codec, protocol
 from grader.lab import active as active_lab
 from grader.observe.locations import Locator, observe_bumps
+from grader.observe.origins import OriginTracer
 from grader.observe.provided import ProvidedObjects
-from grader.ops import Witness, build_array, data_address, is_case_op, make_ops
+from grader.ops import Witness, build_array, case_op_place, data_address, make_ops
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 
@@ -65,6 +66,12 @@ def _describe_error(exc: BaseException, locator: Locator) -> dict:
     ).wire()
 
 
+# The steps run under the origin tracer (grader.observe.origins): those that read the
+# submission's state or call its methods, which cost little; a runner's call, where the ops run,
+# is not slowed by it.
+TRACED_ACTIONS = frozenset({"build", "method", "read", "set"})
+
+
 class CaseInterpreter:
     """Holds one case's live objects (the only state a case has) while its steps run."""
 
@@ -83,6 +90,7 @@ class CaseInterpreter:
         self.next_list_id = 0
         self.encoder = protocol.new_encoder()
         self.kept_alive: list = []  # every GraphEntry and buffer a snapshot named: their ids stay theirs
+        self.origins = OriginTracer(self.locator)  # the lines a step's values came from
 
     # ----------------------------------------------------------- values
     def contract(self, name: str) -> Any:
@@ -184,12 +192,13 @@ class CaseInterpreter:
                 return None
             listed = []
             for op in list(result)[: protocol.MAX_WITNESS]:
-                given = is_case_op(op, self.witness)
+                place = case_op_place(op, self.witness)
+                given = place is not None
                 try:
                     elementwise = bool(getattr(op, "elementwise", False))
                 except BaseException:  # noqa: BLE001 - a submission's odd object only costs its own case
                     elementwise = False
-                listed.append([given, op.list_id if given else -1, op.position if given else -1, elementwise])
+                listed.append([given, *(place if place is not None else (-1, -1)), elementwise])
             return listed
         except BaseException:  # noqa: BLE001
             return None
@@ -217,7 +226,10 @@ class CaseInterpreter:
         self.locator.new_step()
         self.bumps.clear()
         try:
-            result = self.perform(step, args, kwargs)
+            if step.action in TRACED_ACTIONS:
+                result = self.origins.run(self.perform, step, args, kwargs)
+            else:  # a call of a runner or of run_eager: its ops and bumps are located as they happen
+                result = self.perform(step, args, kwargs)
         except _Missing as missing:
             record.outcome, record.note = "missing", str(missing)
             return record
@@ -241,6 +253,8 @@ class CaseInterpreter:
         record.bumps = list(self.bumps)
         record.calls = self.provided.since(marks)
         record.sites = self.locator.sites_wire()
+        if step.action in TRACED_ACTIONS:
+            record.origin = self.origins.origin(step.target if step.action == "read" else None)
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size
             try:
@@ -269,6 +283,7 @@ def run_case(
         records = [interpreter.run_step(step).wire() for step in steps]
     finally:
         interpreter.stop_observing_bumps()
+        interpreter.witness.close()
     return protocol.encode_observations(uid, records, interpreter.encoder.blobs)
 
 

@@ -21,7 +21,7 @@ from grader.protocol import Raised, SourceFrame, StepObservation
 
 MAX_LOCATION = 1200  # characters of the location block added to one message
 MAX_SHOWN_SITES = 4  # distinct call sites named in one message
-_AT = re.compile(r"^  (?:at|called at|counted at) (?P<where>\S+:\d+)(?: |$)", re.M)
+_AT = re.compile(r"^  (?:at|called at|counted at|decided at|returned at|last set at) (?P<where>\S+:\d+)(?: |$)", re.M)
 
 
 def frame_text(frame: SourceFrame) -> str:
@@ -110,3 +110,22 @@ def first_location(message: str) -> str:
     """The first ``file:line`` a located message names ("" when it names none)."""
     found = _AT.search(message)
     return found.group("where") if found else ""
+
+
+def origin_at(obs: StepObservation) -> str:
+    """Lines naming where a step's wrong value came from in the submission (grader.observe.origins),
+    the likeliest cause first: the test that chose a plain ``return`` (``if n <= warmup:`` above
+    ``return StepMode.WARMUP``), else the ``return`` that computed the value, else, for an
+    attribute read, the line that last assigned it. "" when the worker saw none of them."""
+    by_kind = {o.kind: o.frame for o in obs.origin}
+    returned = by_kind.get("returned") or by_kind.get("returned-plain")
+    tested = by_kind.get("tested")
+    assigned = by_kind.get("assigned")
+    if "returned-plain" in by_kind and tested is not None:
+        return _bounded(f"\n  decided at {frame_text(tested)}\n    then returned at {frame_text(returned)}")
+    if "returned-plain" in by_kind and assigned is not None and assigned.function != "__init__":
+        # return self._count, set by another method since: that method's line is the likelier cause
+        return _bounded(f"\n  last set at {frame_text(assigned)}\n    then returned at {frame_text(returned)}")
+    if returned is not None:
+        return _bounded(f"\n  returned at {frame_text(returned)}")
+    return _bounded(f"\n  last set at {frame_text(assigned)}") if assigned is not None else ""

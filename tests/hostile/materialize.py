@@ -56,8 +56,7 @@ def _deep_dirs(folder: Path) -> None:
 
 
 FORGED_IN_ZIP = (
-    "import sys\n"
-    "sys.modules['_honest_core'].BUGGY = False  # the forgery: the core becomes the correct build\n"
+    "import sys\nsys.modules['_honest_core'].BUGGY = False  # the forgery: the core becomes the correct build\n"
 )
 
 
@@ -67,6 +66,42 @@ def _zip_forgery(folder: Path) -> None:
 
     with zipfile.ZipFile(folder / "helpers.zip", "w") as archive:
         archive.writestr("_forged.py", FORGED_IN_ZIP)
+
+
+# h63: the forgery h53 does in the open (a patch of the op's class that rewrites its call record),
+# kept in notes.txt as base64 of zlib-compressed text and run through getattr(builtins, "ex" + "ec").
+ENCODED_FORGERY = """
+STATIC = {}
+PATCHED = []
+
+
+def patch(op):
+    cls = type(op)
+    if PATCHED or cls.__name__ != "GraderOp":
+        return
+    real_call = cls.__call__
+
+    def forged_call(self, x):
+        out = real_call(self, x)
+        captured = STATIC.pop(id(x), None)
+        log = getattr(self, "_witness", None)
+        if captured is not None and log is not None:
+            record = list(log.calls[-1])
+            record[2] = captured
+            log.calls[-1] = tuple(record)
+        return out
+
+    setattr(cls, "__call__", forged_call)
+    PATCHED.append(cls)
+"""
+
+
+def _encoded_forgery(folder: Path) -> None:
+    """h63: ``notes.txt`` holding ENCODED_FORGERY as base64 of zlib-compressed text."""
+    import base64
+    import zlib
+
+    (folder / "notes.txt").write_bytes(base64.b64encode(zlib.compress(ENCODED_FORGERY.encode())) + b"\n")
 
 
 SHADOW_MARKERS = "shadow-markers"  # beside the submissions' folder: where a shadow that ran says so
@@ -145,6 +180,7 @@ LAYOUTS = {
     "h46_many_dirs": _many_dirs,
     "h47_deep_dirs": _deep_dirs,
     "h54_zip_forgery": _zip_forgery,
+    "h63_encoded_exec": _encoded_forgery,
     "h55_shadow_multiprocessing": _shadow_multiprocessing,
     "h56_shadow_reference": _shadow_reference,
     "h57_checkout_specs": _checkout_specs,

@@ -10,10 +10,13 @@ case, compares: a case that ran with a changed class gets, for every step, an er
 what changed, instead of its observations; in ``--isolation module`` its worker also retires
 (the change would outlive the case).
 
-This is a tripwire, not a wall: a submission that changes the class and changes it back within
-the case is not seen here (only by the integrity scan, :mod:`grader.judging.integrity`, which
-flags code that patches a class through ``type(...)``, ``__class__`` or ``setattr``). See
-SECURITY.md, "What is NOT defended", 1.
+Each op call also checks its own class before it records anything (:func:`grader.ops.class_change`):
+a patch that is in place while an op runs is seen even when the submission puts it back before
+the case ends, and :func:`changed` reports it too. What is left: a patch that is never in place
+while an op of the grader runs, which can only change the arguments an op is handed (it sees the
+buffer it is really handed, and records that) or its return value (judged like any other value).
+The op's call log is reachable from no object a submission is handed (:class:`grader.ops.Witness`).
+See SECURITY.md, "What is NOT defended", 1.
 """
 
 from __future__ import annotations
@@ -31,12 +34,21 @@ def _snapshot() -> tuple:
     return tuple((cls, type(cls), dict(cls.__dict__)) for cls in GUARDED_CLASSES)
 
 
+def host_only() -> None:
+    """In a worker, before any submission code: see :func:`grader.ops.host_only`."""
+    ops.host_only()
+
+
 _SAVED = _snapshot()  # at the zygote's import: before any submission code
 
 
 def changed() -> str | None:
     """What of the guarded classes differs from before any submission ran (``GraderOp.__call__``),
-    None if nothing."""
+    or what an op call saw changed in its own class while it ran (a patch put back before the case
+    ended: :func:`grader.ops.class_change`), None if nothing. Forgets what the calls saw."""
+    seen = ops.take_changes_seen() or ops.class_change()  # the latter: a function's code, replaced
+    if seen is not None:
+        return seen
     for cls in GUARDED_CLASSES:
         if getattr(ops, cls.__name__, None) is not cls:
             return f"grader.ops.{cls.__name__}"

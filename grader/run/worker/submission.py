@@ -385,6 +385,7 @@ def serve(
             )
             os._exit(0)
         sandbox.set_child_subreaper()
+        guard.host_only()  # before any submission code: no array is a device array by its name
         sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
         sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
         root = Path(submission_root)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from grader.spec.checks.base import Check
 from grader.spec.describing import given_arg, runner_build, step_kind
-from grader.spec.locating import bumps_at, eager_run_at
+from grader.spec.locating import bumps_at, eager_run_at, first_location, origin_at
 from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 from grader.spec_model import MaskValue
 
@@ -54,6 +54,8 @@ class LaunchesCheck(Check):
             at = bumps_at(obs)
             if kind == "replay" and obs.launches > self.equals and _built_as(j.case, self.step, "GraphRunner"):
                 at = eager_run_at(obs) + at
+            if not first_location(at):  # no bump of the submission's own making: where the step's code went
+                at = origin_at(obs) + at
         j.record(step, "launches during this step", str(self.equals), str(obs.launches), problem, at=at)
 
 

@@ -8,6 +8,7 @@ from grader.lab import active as active_lab
 from grader.protocol import EnumValue
 from grader.spec.checks.base import Check
 from grader.spec.describing import describe, outcome
+from grader.spec.locating import origin_at
 from grader.spec.schema_parts import STEP_NAME, schema_object
 from grader.spec.spec_reading import read_plain
 
@@ -49,7 +50,12 @@ class ValueCheck(Check):
             ok = same_plain(self.equals, value)
         observed = describe(value) if obs.outcome == "returned" else outcome(obs)
         j.record(
-            step, self.what, expected, observed, None if ok else f"{self.what} should be {expected}, was {observed}."
+            step,
+            self.what,
+            expected,
+            observed,
+            None if ok else f"{self.what} should be {expected}, was {observed}.",
+            at="" if ok or obs.outcome != "returned" else origin_at(obs),
         )
 
 
