@@ -117,9 +117,7 @@ class Bump:
 
 @dataclass(frozen=True)
 class ProvidedCall:
-    """One call the submission made on an object the lab provides, as that object's log recorded
-    it (text and integers: the method, then its arguments), and its call site (an index into
-    the step's ``sites``, -1: not known)."""
+    """A call on an object the lab provides: its log's items (text, integers) and site (-1: unknown)."""
 
     items: tuple[str | int, ...]
     site: int
@@ -195,10 +193,6 @@ class StepObservation:
     bumps: tuple[Bump, ...] = ()  # the LaunchCounter.bump calls of this step
     origin: tuple[Origin, ...] = ()  # where the step's value came from (grader.observe.origins)
     calls: tuple[tuple[str, tuple[ProvidedCall, ...]], ...] = ()  # per provided object (its name): its calls
-
-    def calls_of(self, name: str) -> tuple[ProvidedCall, ...] | None:
-        """The calls this step made on the provided object bound as ``name``; None when not recorded."""
-        return next((calls for bound, calls in self.calls if bound == name), None)
 
     def site(self, index: int) -> tuple[SourceFrame, ...]:
         """The frames of one of this step's call sites; () for -1 or an index out of range."""
@@ -391,17 +385,12 @@ class _Decoder:
             raise _fail(where, f"expected a mapping of at most {MAX_PROVIDED} names")
         found = []
         for name, entries in raw.items():
-            at = f"{where}.{str(name)[:40]}"
-            validation.bounded_list(entries, at, MAX_WITNESS)
             calls = []
-            for i, entry in enumerate(entries):
+            for i, entry in enumerate(validation.bounded_list(entries, at := f"{where}.{str(name)[:40]}", MAX_WITNESS)):
                 if not isinstance(entry, list) or not 2 <= len(entry) <= MAX_CALL_ITEMS + 1:
                     raise _fail(f"{at}[{i}]", "expected [method, arguments..., site]")
-                items = tuple(
-                    _text(v, f"{at}[{i}]") if isinstance(v, str) else _int(v, f"{at}[{i}]", -(1 << 62), 1 << 62)
-                    for v in entry[:-1]
-                )
-                calls.append(ProvidedCall(items, _int(entry[-1], f"{at}[{i}]", -1, sites)))
+                items = (_text(v, at) if isinstance(v, str) else _int(v, at, -(1 << 62), 1 << 62) for v in entry[:-1])
+                calls.append(ProvidedCall(tuple(items), _int(entry[-1], f"{at}[{i}]", -1, sites)))
             found.append((_text(name, where), tuple(calls)))
         return tuple(found)
 

@@ -82,6 +82,7 @@ DEFAULT_LAB_NAMED_IN = {
     "grader/commands/similarity_sources.py",
     "grader/judging/audit_results.py",
     "grader/observe/interpreter.py",
+    "grader/observe/origins.py",
     "grader/observe/locations.py",
     "grader/protocol.py",
     "grader/run/cache.py",

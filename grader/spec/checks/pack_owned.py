@@ -71,7 +71,7 @@ class PackCheck(Check):
     def judge(self, j):
         step, obs = j.case.steps[self.during], j.obs[self.during]
         ran = obs.outcome in ("returned", "raised")
-        calls = obs.calls_of(self.of) if ran else None
+        calls = dict(obs.calls).get(self.of) if ran else None
         observed = None if calls is None and not ran else [list(c.items) for c in calls or ()]
         verdict = pack_attribute(self.lab, self.own.judge)(
             step.name or f"step {step.index + 1}", self.accepted, observed
