@@ -48,6 +48,16 @@ EXIT_CODES_HELP = """exit status (every subcommand):
 from grader.errors import UsageError  # noqa: E402 - re-exported for the subcommands
 
 
+def reference_dir() -> Path:
+    """What grading "the bundled reference" grades: the folder holding the lab's reference, when
+    the file has the student module's name (reference/cudagraph.py), else the file itself."""
+    from grader.lab import active
+
+    lab = active()
+    ref = lab.paths.reference
+    return ref.parent if ref.name == lab.module_file else ref
+
+
 def refuse_without_reference(command: str | None) -> None:
     """An install stripped for a grading image (deploy/strip-install) has no reference solution:
     the commands that run it say so in one line."""
@@ -85,7 +95,7 @@ def _default_submission() -> tuple[list[Path], Path | None]:
         raise UsageError(
             f"no submission given and no {lab.module_file} here: give the folder of your work, e.g. graphgrade grade my-lab/"
         )
-    ref = lab.paths.reference.parent if lab.paths.reference.name == lab.module_file else lab.paths.reference
+    ref = reference_dir()
     print(
         f"graphgrade: no submission given and no {lab.module_file} here: grading the bundled reference solution "
         "(a check of the install, not your work; give a path to grade yours, e.g. graphgrade grade my-lab/)",
