@@ -50,7 +50,7 @@ _HASH_CHARS = 12  # the hex digits a cut name ends with
 
 def submission_name(path: Path) -> str:
     """OUT/<name>: the directory's name; for a file, its stem, or the name of the directory
-    holding it when the file is the lab's own module file (``alice/cudagraph.py`` is alice).
+    holding it when the file is the lab's own module file (``alice/MODULE.py`` is alice).
     Letters, digits, ``.``, ``_`` and ``-`` only, and at most MAX_NAME_CHARS: a longer name is
     cut and ends with a hash of the whole name, so that two names cut alike still differ."""
     if path.is_file():

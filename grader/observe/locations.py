@@ -4,7 +4,7 @@ Three things are located, each at the moment it happens, inside the worker:
 
 * a grader op's call (:class:`grader.ops.GraderOp` asks the case's :class:`Locator` for its
   caller): the chain of the submission's frames that made the call, innermost first;
-* a call of the submission's ``LaunchCounter.bump`` (:func:`observe_bumps` wraps it for one
+* a call of the ``bump`` of the submission's launch counter (:func:`observe_bumps` wraps it for one
   case): the amount and the same chain;
 * an exception a step raised (:meth:`Locator.traceback`): the submission's frames of its
   traceback only, outermost first, the innermost last.
@@ -67,7 +67,7 @@ class Locator:
     def of_module(cls, module: ModuleType) -> Locator:
         """The locator for a submission imported as ``module``: its files are named relative to
         the submission's top, which lies a folder above the module's file for each package its
-        name has (``mini_vllm.cudagraph``: the folder holding ``mini_vllm/``)."""
+        name has (``pkg.module``: the folder holding ``pkg/``)."""
         try:
             path, name = module.__file__, module.__name__
         except BaseException:  # noqa: BLE001 - a module object of the submission's making

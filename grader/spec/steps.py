@@ -120,12 +120,12 @@ class Method(StepKind):
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
         step.target = draft.reader.ident(fields["method"][1], f"{where}.method")
-        step.on = cls.need_on(draft, fields, node, where, "method", ("LaunchCounter",))
+        step.on = cls.need_on(draft, fields, node, where, "method", _counter())
 
     @classmethod
     def schema(cls, common):
         return schema_object(
-            {"method": {"type": "string"}, "of": schema_ident("a built object, or LaunchCounter"), **common},
+            {"method": {"type": "string"}, "of": schema_ident(_of_described()), **common},
             ("method", "of"),
             cls.description,
         )
@@ -137,12 +137,12 @@ class Read(StepKind):
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
         step.target = draft.reader.ident(fields["read"][1], f"{where}.read")
-        step.on = cls.need_on(draft, fields, node, where, "read", ("LaunchCounter",))
+        step.on = cls.need_on(draft, fields, node, where, "read", _counter())
 
     @classmethod
     def schema(cls, common):
         return schema_object(
-            {"read": {"type": "string"}, "of": schema_ident("a built object, or LaunchCounter"), "as": common["as"]},
+            {"read": {"type": "string"}, "of": schema_ident(_of_described()), "as": common["as"]},
             ("read", "of"),
             cls.description,
         )
@@ -247,6 +247,16 @@ def steps_schema() -> list[dict]:
         },
     }
     return [kind.schema(common) for kind in STEP_KINDS.values()]
+
+
+def _counter() -> tuple[str, ...]:
+    """What a method or read step may act on besides an earlier step's object: the lab's launch counter."""
+    counter = active_lab().launch_counter
+    return (counter,) if counter else ()
+
+
+def _of_described() -> str:
+    return ", or ".join(("a built object", *_counter()))
 
 
 def _as_python(value):
