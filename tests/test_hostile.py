@@ -154,6 +154,9 @@ EXPECT: dict[str, Expect] = {
     "h61_patch_through_type_alias": Expect("cheat"),  # the patch is seen by the op's own call
     "h62_computed_log_name": Expect("broken", fresh_buffer),  # no name reaches the log
     "h63_encoded_exec": Expect("cheat"),  # flagged three ways; its class patch is seen
+    "h70_pid_sender": Expect("same"),
+    "h71_pid_receiver": Expect("same"),
+    "h72_memory_each_case": Expect("same"),  # and the same verdicts in both modes: test_isolation_modes
 }
 
 # Safe to run without root (no uid of its own, so nothing here may rely on one) and without
@@ -562,14 +565,17 @@ def check_points(batch: Batch, name: str) -> None:
         assert report["score"] == 0 and not passed, f"{name}: {report['score']} points"
     elif expect.kind in ("broken", "same"):
         affected = expect.affected or (lambda case: False)
-        cases = report["cases"]
+        cases = _in_run_order(report["cases"])
         # Each worker a submission ends is restarted (a fresh import) at the submission's own cost,
-        # so on a busy machine its time budget may run out: from then on every case is "not run".
-        # Those cases may fail; every case graded before the budget ran out must be as expected.
+        # so on a busy machine its time budget may run out: from then on every case is "not run",
+        # and a case may run past its timeout. Load decides which: such a case may fail (it earns
+        # nothing), never pass where it should not; every other case must be as expected.
         ran = next((i for i, c in enumerate(cases) if _budget_used_up(c)), len(cases))
         assert all(_budget_used_up(c) for c in cases[ran:]), f"{name}: the budget ran out, then a case ran"
         wrong = [
-            f"{c['spec']}/{c['case']}: {c['status']}" for c in cases[:ran] if (c["status"] == "passed") == affected(c)
+            f"{c['spec']}/{c['case']}: {c['status']}"
+            for c in cases[:ran]
+            if (c["status"] == "passed") == affected(c) and not (c["status"] == "timeout" and not affected(c))
         ]
         assert not wrong, f"{name}: cases graded other than expected: {wrong[:8]}"
         assert not any(c["status"] == "passed" and affected(c) for c in cases[ran:])
@@ -582,6 +588,14 @@ def check_points(batch: Batch, name: str) -> None:
         assert passed <= {(c["spec"], c["case"]) for c in buggy["cases"] if c["status"] == "passed"}
     else:  # pragma: no cover
         raise AssertionError(expect.kind)
+
+
+def _in_run_order(cases: list[dict]) -> list[dict]:
+    """A report's cases in the order the grader ran them: every visible spec's cases before any
+    other (grader/commands/grade.py: run_order), while the report keeps the specs' own order
+    (each spec file holds a visible spec, then a hidden one). Read in the report's order, a
+    visible case listed after a hidden one whose budget ran out looked like a case run after it."""
+    return [c for c in cases if c["visibility"] == "visible"] + [c for c in cases if c["visibility"] != "visible"]
 
 
 def _budget_used_up(case: dict) -> bool:

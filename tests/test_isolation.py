@@ -235,6 +235,7 @@ def test_lost_layers_name_what_is_missing_as_root_only():
     everything = {
         "root": True,
         "mount_namespace": True,
+        "pid_namespace": True,
         "ipc_namespace": True,
         "net_namespace": True,
         "cgroup": True,
@@ -249,6 +250,51 @@ def test_lost_layers_name_what_is_missing_as_root_only():
     assert len(lines) == 2 and "IPC namespace" in lines[0] and "Read-only file system" in lines[1]
     (line,) = lost_layers({**everything, "mount_namespace": False})  # Docker's default: no CAP_SYS_ADMIN
     assert "mount namespace" in line and "hidden names" in line
+    (line,) = lost_layers({**everything, "pid_namespace": False})
+    assert "PID namespace" in line and "--jobs 1" in line
+
+
+@needs_root
+def test_the_zygote_gives_each_worker_a_pid_namespace_and_reports_how_it_ended():
+    """Issue 31.3: the zygote makes a PID namespace for each worker's init; the worker (pid 2
+    there) sees only its namespace, and its own exit status comes back through init, whether it
+    ended itself or was ended."""
+    from grader.run.worker import pidns
+
+    own = pidns.own_namespace()
+    if own is None:
+        pytest.skip("the kernel refuses a new PID namespace here")
+    r, w = os.pipe()
+
+    def worker(in_namespace: bool) -> None:
+        seen = sorted(int(n) for n in os.listdir("/proc") if n.isdigit())  # the machine's /proc still
+        os.write(w, f"{in_namespace} {os.getpid()} {os.getppid()} {os.sched_getaffinity(1) is not None}".encode())
+        os.close(w)
+        os._exit(7 if seen else 8)
+
+    pid, status_r = pidns.fork_worker(own, worker, (r, w))
+    os.close(w)
+    with os.fdopen(r) as f:
+        assert f.read() == "True 2 1 True"
+    os.waitpid(pid, 0)  # init ends once its worker has
+    assert pidns.worker_status(status_r) == 7
+    r, w = os.pipe()
+
+    def sleeper(in_namespace: bool) -> None:
+        os.close(w)
+        time.sleep(60)
+        os._exit(0)
+
+    pid, status_r = pidns.fork_worker(own, sleeper, (r, w))
+    os.close(w)
+    os.kill(pid, signal.SIGTERM)  # what the zygote sends: init ends its worker, then itself
+    os.waitpid(pid, 0)
+    assert pidns.worker_status(status_r) == -signal.SIGKILL
+    assert os.read(r, 1) == b""  # the worker is gone with it
+    os.close(r)
+    assert os.readlink("/proc/self/ns/pid") == os.readlink(f"/proc/{os.getppid()}/ns/pid")  # back in its own
+    pid, status_r = pidns.fork_worker(None, lambda in_namespace: os._exit(5 if in_namespace else 6), ())
+    assert status_r is None and os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 6  # no namespace: as before
 
 
 @needs_root

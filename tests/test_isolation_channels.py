@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,8 +30,10 @@ sys.path.insert(0, str(REPO / "tests"))
 from materialize import materialize  # noqa: E402
 from test_isolation_shared import needs_view  # noqa: E402
 
-NAMES = ("h50_lock_sender", "h51_lock_receiver", "h52_stat_hidden")
+NAMES = ("h50_lock_sender", "h51_lock_receiver", "h52_stat_hidden", "h70_pid_sender", "h71_pid_receiver")
 LEAK_MARK = "LOCKLEAK"
+PID_LEAK_MARK = "PIDLEAK"
+STUDENT_OUTPUTS = ("report.html", "results.json", "junit.xml", "report.json")
 GRADE_TIMEOUT_S = 600  # the test's own guard against a grader that hangs
 
 
@@ -83,6 +86,28 @@ def test_no_lock_channel_between_two_workers_graded_at_once(batch):
         if path.is_file():
             assert LEAK_MARK not in path.read_text(errors="replace"), path
     for name in ("h50_lock_sender", "h51_lock_receiver"):
+        _same_as_honest(batch, name)
+
+
+@needs_view
+def test_no_process_of_another_worker_exists_for_a_worker(batch):
+    """Issue 31.3: a PID namespace per worker. The sender spells its cases (hidden ones too) into
+    its children's nice values, scheduling policies and affinity masks; the receiver scans every
+    pid below 32768 in every case. It finds no process but its own, its parent and its
+    namespace's init (unconfined it found ~120, and decoded the sender's text:
+    ``tests/test_isolation_shared.py::test_the_pid_channel_works_unconfined``)."""
+    sender = _text(batch["reports"]["h70_pid_sender"])
+    assert "[hostile] pid publish: WORKED" in sender  # its side of the channel was open
+    receiver = _text(batch["reports"]["h71_pid_receiver"])
+    scans = re.findall(r"\[hostile\] pid scan: (\d+) other processes found", receiver)
+    assert scans and set(scans) == {"0"}, receiver[:2000]
+    uids = re.findall(r"\[hostile\] uid scan: (\d+) other sandbox uids found", receiver)
+    assert uids and set(uids) == {"0"}, receiver[:2000]
+    assert "pid calls answered" not in receiver and "pid FOUND" not in receiver
+    for name in STUDENT_OUTPUTS:
+        text = (batch["out"] / "h71_pid_receiver" / name).read_text(errors="replace")
+        assert PID_LEAK_MARK not in text, name
+    for name in ("h70_pid_sender", "h71_pid_receiver"):
         _same_as_honest(batch, name)
 
 

@@ -46,6 +46,9 @@ ATTACK_THE_GRADER = (
     "h16_fake_frames_import",
     "h45_forged_shape",
 )
+# 700 MiB faulted in per case: on a loaded VM a case may run past its timeout, in either mode
+# (measured: one case in ~200 at load average 11), which is load, not isolation.
+MEMORY_HUNGRY = ("h72_memory_each_case",)
 VARIANTS = ROOT / "tests" / "correct_variants"
 AUDIT_SAMPLE = (
     "counter_reset_noop",
@@ -115,6 +118,7 @@ def test_every_case_gets_the_same_verdict_in_both_modes(verdicts):
     differ = [
         f"{name} {uid}: module {status} / process {verdicts['process'][name][uid]}"
         for name, cases in verdicts["module"].items()
+        if name not in MEMORY_HUNGRY  # compared without the cases load ran out of time: below
         for uid, status in cases.items()
         if verdicts["process"][name][uid] != status
     ]
@@ -127,3 +131,22 @@ def test_the_comparison_is_not_trivial(verdicts):
     assert {"passed", "failed"} <= statuses
     if os.geteuid() == 0:
         assert {"crashed", "timeout"} <= statuses
+
+
+def test_memory_one_case_held_never_costs_the_next(verdicts):
+    """Issue 31.5: h72 takes 700 MiB in every case and keeps it in a module global. A worker's
+    1 GiB holds one case's worth, not two; in module isolation the previous case's 700 MiB were
+    still held (54.87 points there, 100 with a process per case: its cases killed, "crashed").
+    Now no case is killed in either mode, and every case both modes ran to the end gets the same
+    verdict, the honest core's (grader/run/worker/memory.py). A case that ran out of time (its
+    timeout, or the budget) under load is left out of the comparison, no more than a fifth."""
+    name = "h72_memory_each_case"
+    if name not in verdicts["module"]:
+        pytest.skip("graded as root only")
+    module, process, honest = verdicts["module"][name], verdicts["process"][name], verdicts["module"]["honest"]
+    for mode, cases in (("module", module), ("process", process)):
+        assert "crashed" not in cases.values(), (mode, [uid for uid, s in cases.items() if s == "crashed"][:8])
+    compared = [uid for uid in module if "timeout" not in (module[uid], process[uid])]
+    assert len(compared) >= 0.8 * len(module)
+    assert [module[uid] for uid in compared] == [process[uid] for uid in compared] == [honest[uid] for uid in compared]
+    assert set(honest.values()) == {"passed"}

@@ -88,6 +88,10 @@ def lost_layers(layers: dict) -> list[str]:
         lost.append(
             "no mount namespace per worker (unshare refused): no private tmpfs, no read-only view, no hidden names: stat finds the names, sizes and times of the grader's files, reads move a shared file's access time; Landlock still refuses to open them"
         )
+    if layers.get("mount_namespace") and not layers.get("pid_namespace"):
+        lost.append(
+            "no PID namespace per worker (unshare refused): submissions graded at once can read each other's per-process state by pid (affinity, nice value, scheduling policy); grade with --jobs 1 to close it"
+        )
     if not layers.get("ipc_namespace"):
         lost.append(
             "no IPC namespace per worker (unshare refused): submissions graded at once share System V IPC; each uid's objects are still removed between submissions"

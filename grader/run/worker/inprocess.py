@@ -59,7 +59,7 @@ import numpy as np
 
 from grader import codec
 from grader.observe.interpreter import run_case
-from grader.run.worker import guard, importing
+from grader.run.worker import guard, importing, memory
 
 MODULE_NAME = "cudagraph"
 # Sent as the status frame's exit code: the case ran (its result counts), but it left the
@@ -353,6 +353,8 @@ class FreshSubmission:
         self.threads = _thread_count()
         self.fds: dict[int, tuple[int, int]] | None = None  # after the first import (it may open files)
         self.spec = None  # the submission module's import spec, after the first import
+        self.ceiling: memory.Ceiling | None = None  # what a case may leave held (after the first import)
+        self.first: object = None  # the first import's module, until its case has run
         self.used = False
 
     @staticmethod
@@ -380,10 +382,7 @@ class FreshSubmission:
         """Put the process back as it was before the first import, then execute the submission
         again; its output is dropped (it was shown at the first import)."""
         self.restore()
-        for name in set(sys.modules).difference(self.modules_before):
-            module = sys.modules.get(name)
-            if self._owned(name, module):
-                del sys.modules[name]
+        self.drop_modules()
         sys.stdout = sys.stderr = _NullWriter()
         try:
             spec, name = self.spec, self.module_name
@@ -400,6 +399,14 @@ class FreshSubmission:
             return sys.modules[name]
         finally:
             sys.stdout, sys.stderr = self.sys_attrs["stdout"], self.sys_attrs["stderr"]
+
+    def drop_modules(self) -> None:
+        """Remove the submission's own modules from ``sys.modules`` (executed again per case)."""
+        for name in set(sys.modules).difference(self.modules_before):
+            module = sys.modules.get(name)
+            if self._owned(name, module):
+                del sys.modules[name]
+                del self.owned[name]  # nor kept alive here: what it holds goes with it
 
     def _owned(self, name: str, module: object) -> bool:
         """Whether a module the submission brought in is its own (re-executed for every case)."""
@@ -509,6 +516,8 @@ def run_case_here(
     with the token the grader issues for the case once the one before it has ended (None: the
     grader has gone)."""
     uid, steps = codec.read_case_message(message)
+    if module is None:
+        module, fresh.first = fresh.first, None
     if fresh.used:
         try:
             module = fresh.fresh_module()
@@ -533,7 +542,10 @@ def run_case_here(
     except BaseException:  # noqa: BLE001
         pass
     after_case()  # processes the case left behind are killed before its status goes out
+    module = None  # the case's submission: what it holds goes with it (memory.Ceiling.held_after)
     damage = fresh.lasting_damage()
+    if not damage and fresh.ceiling is not None and fresh.ceiling.held_after(fresh.drop_modules):
+        damage = "memory the next case would start with"
     if exitcode == 0 and (damage or tampered):  # a changed grader class would outlive the case
         exitcode = RETIRE_EXITCODE
     out = finish(uid, frame, exitcode=exitcode, signal=None, output_end=output_end())

@@ -222,16 +222,21 @@ def private_view(work: str, uid: int, size: int, keep: tuple[str, ...]) -> dict[
     return applied
 
 
-def private_namespaces(mount_namespace: bool) -> dict[str, bool]:
+def private_namespaces(mount_namespace: bool, pid_namespace: bool = False) -> dict[str, bool]:
     """An IPC and a network namespace of this process's own (root only; each where the kernel
     allows it): System V IPC objects made here are invisible to every other worker and die with
     this one; no network interface but a loopback that is down. In a private mount namespace,
     also an empty, read-only /dev/shm (POSIX shared memory and semaphores live there, outside
-    the IPC namespace). Returns what was applied."""
+    the IPC namespace), and, for a process forked into a PID namespace of its own
+    (:mod:`grader.run.worker.pidns`), a read-only /proc of that namespace: only its own
+    processes are there. Returns what was applied."""
     applied = {
         "ipc_namespace": libc.unshare(CLONE_NEWIPC) == 0,
         "net_namespace": libc.unshare(CLONE_NEWNET) == 0,
     }
+    if pid_namespace:
+        flags = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY
+        applied["pid_namespace"] = mount_namespace and mount(b"proc", "/proc", b"proc", flags)
     if mount_namespace and os.path.isdir("/dev/shm"):
         options = b"size=4k,nr_inodes=1,mode=0555"
         applied["private_dev_shm"] = mount(

@@ -23,7 +23,9 @@ Layers, each applied where the platform allows it (see SECURITY.md):
 6. as root, namespaces of its own: IPC (System V shared memory, message queues
    and semaphores, and POSIX message queues, die with the worker and are never
    shared with another) and network (no interface but a loopback that is down),
-   and a read-only, empty ``/dev/shm``; and, where the host gives a writable
+   and a read-only, empty ``/dev/shm``; a PID namespace of its own, made by the zygote
+   (:mod:`grader.run.worker.pidns`), where no other worker's process has a number, with a
+   ``/proc`` of it; and, where the host gives a writable
    cgroup, a memory and a process limit for the worker's whole tree
    (:mod:`grader.run.worker.cgroups`).
 """
@@ -81,6 +83,7 @@ class SandboxPlan:
     use_landlock: bool = True
     import_paths: tuple[str, ...] = ()  # trusted extra import roots (the audit's mutants need the reference)
     cgroup_procs: tuple[str, ...] = ()  # the worker's cgroup.procs files to join (grader.run.worker.cgroups)
+    pid_namespace: bool = False  # forked into a PID namespace of its own (grader.run.worker.pidns)
 
 
 def children() -> list[int]:
@@ -314,7 +317,9 @@ def enter(plan: SandboxPlan, keep_fds: tuple[int, ...]) -> dict[str, object]:
             applied["cgroup"] = True
         # the view: read-only and noatime, names it has no use for hidden, a tmpfs to write in
         applied.update(mounts.private_view(work, plan.uid, plan.limits.scratch_bytes, plan.readable))
-        applied.update(mounts.private_namespaces(bool(applied["tmpfs"])))
+        applied.update(mounts.private_namespaces(bool(applied["tmpfs"]), plan.pid_namespace))
+        if plan.pid_namespace and not applied.get("pid_namespace"):
+            raise OSError("in a PID namespace of its own without a /proc of it")
         os.chown(work, plan.uid, plan.uid)
     os.chdir(work)
     os.environ.clear()

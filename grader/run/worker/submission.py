@@ -427,7 +427,9 @@ def serve(
             fresh = None  # module-level code this slow would run again before every case: fork per case instead
         if fresh is not None:
             fresh.fds = inprocess.open_fds()
+            fresh.ceiling = inprocess.memory.Ceiling.after_import()
             fresh.spec = getattr(module, "__spec__", None)
+            fresh.first, module = module, None  # held for its first case only, then dropped as any case's
         commands = Commands(cmd_fd)
         while True:
             message = commands.next_case()

@@ -65,7 +65,7 @@ import numpy
 import numpy.linalg
 import numpy.random
 
-from grader.run.worker import cgroups, inprocess, sandbox, uids
+from grader.run.worker import cgroups, inprocess, pidns, sandbox, uids
 from grader.run.worker.submission import serve
 
 MAX_REQUEST = 64 * 1024
@@ -85,6 +85,10 @@ WORKER_CGROUPS: dict[int, str] = {}
 # was ended here: the next worker under one needs no clean-up first. Only this zygote starts
 # processes under the run's uids (grader.run.worker.uids leases them to this run alone).
 CLEAN_UIDS: set[int] = set()
+# The zygote's own PID namespace (grader.run.worker.pidns), or None where workers share it; for
+# each worker in a namespace of its own, the descriptor its init reports its exit status on.
+PID_NAMESPACE: list[int | None] = [None]
+STATUS_PIPES: dict[int, int] = {}
 
 
 def _reap() -> None:
@@ -191,7 +195,18 @@ def _kill_worker(pid: int, uid: int | None, workers: set[int] = WORKERS) -> int 
     had already died (a case crashed it, in module isolation), why."""
     cgroup = WORKER_CGROUPS.pop(pid, None)
     ended = None
-    if pid in workers:  # else not ours: its number may belong to someone else, never signal it
+    status_r = STATUS_PIPES.pop(pid, None)
+    if pid in workers and status_r is not None:  # the namespace's init: it ends the worker, then itself
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        if _wait_dead(pid, time.monotonic() + KILL_SECONDS) is None:
+            os.kill(pid, signal.SIGKILL)  # the kernel then kills all the namespace holds
+            _wait_dead(pid, time.monotonic() + KILL_SECONDS)
+        ended = pidns.worker_status(status_r)
+        workers.discard(pid)
+    elif pid in workers:  # else not ours: its number may belong to someone else, never signal it
         for target in (-pid, pid):
             try:
                 os.kill(target, signal.SIGKILL)
@@ -236,6 +251,7 @@ def layers() -> dict:
     }
     found.update(sandbox.probe_namespaces() if root else {"ipc_namespace": False, "net_namespace": False})
     found["mount_namespace"] = root and sandbox.probe_mount_namespace()
+    found["pid_namespace"] = PID_NAMESPACE[0] is not None and found["mount_namespace"]
     found["cgroup"] = CGROUPS[0] is not None
     found["cgroup_detail"] = CGROUPS[1]
     return found
@@ -269,12 +285,22 @@ def warm_up() -> None:
     gc.freeze()  # what exists now is shared by every fork; the collector leaves it alone
 
 
+def _run_worker(
+    sock: socket.socket, plan: sandbox.SandboxPlan, request: dict, fds: tuple[int, int, int], in_namespace: bool
+) -> None:
+    """The forked worker (never returns): in a PID namespace of its own when ``in_namespace``."""
+    sock.close()
+    plan = dataclasses.replace(plan, pid_namespace=in_namespace)
+    serve(plan, request["submission_root"], *fds, request.get("isolation", "process"))
+
+
 def main(sock_fd: int) -> None:
     warm_up()
     sandbox.set_child_subreaper()
     sandbox.die_with_parent()
     limits = sandbox.Limits()
     CGROUPS[:] = cgroups.setup(limits.memory_bytes, limits.processes)
+    PID_NAMESPACE[0] = pidns.own_namespace() if sandbox.probe_mount_namespace() else None
     sock = socket.socket(fileno=sock_fd)
     workers = WORKERS
     while True:
@@ -307,12 +333,13 @@ def main(sock_fd: int) -> None:
             if plan.uid is not None and os.geteuid() == 0 and plan.uid not in CLEAN_UIDS:
                 _kill_uid(plan.uid)  # nothing may run as this uid (or be left of it) but the new worker's sandbox
             CLEAN_UIDS.discard(plan.uid)  # in use from now on
-            pid = os.fork()
-            if pid == 0:
-                sock.close()
-                serve(plan, request["submission_root"], cmd_fd, res_fd, out_fd, request.get("isolation", "process"))
+            own = PID_NAMESPACE[0] if plan.uid is not None else None
+            run_worker = functools.partial(_run_worker, sock, plan, request, (cmd_fd, res_fd, out_fd))
+            pid, status_r = pidns.fork_worker(own, run_worker, (sock.fileno(), *fds, *STATUS_PIPES.values()))
             for fd in fds:
                 os.close(fd)
+            if status_r is not None:
+                STATUS_PIPES[pid] = status_r
             workers.add(pid)
             if cgroup_name is not None:
                 WORKER_CGROUPS[pid] = cgroup_name
