@@ -82,8 +82,6 @@ DEFAULT_LAB_NAMED_IN = {
     "grader/observe/origins.py",
     "grader/protocol.py",
     "grader/run/cache.py",
-    "grader/run/worker/inprocess.py",
-    "grader/run/worker/submission.py",
     "grader/run/worker/zygote.py",
     "grader/spec/case_draft.py",
     "grader/spec/checks/entry_output.py",

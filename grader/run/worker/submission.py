@@ -98,13 +98,12 @@ def status_frames(commands: Commands, uid: str, written: bytes, **status) -> byt
 
 
 def submission_module(root: Path) -> tuple[str, tuple[str, ...]]:
-    """The name to import the submission's module file (the lab's student module, e.g.
-    ``cudagraph``) by, and the folders to put first on ``sys.path``. At the top: the module's
-    name from ``root``. Deeper (a handout's ``mini_vllm/cudagraph.py``): as a module of its
-    folders' package, ``mini_vllm.cudagraph``, so that its relative imports work, with its own
-    folder on the path too, so that its imports of sibling modules by their bare names work as
-    well; under a folder whose name is not a Python name (``lab 3/``), as the bare module name
-    from that folder."""
+    """The name to import the submission's module file (the lab's student module) by, and the
+    folders to put first on ``sys.path``. At the top: the module's name from ``root``. Deeper
+    (a handout's ``pkg/module.py``): as a module of its folders' package, ``pkg.module``, so
+    that its relative imports work, with its own folder on the path too, so that its imports of
+    sibling modules by their bare names work as well; under a folder whose name is not a Python
+    name (``lab 3/``), as the bare module name from that folder."""
     module_name = active_lab().module
     if (root / module_file_name()).is_file():
         return module_name, (str(root),)
