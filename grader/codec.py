@@ -33,12 +33,14 @@ from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefVa
 PROTOCOL_VERSION = 1
 # Observation frames: 2 added the submission's own frames (a step's ``sites`` and ``bumps``, an
 # error's ``frames``, a witness entry's site); 3 added each graph entry's ``entry_id`` and a step's
-# ``origin`` (the submission's lines its value came from). Frames of
-# versions 1 and 2 are still read, without them (an entry's identity then reads as -1).
-OBSERVATION_VERSION = 3
-READABLE_OBSERVATIONS = (1, 2, 3)
+# ``origin`` (the submission's lines its value came from); 4 a probe step's line ``trace``
+# (grader.trace_facts). Frames of versions 1 to 3 are still read, without them (an entry's
+# identity then reads as -1).
+OBSERVATION_VERSION = 4
+READABLE_OBSERVATIONS = (1, 2, 3, 4)
 OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps"})
 OBSERVATION_V3_STEP_FIELDS = frozenset({"origin", "calls"})
+OBSERVATION_V4_STEP_FIELDS = frozenset({"trace"})
 ORIGIN_KINDS = ("returned", "returned-plain", "tested", "assigned")
 MAX_ORIGIN_FRAMES = 3
 MAX_TEXT = 2000  # characters of any one string a worker sends
@@ -364,11 +366,13 @@ class StepRecord:
     # where the step's value came from in the submission (grader.observe.origins): frames
     # [kind, file, line, function, source], kind one of ORIGIN_KINDS; sent only when there are some
     origin: list | None = None
+    trace: dict | None = None  # a probe step's line trace (grader.trace_facts); sent only by a probe
 
     def wire(self) -> dict:
         record = {name: getattr(self, name) for name in STEP_FIELDS}
-        if record["ops"] is None:  # sent only when the step returned a list (an empty one too)
-            del record["ops"]
+        for name in ("ops", "trace"):  # ops: sent only when the step returned a list (an empty one too)
+            if record[name] is None:
+                del record[name]
         for name in ("sites", "bumps", "origin", "calls"):  # sent only when there are some
             if not record[name]:
                 del record[name]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from grader import validation
+from grader import trace_facts, validation
 from grader.codec import (
     ERROR_FIELDS,
     GRAPH_FIELDS,
@@ -37,6 +37,7 @@ from grader.codec import (
     OBSERVATION_FIELDS,
     OBSERVATION_V2_STEP_FIELDS,
     OBSERVATION_V3_STEP_FIELDS,
+    OBSERVATION_V4_STEP_FIELDS,
     OBSERVATION_VERSION,
     ORIGIN_KINDS,
     READABLE_OBSERVATIONS,
@@ -75,7 +76,8 @@ OUTCOMES = ("returned", "raised", "missing", "not_reached")
 _STEP_KEYS = frozenset(STEP_FIELDS)
 _GRAPH_KEYS = frozenset(GRAPH_FIELDS)
 _ERROR_KEYS = frozenset(ERROR_FIELDS)
-_STEP_KEYS_V2 = _STEP_KEYS - OBSERVATION_V3_STEP_FIELDS  # what a frame of version 2 may hold
+_STEP_KEYS_V3 = _STEP_KEYS - OBSERVATION_V4_STEP_FIELDS  # what a frame of version 3 may hold
+_STEP_KEYS_V2 = _STEP_KEYS_V3 - OBSERVATION_V3_STEP_FIELDS  # what a frame of version 2 may hold
 _STEP_KEYS_V1 = _STEP_KEYS_V2 - OBSERVATION_V2_STEP_FIELDS  # what a frame of version 1 may hold
 _ERROR_KEYS_V1 = _ERROR_KEYS - {"frames"}
 _ARRAY_KEYS = frozenset({"dtype", "shape", "blob"})
@@ -193,6 +195,7 @@ class StepObservation:
     bumps: tuple[Bump, ...] = ()  # the LaunchCounter.bump calls of this step
     origin: tuple[Origin, ...] = ()  # where the step's value came from (grader.observe.origins)
     calls: tuple[tuple[str, tuple[ProvidedCall, ...]], ...] = ()  # per provided object (its name): its calls
+    trace: trace_facts.Trace | None = None  # a probe step's line trace
 
     def site(self, index: int) -> tuple[SourceFrame, ...]:
         """The frames of one of this step's call sites; () for -1 or an index out of range."""
@@ -468,9 +471,8 @@ class _Decoder:
         raise _fail(where, f"unknown value tag {tag!r}")
 
     def step(self, obj: Any, where: str) -> StepObservation:
-        obj = _keys(
-            obj, (_STEP_KEYS_V1, _STEP_KEYS_V1, _STEP_KEYS_V2)[self.version] if self.version < 3 else _STEP_KEYS, where
-        )
+        allowed = (_STEP_KEYS_V1, _STEP_KEYS_V1, _STEP_KEYS_V2, _STEP_KEYS_V3)
+        obj = _keys(obj, allowed[self.version] if self.version < 4 else _STEP_KEYS, where)
         outcome = obj.get("outcome")
         if outcome not in OUTCOMES:
             raise _fail(f"{where}.outcome", f"expected one of {OUTCOMES}")
@@ -552,6 +554,7 @@ class _Decoder:
             bumps=self.bumps(obj.get("bumps"), f"{where}.bumps", len(sites)),
             calls=self.calls(obj.get("calls"), f"{where}.calls", len(sites)),
             origin=self.origin(obj.get("origin"), f"{where}.origin"),
+            trace=trace_facts.decode(obj.get("trace"), f"{where}.trace"),
         )
 
 

@@ -118,14 +118,14 @@ Value = ArrayValue | OpsValue | MaskValue | RefValue | PlainValue
 class Step:
     """One action of a case, run by the worker against the submission.
 
-    ``action``: build | call | method | read | set | mutate. ``target`` is a
+    ``action``: build | call | method | read | set | mutate | probe. ``target`` is a
     contract name, a bound name, a method or attribute name. ``on`` names the
     object a method/read/set acts on. ``name`` binds the result for later steps
     and for checks. ``implicit`` marks reads the loader added for a check.
     """
 
     index: int
-    action: Literal["build", "call", "method", "read", "set", "mutate"]
+    action: Literal["build", "call", "method", "read", "set", "mutate", "probe"]
     target: str
     on: str | None = None
     name: str | None = None
@@ -148,6 +148,10 @@ class Step:
             return f"read {self.on}.{self.target}"
         if self.action == "set":
             return f"{self.on}.{self.target} = {joined}"
+        if self.action == "probe":
+            built = ", ".join(args[:1] + args[3:])
+            given = args[1:3] + ["", ""]
+            return f"trace {self.target}({built}): capture {given[0]}, replay {given[1]}"
         return f"overwrite every element of {self.target} with {joined}"
 
 

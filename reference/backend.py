@@ -68,6 +68,8 @@ class Backend:
     def __init__(self, module: Any, description: str) -> None:
         self.module = module
         self.description = description
+        # named as the module is, so that the worker's locator (and the line tracer) finds its files
+        self.__file__, self.__name__ = getattr(module, "__file__", None), getattr(module, "__name__", "")
         for attr in CONTRACT_NAMES:
             setattr(self, attr, getattr(module, attr))
 

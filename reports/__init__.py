@@ -83,8 +83,10 @@ def write_batch_outputs(
     out_dir: Path,
     paths: Sequence[str] | None = None,
     similar_pairs=None,
+    staff: bool = True,
 ) -> None:
-    """Write ``summary.html`` (links relative to ``out_dir``) and ``grades.csv`` into ``out_dir``.
+    """Write ``summary.html`` (links relative to ``out_dir``) and ``grades.csv`` into ``out_dir``;
+    with ``staff`` (not a student kit's run) also ``answers.csv``, the notebook answers.
 
     ``report_dirs[i]`` is the folder holding ``reports[i]``'s ``report.html`` and ``staff.html``;
     ``paths[i]`` the path it was graded from (a column of both files).
@@ -101,6 +103,10 @@ def write_batch_outputs(
     ]
     write_file(out_dir / "summary.html", render_summary(reports, links, paths, staff_links, similar_pairs))
     write_file(out_dir / "grades.csv", grades_csv(reports, paths))
+    if staff and any(r.answers for r in reports):  # the notebook answers, a class's in one file (issue 33)
+        from reports.csv_export import answers_csv
+
+        write_file(out_dir / "answers.csv", answers_csv(reports))
 
 
 def write_grades_csv(reports: Sequence[Report], path, paths: Sequence[str] | None = None) -> None:

@@ -75,3 +75,24 @@ def grades_csv(reports: Sequence[Report], paths: Sequence[str] | None = None) ->
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerows(grades_rows(reports, paths))
     return buf.getvalue()
+
+
+ANSWER_COLUMNS = ["submission", "slot", "cited lines", "verdict", "free text"]
+
+
+def answers_csv(reports: Sequence[Report]) -> str:
+    """``answers.csv``: one row per submission and notebook-answer slot, so that a TA reads a
+    whole class's answers (the ``two-graphs`` free text above all) in one place. A cited slot's
+    text goes under ``cited lines``, the free text under ``free text``; every cell is made safe
+    for a spreadsheet (:func:`safe_cell`) and from clean text (:func:`reports.view.clean_text`)."""
+    from reports.view import clean_text
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(ANSWER_COLUMNS)
+    for r in reports:
+        for a in r.answers:
+            text = safe_cell(clean_text(a.text).replace("\n", " "))
+            free = a.slot == "two-graphs"
+            writer.writerow([safe_cell(r.submission), a.slot, "" if free else text, a.verdict, text if free else ""])
+    return buf.getvalue()

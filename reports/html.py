@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -128,6 +128,7 @@ def render_submission(report: Report, staff: bool = False) -> str:
             n_passed=n_passed,
             n_hidden=sum(1 for c in report.cases if c.redacted),
             ring=_ring(report.percent),
+            answers=[replace(a, text=v.clean_text(a.text)) for a in report.answers],
         )
     )
 

@@ -470,7 +470,17 @@ def test_the_cycle_finder_leaves_out_type_only_imports(tmp_path):
 # grader/. A module may import its own stage and the stages listed for it here, nothing else
 # (a worker runs the interpreter, so run/ imports observe/; the worker side never imports a
 # case's checks or the judge).
-SHARED_MODULES = {"spec_model", "ops", "protocol", "codec", "validation", "safetext", "errors", "trusted_path"}
+SHARED_MODULES = {
+    "spec_model",
+    "ops",
+    "protocol",
+    "codec",
+    "validation",
+    "safetext",
+    "errors",
+    "trusted_path",
+    "trace_facts",
+}
 ENTRY_MODULES = {"grader.__main__": "grader.commands"}
 # grader/lab/ (the lab being graded, read from its lab.yaml) is below every stage: any may ask it.
 MAY_IMPORT: dict[str, set[str]] = {

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from support.shipped import shipped_suite
 
+from grader.judging.answers import read_answers
 from grader.judging.judge import judge_case
 from grader.observe.interpreter import observe_in_process
 from reference.mutants._base import REFERENCE_SOURCE, fresh_module
@@ -76,10 +77,12 @@ BREAKS = {
 
 def _failed_tags(breaking, solution: Path = REFERENCE_SOURCE) -> dict[str, list[str]]:
     failed: dict[str, list[str]] = {}
+    answers = read_answers(solution.parent)  # each solution's answers.md (the notebook-answers tag)
     for case in LOADED.suite.cases:
         module = fresh_module(solution, __name__)
         breaking(module)
-        verdict = judge_case(case, LOADED.oracles[case.uid], observe_in_process(module, case.uid, case.steps))
+        observed = observe_in_process(module, case.uid, case.steps)
+        verdict = judge_case(case, LOADED.oracles[case.uid], observed, answers)
         if verdict.status != "passed":
             failed.setdefault(TAG_OF[case.uid], []).append(f"{case.uid}: {verdict.message}")
     return failed

@@ -105,7 +105,7 @@ def test_a_kind_defined_twice_fails_naming_both_modules():
 
 
 def test_steps_are_registered_the_same_way_and_the_schema_follows():
-    assert tuple(STEP_KINDS) == STEP_ACTIONS == ("build", "call", "method", "read", "set", "mutate")
+    assert tuple(STEP_KINDS) == STEP_ACTIONS == ("build", "call", "method", "read", "set", "mutate", "probe")
     alternatives = build_schema()["$defs"]["step"]["oneOf"]
     assert [alt["required"][0] for alt in alternatives] == list(STEP_ACTIONS)
 
@@ -129,6 +129,9 @@ EVERY_STEP_KIND = (
             value: {ops: [tanh]}
           - mutate: out
             fill: 0.0
+          - probe: GraphRunner
+            as: probed
+            args: [{ops: [relu]}, {array: {shape: [2, 3], seed: 1}}, {array: {shape: [2, 3], seed: 2}}]
         checks:
           - launches: {step: out, equals: 1}
 """

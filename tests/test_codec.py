@@ -90,7 +90,7 @@ def test_an_observation_frame_round_trips_its_header_and_blobs():
     assert json.loads(header) == {"protocol": codec.OBSERVATION_VERSION, "case": "s/c", "steps": [{"index": 0}]}
     assert got == blobs
     # the same bytes built by hand
-    raw = json.dumps({"protocol": 3, "case": "s/c", "steps": [{"index": 0}]}).encode()
+    raw = json.dumps({"protocol": codec.OBSERVATION_VERSION, "case": "s/c", "steps": [{"index": 0}]}).encode()
     by_hand = codec.MAGIC + struct.pack("<II", len(raw), 3) + raw
     for blob in blobs:
         by_hand += struct.pack("<Q", len(blob)) + blob
@@ -137,13 +137,14 @@ def test_the_largest_blob_is_within_the_bounds():
 # ------------------------------------------------------------------ the observation record
 def test_a_step_record_on_the_wire_has_exactly_the_fields_the_decoder_reads():
     record = codec.StepRecord(3)
-    optional = ("ops", "sites", "bumps", "calls", "origin")  # sent only when there are some
+    optional = ("ops", "sites", "bumps", "calls", "origin", "trace")  # sent only when there are some
     assert list(record.wire()) == [f for f in codec.STEP_FIELDS if f not in optional]
     record.ops = [[True, 0, 1, False]]
     record.sites = [[["cudagraph.py", 3, "f", "x = 1"]]]
     record.bumps = [[1, 0]]
     record.origin = [["returned", "cudagraph.py", 4, "f", "return x"]]
     record.calls = {"eng": [["run", 4, 1, 0]]}
+    record.trace = {"lines": [], "replay_launches": 1, "buffer": True, "cache": "graphs"}
     assert list(record.wire()) == list(codec.STEP_FIELDS)
     with pytest.raises(AttributeError):
         record.launch_count = 1  # a misspelt field is an error in the writer, not a key on the wire

@@ -75,4 +75,5 @@ def test_the_core_is_worth_70_points_and_the_stretch_goals_are_not_free():
     assert core_points == pytest.approx(70)
     assert all(s.tag in CORE_TAGS for s in LOADED.suite.specs if s.group == "core")
     failed = {TAG_OF[c.uid] for c in STRETCH_CASES if grade(c).status != "passed"}
-    assert failed == {"padding", "warmup", "fusion", "state-machine"}
+    # and the notebook answers (counted with the stretch group): this module, made in memory, answers nothing
+    assert failed == {"padding", "warmup", "fusion", "state-machine", "notebook-answers"}

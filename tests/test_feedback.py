@@ -184,17 +184,17 @@ def test_a_full_marks_submission_shows_100_in_every_file(tmp_path):
     proc = graphgrade("grade", str(REPO / "reference"), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "reference" / "report.json").read_text())
-    assert report["score"] == 100 and sum(c["score"] for c in report["cases"]) == pytest.approx(100, abs=1e-9)
+    assert report["score"] == 106 and sum(c["score"] for c in report["cases"]) == pytest.approx(106, abs=1e-9)
     gs = json.loads((out / "reference" / "results.json").read_text())
-    assert gs["score"] == 100
-    assert round(sum(t["score"] for t in gs["tests"]), 6) == 100 and all(
+    assert gs["score"] == 106  # 100 and the notebook answers' 6 (specs/11_notebook_answers.yaml)
+    assert round(sum(t["score"] for t in gs["tests"]), 6) == 106 and all(
         round(t["score"], 2) == t["score"] for t in gs["tests"]
     )
     for spec in report["specs"]:
         assert round(sum(c["max_score"] for c in report["cases"] if c["spec"] == spec["id"]), 6) == spec["points"]
     rows = list(csv.reader(io.StringIO((out / "grades.csv").read_text())))
-    assert rows[1][rows[0].index("total")] == "100"
-    assert "100 / 100" in (out / "reference" / "report.html").read_text()
+    assert rows[1][rows[0].index("total")] == "106"
+    assert "106 / 106" in (out / "reference" / "report.html").read_text()
 
 
 # ------------------------------------------------------------------ 5. a CLI with no surprises

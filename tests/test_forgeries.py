@@ -112,7 +112,8 @@ def test_the_bug_unforged_costs_the_cases_that_check_the_static_buffer(graded):
     honest, bug = graded["honest"], graded["fresh_buffer"]
     assert honest["score"] == honest["max_score"]
     failed = _passed(honest) - _passed(bug)
-    assert failed and all(s.startswith(("static-buffer", "piecewise")) for s, _ in failed), failed
+    # and the notebook answers: the honest core's cited lines, which the bug's own runner never runs on replay
+    assert failed and all(s.startswith(("static-buffer", "piecewise", "notebook-answers")) for s, _ in failed), failed
     assert bug["score"] < honest["score"]
 
 

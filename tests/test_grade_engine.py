@@ -35,6 +35,7 @@ TEMPLATE = ROOT / "student_template"
 SOLUTION = Path(__file__).parent / "support" / "solutions" / "split_helpers"
 HELPERS = (SOLUTION / "_helpers.py").read_text()
 ALT = (SOLUTION / "cudagraph.py").read_text()
+ANSWERS = (SOLUTION / "answers.md").read_text()  # its notebook answers (lines before every fault's anchor but one)
 STRETCH_MARK = "\n# ---------------------------------------------------------------- stretch goals\n"
 assert ALT.count(STRETCH_MARK) == 1, "the solution marks where its stretch goals start"
 ALT_CORE = ALT.split(STRETCH_MARK)[0]  # the same solution without the stretch goals
@@ -84,8 +85,10 @@ def klass(tmp_path_factory):
     """A small class: every kind of submission the engine must cope with."""
     root = tmp_path_factory.mktemp("class")
     subs = {
-        "alt": write_dir(root, "alt", {"cudagraph.py": ALT, "_helpers.py": HELPERS}),
-        "core_only": write_dir(root, "core_only", {"cudagraph.py": ALT_CORE, "_helpers.py": HELPERS}),
+        "alt": write_dir(root, "alt", {"cudagraph.py": ALT, "_helpers.py": HELPERS, "answers.md": ANSWERS}),
+        "core_only": write_dir(
+            root, "core_only", {"cudagraph.py": ALT_CORE, "_helpers.py": HELPERS, "answers.md": ANSWERS}
+        ),
         "syntax": write_dir(
             root, "syntax", {"cudagraph.py": "import numpy as np\n\ndef run_eager(ops, x:\n    return x\n"}
         ),
@@ -100,7 +103,8 @@ def klass(tmp_path_factory):
     (root / "foo.py").write_text(REFERENCE.read_text())
     subs["foo"] = root / "foo.py"
     for name, (anchor, code) in FAULTS.items():
-        subs[name] = write_dir(root, name, {"cudagraph.py": inject(ALT, anchor, code), "_helpers.py": HELPERS})
+        files = {"cudagraph.py": inject(ALT, anchor, code), "_helpers.py": HELPERS, "answers.md": ANSWERS}
+        subs[name] = write_dir(root, name, files)
     return subs
 
 
@@ -164,7 +168,7 @@ def test_correct_submission_written_differently_gets_full_marks(class_run):
     report = reports["alt"]
     failed = [(c["case"], c["message"]) for c in report["cases"] if c["status"] != "passed"]
     assert failed == []
-    assert report["score"] == report["max_score"] == 100
+    assert report["score"] == report["max_score"] == 106  # its answers.md included
 
 
 def test_untouched_template_gets_a_clean_zero_with_a_message_per_case(class_run):
@@ -253,7 +257,8 @@ def test_a_fault_in_some_cases_costs_those_cases_only(class_run, all_cases, name
         assert case["status"] == status and case["score"] == 0, case
         if all_cases[uid].spec in VISIBLE_SPECS:
             assert words in case["message"], case
-    assert reports[name]["score"] == pytest.approx(100 - sum(by_uid(reports["alt"])[u]["max_score"] for u in differ))
+    clean = reports["alt"]["score"]
+    assert reports[name]["score"] == pytest.approx(clean - sum(by_uid(reports["alt"])[u]["max_score"] for u in differ))
 
 
 VISIBLE_SPECS = {s.id for s in shipped_suite().suite.specs if s.visibility == "visible"}
@@ -265,9 +270,9 @@ def test_no_submission_grades_the_reference_to_full_marks(tmp_path):
     proc = graphgrade("--out", tmp_path, "--fail-under", 100)
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "reference" / "report.json").read_text())
-    assert report["score"] == report["max_score"] == 100
+    assert report["score"] == report["max_score"] == 106
     assert (
-        "reference (bundled solution): all specs 100/100" in proc.stdout
+        "reference (bundled solution): all specs 106/106" in proc.stdout
         and "grading the bundled reference" in proc.stderr
     )
 
@@ -489,7 +494,7 @@ def test_a_symlinked_file_submission_is_graded(tmp_path):
     result = graphgrade(tmp_path / "linked" / "alice.py", "--out", tmp_path / "out", "--visibility", "visible")
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "out" / "alice" / "report.json").read_text())
-    assert report["score"] == report["max_score"]
+    assert report["score"] == report["max_score"] - 6  # all but the notebook answers: a file holds none
 
 
 def test_bench_rejects_bad_counts_in_one_line():
@@ -518,6 +523,7 @@ def test_a_grader_failure_costs_one_report_not_the_class(tmp_path, suite, monkey
     for name in ("first", "broken_for_the_grader", "last"):
         (tmp_path / name).mkdir()
         shutil.copy(REFERENCE, tmp_path / name / "cudagraph.py")
+        shutil.copy(REFERENCE.parent / "answers.md", tmp_path / name / "answers.md")
         subs.append(tmp_path / name)
     visible = suite.suite.only_visible().specs
     with Zygote() as zygote:

@@ -39,6 +39,18 @@ def _split_with_relative_import(source: str) -> dict[str, str]:
     return {"mini_vllm/cudagraph.py": rest, "mini_vllm/counter.py": counter}
 
 
+def _answers(source: str) -> str:
+    """answers.md for a copy of the reference: the lines that do each slot's work in ``source``,
+    cited as bare numbers (the student's cudagraph.py, wherever it lies)."""
+    lines = source.splitlines()
+
+    def at(text: str, after: int = 0) -> int:
+        return next(i + 1 for i in range(after, len(lines)) if text in lines[i])
+
+    win = at("LaunchCounter.bump(1)", at("def _replay("))
+    return f"constraint-1: {at('entry = self.graphs.get(key)')}\nconstraint-2: {at('np.copyto(static_input, x)')}\nwin: {win}\n"
+
+
 def _run(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
 
@@ -84,13 +96,15 @@ def test_none_or_two_deeper_is_one_line_naming_what_was_found():
 @pytest.mark.slow
 @pytest.mark.parametrize("isolation", ["module", "process"])
 def test_the_handout_layout_grades_exactly_as_the_flat_one(tmp_path, isolation):
+    split = _split_with_relative_import(REFERENCE)
+    answers = {"answers.md": _answers(REFERENCE)}  # the notebook answers, as bare line numbers
     subs = [
-        _write(tmp_path / "flat", {"cudagraph.py": REFERENCE}),
-        _write(tmp_path / "package", {"mini_vllm/__init__.py": "", "mini_vllm/cudagraph.py": REFERENCE}),
-        _write(tmp_path / "relative", _split_with_relative_import(REFERENCE)),
-        _write(tmp_path / "spaced", {"lab 3/cudagraph.py": REFERENCE, "README.md": "my lab\n"}),
-        _write(tmp_path / "flat_bug", {"cudagraph.py": BUGGY}),
-        _write(tmp_path / "handout_bug", {"mini_vllm/__init__.py": "", "mini_vllm/cudagraph.py": BUGGY}),
+        _write(tmp_path / "flat", {"cudagraph.py": REFERENCE, **answers}),
+        _write(tmp_path / "package", {"mini_vllm/__init__.py": "", "mini_vllm/cudagraph.py": REFERENCE, **answers}),
+        _write(tmp_path / "relative", {**split, "answers.md": _answers(split["mini_vllm/cudagraph.py"])}),
+        _write(tmp_path / "spaced", {"lab 3/cudagraph.py": REFERENCE, "README.md": "my lab\n", **answers}),
+        _write(tmp_path / "flat_bug", {"cudagraph.py": BUGGY, **answers}),
+        _write(tmp_path / "handout_bug", {"mini_vllm/__init__.py": "", "mini_vllm/cudagraph.py": BUGGY, **answers}),
     ]
     reports = _grade(tmp_path, *subs, isolation=isolation)
     flat = reports["flat"]
@@ -120,7 +134,9 @@ def test_two_candidates_deeper_fail_the_submission_with_both_named(tmp_path):
 
 @pytest.mark.slow
 def test_graphgrade_grade_with_no_path_grades_a_handout_layout_folder(tmp_path):
-    _write(tmp_path, {"mini_vllm/cudagraph.py": REFERENCE, "mini_vllm/__init__.py": ""})
+    _write(
+        tmp_path, {"mini_vllm/cudagraph.py": REFERENCE, "mini_vllm/__init__.py": "", "answers.md": _answers(REFERENCE)}
+    )
     done = _run(["-m", "grader", "grade", "--out", "out", "--no-cache"], tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "grading this folder (./mini_vllm/cudagraph.py)" in done.stderr

@@ -61,5 +61,5 @@ def test_what_it_loses_is_graphgrades_stricter_reading_and_the_stretch_goals():
     assert earned < possible and failed  # entry.output after a replay is graphgrade's reading only
     assert all("entry.output" in line for line in failed)
     stretch_earned, stretch_possible, _ = _points([s for s in LOADED.suite.specs if s.group == "stretch"])
-    assert stretch_possible == pytest.approx(100 - 70 - possible)
+    assert stretch_possible == pytest.approx(106 - 70 - possible)  # the notebook answers' 6 included
     assert stretch_earned < stretch_possible

@@ -74,10 +74,20 @@ def fusion(case: dict) -> bool:
     return case["tag"] == "fusion"
 
 
+def notebook_answers(case: dict) -> bool:
+    return case["spec"] == "notebook-answers"
+
+
 def fresh_buffer(case: dict) -> bool:
     """A case the fresh-buffer-on-replay bug fails: it checks that an op is handed, on replay, the
     buffer it was handed at capture."""
     return any(check["what"].endswith("is handed the buffer it was handed at capture") for check in case["checks"])
+
+
+def fresh_buffer_or_answers(case: dict) -> bool:
+    """The fresh-buffer bug's cases, and the notebook answers: the honest core's cited lines, which
+    a runner of the hostile's own making never runs on replay."""
+    return fresh_buffer(case) or notebook_answers(case)
 
 
 def empty_list_case(case: dict) -> bool:
@@ -144,15 +154,16 @@ EXPECT: dict[str, Expect] = {
     "h52_stat_hidden": Expect("same"),
     "h53_forged_op_class": Expect("cheat"),  # and flagged: test_forged_op_class_is_flagged_and_caught
     "h54_zip_forgery": Expect("cheat"),  # and flagged: test_zip_forgery_is_flagged_and_not_importable
+    "h80_answers_markup": Expect("broken", notebook_answers),  # shown inert: tests/test_answers_reports.py
     # their attack is the folder the grader runs in: tests/test_trusted_path.py grades them there
     "h55_shadow_multiprocessing": Expect("cheat"),
     "h56_shadow_reference": Expect("cheat"),
     "h57_checkout_specs": Expect("cheat"),
     # issue 31: each hides the fresh-buffer-on-replay bug; tests/test_forgeries.py compares each with
     # the bug unforged, in both isolation modes, and checks their flags
-    "h60_lying_address": Expect("broken", fresh_buffer),  # the op records the real address
+    "h60_lying_address": Expect("broken", fresh_buffer_or_answers),  # the op records the real address
     "h61_patch_through_type_alias": Expect("cheat"),  # the patch is seen by the op's own call
-    "h62_computed_log_name": Expect("broken", fresh_buffer),  # no name reaches the log
+    "h62_computed_log_name": Expect("broken", fresh_buffer_or_answers),  # no name reaches the log
     "h63_encoded_exec": Expect("cheat"),  # flagged three ways; its class patch is seen
     "h70_pid_sender": Expect("same"),
     "h71_pid_receiver": Expect("same"),
@@ -186,6 +197,7 @@ NON_ROOT_SUBSET = (
     "h51_lock_receiver",
     "h53_forged_op_class",
     "h54_zip_forgery",
+    "h80_answers_markup",
     "h55_shadow_multiprocessing",
     "h56_shadow_reference",
     "h57_checkout_specs",
@@ -613,6 +625,7 @@ def check_nothing_written_outside(batch: Batch) -> None:
             "previous",
             "summary.html",
             "grades.csv",
+            "answers.csv",
             "similarity.json",
             "similarity.html",
         ), f"unexpected file OUT/{rel}"

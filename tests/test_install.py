@@ -170,7 +170,7 @@ def test_gradescope_bundle_after_a_plain_install(full, deps, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "out" / "minimal" / "results.json").read_text())
-    assert results["score"] == 100 and len(results["tests"]) > 90
+    assert results["score"] == 106 and len(results["tests"]) > 90  # the variant ships its answers.md
 
 
 @pytest.fixture(scope="module")

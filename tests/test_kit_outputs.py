@@ -87,4 +87,5 @@ def test_the_full_package_still_writes_the_staff_files(tmp_path):
         "my-lab": STUDENT_FILES | {"staff.html"},
         "summary.html": set(),
         "grades.csv": set(),
+        "answers.csv": set(),  # the class's notebook answers, for the staff
     }

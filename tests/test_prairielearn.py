@@ -26,6 +26,7 @@ from reports.prairielearn import (
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = (ROOT / "reference" / "cudagraph.py").read_text(encoding="utf-8")
+ANSWERS = (ROOT / "reference" / "answers.md").read_text(encoding="utf-8")  # the notebook answers' slots
 N_CASES = sum(len(spec.cases) for spec in shipped_suite().suite.specs)  # the shipped suite's
 TEST_KEYS = {"name", "description", "points", "max_points", "message", "output"}
 
@@ -116,19 +117,19 @@ def check_tests_shape(results: dict) -> None:
 
 
 def test_correct_submission(tmp_path):
-    root = job(tmp_path, {"cudagraph.py": REFERENCE})
+    root = job(tmp_path, {"cudagraph.py": REFERENCE, "answers.md": ANSWERS})
     proc, results, raw = run_job(root)
     assert proc.returncode == 0, proc.stderr
     assert set(results) == {"gradable", "score", "message", "output", "tests"}
     assert results["gradable"] is True
     assert results["score"] == 1.0
-    assert results["message"] == f"100 / 100 points; {N_CASES} of {N_CASES} cases pass."
-    assert results["output"].startswith(f"graphgrade: 100 / 100 points (100%); {N_CASES} of {N_CASES} cases pass.")
+    assert results["message"] == f"106 / 106 points; {N_CASES} of {N_CASES} cases pass."
+    assert results["output"].startswith(f"graphgrade: 106 / 106 points (100%); {N_CASES} of {N_CASES} cases pass.")
     assert "Core lab: 70 / 70" in results["output"]
     assert len(results["tests"]) == N_CASES
     check_tests_shape(results)
     assert all(t["points"] == t["max_points"] and t["output"] == "" for t in results["tests"])
-    assert abs(sum(t["max_points"] for t in results["tests"]) - 100) < 0.01
+    assert abs(sum(t["max_points"] for t in results["tests"]) - 106) < 0.01
     hidden = [t for t in results["tests"] if "Hidden case" in t["name"]]
     assert hidden and all(t["message"] == HIDDEN_PASSED for t in hidden)
     # the job's specs were locked to root before the student's code ran

@@ -49,6 +49,7 @@ def core_and_stretch_unwritten(request, tmp_path_factory) -> Path:
     (lab / "cudagraph.py").write_text(
         (REPO / "reference" / "cudagraph.py").read_text(encoding="utf-8") + UNWRITTEN, encoding="utf-8"
     )
+    (lab / "answers.md").write_text((REPO / "reference" / "answers.md").read_text(encoding="utf-8"))  # lines unmoved
     proc = subprocess.run(
         [
             str(GRAPHGRADE),

@@ -6,13 +6,9 @@ and says in its commit which issue asks for the difference."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
-import score_record  # noqa: E402
+from support import score_record  # never tests/support on sys.path: its labs.py would shadow labs/
 
 
 @pytest.mark.slow

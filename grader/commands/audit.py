@@ -147,6 +147,9 @@ def evaluate(
     return AuditResult(infos, tuple(results), base, control_failures, duration_s, specs_dir)
 
 
+ANSWER_TAGS = ("notebook-answers",)
+
+
 def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
     """Grade the control, every mutant and every baseline against every spec in ``specs_dir``.
 
@@ -166,7 +169,9 @@ def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
     started = time.monotonic()
     with Zygote() as zygote:  # started before any spec is read, as for students
         loaded = (load or load_suite)(specs_dir)
-        specs = loaded.suite.specs
+        # The notebook answers judge a student's cited lines, which no mutant of the code changes
+        # (tests/test_answers.py holds them): the audit is about the rules of the code.
+        specs = tuple(s for s in loaded.suite.specs if s.tag not in ANSWER_TAGS)
         if not specs:
             raise AuditSetupError(f"{specs_dir}: no specs to audit")
         with tempfile.TemporaryDirectory(prefix="graphgrade-audit-") as out:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import grader
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
+from grader.judging.answers import read_answers
 from grader.judging.integrity import ScanService
 from grader.judging.results import Report, write_report
 from grader.judging.scoring import build_report
@@ -197,12 +198,14 @@ def grade_submissions(
             finally:
                 slots.put(slot)  # its cases have run: the next submission's start while this one is judged
             flags = scan.flags()  # waited for outside the judging lock
+            answers = read_answers(submissions[index])  # the student's cited lines, read as data
             with reporting:
                 report = replace(
-                    build_report(names[index], specs, run, loaded, grader.__version__, withheld_points),
+                    build_report(names[index], specs, run, loaded, grader.__version__, withheld_points, answers),
                     flags=flags,
                     path=str(submissions[index]),
                 )
+                report = replace(report, answers=answers.report_lines(report.cases))
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
@@ -281,7 +284,7 @@ def grade_submissions(
     graded = [r for r in results if r is not None]
     if student_only and len(graded) == 1:
         return graded  # one student's own run: a class summary of one is no file of theirs
-    return _write_batch(graded, out_dir, problem_report, names)
+    return _write_batch(graded, out_dir, problem_report, names, staff=not student_only)
 
 
 def grader_problem(doing: str, exc: BaseException) -> str:
@@ -291,7 +294,7 @@ def grader_problem(doing: str, exc: BaseException) -> str:
 
 
 def _write_batch(
-    graded: list[GradedSubmission], out_dir: Path, problem_report, names: list[str]
+    graded: list[GradedSubmission], out_dir: Path, problem_report, names: list[str], staff: bool = True
 ) -> list[GradedSubmission]:
     """summary.html and grades.csv, always: a report that cannot be rendered in them is replaced
     by one that says the grader failed on it (and the run's exit status says so); should the
@@ -300,7 +303,7 @@ def _write_batch(
 
     def write(batch: list[GradedSubmission]) -> None:
         write_batch_outputs(
-            [g.report for g in batch], [g.out_dir for g in batch], out_dir, [str(g.path) for g in batch]
+            [g.report for g in batch], [g.out_dir for g in batch], out_dir, [str(g.path) for g in batch], staff=staff
         )
 
     try:

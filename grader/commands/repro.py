@@ -200,6 +200,23 @@ class _Writer:
             self.shadow.add(step.name)
         return "want"
 
+    def probe(self, step, number: int, label: str) -> None:
+        """A probe step: the capture and the replay, run plainly. The grader runs the same two calls
+        under a line tracer and compares the lines answers.md cites with what each line did."""
+        built = ", ".join([self.value(step.args[0])] + [f"{k}={self.value(v)}" for k, v in step.kwargs])
+        first, second = self.value(step.args[1]), self.value(step.args[2])
+        self.lines.append("# the grader follows your lines through these two calls to check answers.md's citations")
+        self.lines.append("try:")
+        self.lines.append(f"    probed = cudagraph.GraphRunner({built})")
+        self.lines.append(f"    for phase, x in (('capture', {first}), ('replay', {second})):")
+        self.lines.append("        before = cudagraph.LaunchCounter.n")
+        self.lines.append("        probed(x)")
+        self.lines.append(
+            f"        print(f'step {number}: {{phase}}: {{cudagraph.LaunchCounter.n - before}} launch(es)')"
+        )
+        self.lines.append("except Exception as exc:")
+        self.lines.append(f"    raised({number}, {_quote(label)!r}, exc)")
+
     def step(self, step) -> None:
         number, label = step.index + 1, step.label
         self.lines += ["", f"# step {number}: {label}"]
@@ -213,6 +230,9 @@ class _Writer:
             self.lines.append(f"    print('step {number}: {_quote(label)}')")
             if step.target in self.shadow:
                 self.lines.append(f"expected[{step.target!r}][...] = {value}")
+            return
+        if step.action == "probe":
+            self.probe(step, number, label)
             return
         want = self.expected_output(step)
         given = "None"

@@ -44,6 +44,7 @@ def validate_suite(
         return [f"backend {backend}: {exc}"], f"could not validate {directory} on {backend}"
     problems: list[str] = []
     cases = loaded.suite.cases
+    answers = _reference_answers(chosen)
     skipped_witness = 0
     for spec in loaded.suite.specs:
         for case in spec.cases:
@@ -59,7 +60,7 @@ def validate_suite(
                     observation = observe_in_process(
                         chosen, case.uid, case.steps, prepare_input=chosen.prepare_input, to_host=chosen.to_host
                     )
-                verdict = judge_case(case, loaded.oracles[case.uid], observation)
+                verdict = judge_case(case, loaded.oracles[case.uid], observation, answers)
             except Exception as exc:  # noqa: BLE001 - report it against the case, keep validating
                 problems.append(
                     f"{case.file}:{case.line}: {case.uid}: validating this case raised {type(exc).__name__}: {exc}"
@@ -188,3 +189,15 @@ def cases_no_mutant_kills(directory: Path) -> list[str]:
                     f"{case.file}:{case.line}: {case.uid}: no named mutant fails this case ({lab.paths.mutants}); it may teach, but it catches none of the known mistakes"
                 )
     return warnings
+
+
+def _reference_answers(module):
+    """The reference's answers.md, its files named as the tracer names them (from the folder above
+    the reference's package)."""
+    from grader.judging.answers import read_answers
+    from grader.observe.locations import Locator
+
+    lab = active_lab()
+    folder = lab.paths.reference.parent
+    named = Locator.of_module(module).relative(str(folder / lab.module_file)) or lab.module_file
+    return read_answers(folder).under(str(Path(named).parent) if "/" in named else "")

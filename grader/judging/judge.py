@@ -133,8 +133,11 @@ _MADE_LIMIT = 4096
 class CaseJudge:
     """The judging of one case: the oracle, the lines recorded so far and the first failure."""
 
-    def __init__(self, case: Case, oracles: tuple[OracleCall, ...], observation: CaseObservation) -> None:
+    def __init__(
+        self, case: Case, oracles: tuple[OracleCall, ...], observation: CaseObservation, answers: object = None
+    ) -> None:
         self.case = case
+        self.answers = answers  # grader.judging.answers.Answers: the student's cited lines (the cites check)
         self.obs = observation.steps
         self.oracle = Oracle.of(case, oracles)
         self.lines: list[CheckLine] = []
@@ -237,9 +240,12 @@ def _ranges(indices: list[int]) -> str:
     return ", ".join(parts)
 
 
-def judge_case(case: Case, oracles: tuple[OracleCall, ...], observation: CaseObservation) -> CaseVerdict:
-    """Turn one case's observations into a verdict; never raises on odd observations."""
-    judge = CaseJudge(case, oracles, observation)
+def judge_case(
+    case: Case, oracles: tuple[OracleCall, ...], observation: CaseObservation, answers: object = None
+) -> CaseVerdict:
+    """Turn one case's observations into a verdict; never raises on odd observations.
+    ``answers``: the student's notebook answers (grader.judging.answers), for a ``cites`` check."""
+    judge = CaseJudge(case, oracles, observation, answers)
     judge.step_health()
     for check in case.checks:
         if set(check.looks_at()) & judge.dead:

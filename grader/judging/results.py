@@ -114,6 +114,17 @@ class Flag:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """One slot of the student's notebook answers (grader.judging.answers): what they wrote, read as data
+    and made safe to show, and its verdict (``passed``/``failed`` for a cited slot, ``not scored``
+    for the free text, ``missing``)."""
+
+    slot: str
+    text: str
+    verdict: str
+
+
+@dataclass(frozen=True)
 class Report:
     submission: str
     score: float
@@ -129,6 +140,7 @@ class Report:
     flags: tuple[Flag, ...] = ()  # integrity flags, for staff only
     scope: str = "all"  # "all": every spec graded; "public": the visible specs only (a student's run)
     ungraded_points: float = 0.0  # points of the specs a "public" run left to the autograder
+    answers: tuple[Answer, ...] = ()  # the notebook answers, slot by slot (staff and the student)
 
     @property
     def percent(self) -> float:
@@ -411,6 +423,15 @@ def _report_from_json(data: Any, where: str) -> Report:
         ),
         scope=_scope(_opt(obj, "scope", str, where, "all"), where),
         ungraded_points=_opt(obj, "ungraded_points", float, where, 0.0),
+        answers=tuple(
+            Answer(
+                slot=_need(a, "slot", str, f"{where}.answers[{i}]"),
+                text=_need(a, "text", str, f"{where}.answers[{i}]"),
+                verdict=_need(a, "verdict", str, f"{where}.answers[{i}]"),
+            )
+            for i, a in enumerate(_opt(obj, "answers", list, where, []))
+            if _check_keys(a, {"slot", "text", "verdict"}, f"{where}.answers[{i}]") is not None
+        ),
     )
 
 

@@ -43,7 +43,9 @@ def add_points(values) -> float:
     return sum(to_cents(v) for v in values) / CENTS
 
 
-def _case_result(spec: Spec, case: Case, share: float, run: CaseRun, loaded: LoadedSuite) -> CaseResult:
+def _case_result(
+    spec: Spec, case: Case, share: float, run: CaseRun, loaded: LoadedSuite, answers: object = None
+) -> CaseResult:
     common = dict(
         spec=spec.id,
         case=case.id,
@@ -55,7 +57,7 @@ def _case_result(spec: Spec, case: Case, share: float, run: CaseRun, loaded: Loa
         redacted=spec.visibility != "visible",
     )
     if run.status == "observed" and run.observation is not None:
-        verdict = judge_case(case, loaded.oracles[case.uid], run.observation)
+        verdict = judge_case(case, loaded.oracles[case.uid], run.observation, answers)
         return CaseResult(
             status=verdict.status,
             score=share if verdict.status == "passed" else 0.0,
@@ -80,17 +82,21 @@ def build_report(
     loaded: LoadedSuite,
     grader_version: str,
     withheld_points: float = 0.0,
+    answers: object = None,
 ) -> Report:
     """The report of one submission graded against ``specs``: a "public" report when specs of the
     loaded suite were left out (a student's visible-only run), saying how many points they hold.
     ``withheld_points``: points of specs that are not in the loaded suite at all (a student kit
-    ships only the public specs, and knows what its hidden ones are worth)."""
+    ships only the public specs, and knows what its hidden ones are worth). ``answers``: the
+    submission's notebook answers (:func:`grader.judging.answers.read_answers`), for the cites checks."""
     runs = {c.uid: c for c in run.cases}
     cases: list[CaseResult] = []
     summaries: list[SpecSummary] = []
     for spec in specs:
         shares = split_points(spec.points, len(spec.cases))
-        results = [_case_result(spec, case, share, runs[case.uid], loaded) for case, share in zip(spec.cases, shares)]
+        results = [
+            _case_result(spec, case, share, runs[case.uid], loaded, answers) for case, share in zip(spec.cases, shares)
+        ]
         cases.extend(results)
         summaries.append(
             SpecSummary(

@@ -37,8 +37,8 @@ class PlainReference:
     prepare_input = staticmethod(_identity)
     to_host = staticmethod(_identity)
 
-    def __getattr__(self, name: str) -> Any:  # the contract's names, as a backend has them
-        if name.startswith("__"):
+    def __getattr__(self, name: str) -> Any:  # the contract's names, and its file, as a backend has them
+        if name.startswith("__") and name not in ("__file__", "__name__"):
             raise AttributeError(name)
         return getattr(self.module, name)
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from grader import codec, protocol
 from grader.lab import active as active_lab
+from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer
 from grader.observe.provided import ProvidedObjects
@@ -89,6 +90,7 @@ class CaseInterpreter:
         self.env: dict[str, Any] = {}
         self.next_list_id = 0
         self.encoder = protocol.new_encoder()
+        self.trace: dict | None = None  # the running probe step's line trace
         self.kept_alive: list = []  # every GraphEntry and buffer a snapshot named: their ids stay theirs
         self.origins = OriginTracer(self.locator)  # the lines a step's values came from
 
@@ -136,6 +138,10 @@ class CaseInterpreter:
             return getattr(self.target_object(step.on), step.target)
         if step.action == "set":
             setattr(self.target_object(step.on), step.target, args[0])
+            return None
+        if step.action == "probe":  # build, capture, replay under the line tracer
+            runner = self.target_object(step.target)(args[0], **kwargs)
+            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2])
             return None
         array = self.target_object(step.target)  # mutate: the caller scribbles over a returned array
         array[...] = args[0]
@@ -225,6 +231,7 @@ class CaseInterpreter:
         marks = self.provided.marks()
         self.locator.new_step()
         self.bumps.clear()
+        self.trace = None
         try:
             if step.action in TRACED_ACTIONS:
                 result = self.origins.run(self.perform, step, args, kwargs)
@@ -252,6 +259,7 @@ class CaseInterpreter:
         ]
         record.bumps = list(self.bumps)
         record.calls = self.provided.since(marks)
+        record.trace = self.trace
         record.sites = self.locator.sites_wire()
         if step.action in TRACED_ACTIONS:
             record.origin = self.origins.origin(step.target if step.action == "read" else None)

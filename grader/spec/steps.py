@@ -1,4 +1,4 @@
-"""Step kinds: one class per action a case can take (build, call, method, read, set, mutate).
+"""Step kinds: one class per action a case can take (build, call, method, read, set, mutate, probe).
 
 Each kind owns its YAML form: which keys it takes, how its target is checked (with
 ``file:line`` errors) and its JSON Schema fragment. The registry (``STEP_KINDS``, in
@@ -18,7 +18,7 @@ from grader.lab.loading import pack_attribute
 from grader.spec.case_draft import CaseDraft, DraftStep
 from grader.spec.schema_parts import schema_ident, schema_object
 from grader.spec.spec_reading import read_value
-from grader.spec_model import PlainValue
+from grader.spec_model import OpsValue, PlainValue
 
 # What a build step may construct, the functions a call step may call and the keyword names a
 # step may pass are the lab's (grader.lab: lab.yaml's entry points, provided objects and kwargs).
@@ -199,7 +199,37 @@ class Mutate(StepKind):
         )
 
 
-STEP_KINDS: dict[str, type[StepKind]] = {kind.action: kind for kind in (Build, Call, Method, Read, Set, Mutate)}
+class Probe(StepKind):
+    """Build a GraphRunner from ``args[0]`` (its ops) and ``kwargs``, call it with ``args[1]`` (the
+    capture) and ``args[2]`` (the replay: a new input of the same shape), under the line tracer
+    (:mod:`grader.observe.line_trace`). What each of the submission's lines did is the step's
+    ``trace``; the ``cites`` check judges the student's answers with it."""
+
+    action, forbidden, description = (
+        "probe",
+        ("of", "value", "fill"),
+        "capture then replay a GraphRunner under the line tracer",
+    )
+
+    @classmethod
+    def parse_target(cls, draft, fields, node, where, step):
+        step.target = draft.reader.choice(fields["probe"][1], f"{where}.probe", ("GraphRunner",), "probed class")
+        shapes = [getattr(a, "shape", None) for a in step.args[1:]]
+        if len(step.args) != 3 or not isinstance(step.args[0], OpsValue) or None in shapes:
+            raise draft.reader.fail(
+                node, where, "a probe step's args are [ops, the capture's array, the replay's array]"
+            )
+        if shapes[0] != shapes[1] or step.args[1] == step.args[2]:
+            raise draft.reader.fail(node, where, "a probe's two arrays have one shape and different values")
+        if set(step.kwargs) - {"capture_sizes"}:
+            raise draft.reader.fail(node, where, "a probe step takes only capture_sizes as a keyword")
+
+    @classmethod
+    def schema(cls, common):
+        return schema_object({"probe": {"enum": ["GraphRunner"]}, **common}, ("probe", "args"), cls.description)
+
+
+STEP_KINDS: dict[str, type[StepKind]] = {kind.action: kind for kind in (Build, Call, Method, Read, Set, Mutate, Probe)}
 STEP_ACTIONS = tuple(STEP_KINDS)
 
 

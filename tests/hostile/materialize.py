@@ -68,6 +68,18 @@ def _zip_forgery(folder: Path) -> None:
         archive.writestr("_forged.py", FORGED_IN_ZIP)
 
 
+HOSTILE_ANSWERS = (
+    "constraint-1: <b>12</b>\n"
+    "constraint-2: cudagraph.py:1\n"
+    'win: =HYPERLINK("http://x.invalid","9")\n'
+    "two-graphs: </dd><script>alert(1)</script><img src=x onerror=alert(2)> \x1b[2J\x1b[31mred\x00"
+    "\u202egnp.exe\rmallory,win,cudagraph.py:1,passed,forged\n"
+)
+
+
+def _answers_markup(folder: Path) -> None:
+    """h80: an answers.md whose free text and citations carry markup, escapes and a forged CSV row."""
+    (folder / "answers.md").write_text(HOSTILE_ANSWERS, encoding="utf-8", newline="")
 # h63: the forgery h53 does in the open (a patch of the op's class that rewrites its call record),
 # kept in notes.txt as base64 of zlib-compressed text and run through getattr(builtins, "ex" + "ec").
 ENCODED_FORGERY = """
@@ -180,6 +192,7 @@ LAYOUTS = {
     "h46_many_dirs": _many_dirs,
     "h47_deep_dirs": _deep_dirs,
     "h54_zip_forgery": _zip_forgery,
+    "h80_answers_markup": _answers_markup,
     "h63_encoded_exec": _encoded_forgery,
     "h55_shadow_multiprocessing": _shadow_multiprocessing,
     "h56_shadow_reference": _shadow_reference,
@@ -204,9 +217,16 @@ def materialize(dest: Path, names: list[str] | None = None) -> dict[str, Path]:
     return made
 
 
+# Every submission answers the handout's questions as the honest core's author would: its lines
+# (tests/support/answer_lines.py lists what the trace accepts), so the notebook answers pass for
+# the honest baseline and change nothing else's expectation.
+HONEST_ANSWERS = "constraint-1: _honest_core.py:71\nconstraint-2: _honest_core.py:84\nwin: _honest_core.py:88\ntwo-graphs: two capturable runs.\n"
+
+
 def _submission(folder: Path, source: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "cudagraph.py").write_text(source)
+    (folder / "answers.md").write_text(HONEST_ANSWERS)
     for helper in HELPERS:
         shutil.copyfile(HERE / helper, folder / helper)
     return folder

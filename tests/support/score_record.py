@@ -34,6 +34,7 @@ def subjects() -> dict[str, Path]:
         *sorted(p for p in (ROOT / "tests" / "correct_variants").iterdir() if p.is_dir()),
         ROOT / "tests" / "support" / "handout_literal",
         *sorted(p for p in (ROOT / "tests" / "support" / "solutions").iterdir() if p.is_dir()),
+        *sorted(p for p in (ROOT / "tests" / "support" / "answer_solutions").iterdir() if p.is_dir()),
     ]
     for path in candidates:
         found[str(path.relative_to(ROOT))] = path

@@ -35,6 +35,7 @@ class Judging(Protocol):
     case: Case
     obs: tuple[StepObservation, ...]
     oracle: object  # grader.judging.judge.Oracle: ``inputs`` and ``outputs`` by step index
+    answers: object  # grader.judging.answers.Answers of the submission, or None
 
     def record(
         self, step: Step | None, what: str, expected: str, observed: str, problem: str | None, at: str = ""
