@@ -34,11 +34,14 @@ READINGS: tuple[str, ...] = ("handout", "graphgrade")
 
 
 def point_group(tag: str, reading: str = "handout") -> str:
-    """``core`` (a core tag of the lab, the handout's rule), ``stricter`` (graphgrade's stricter reading of a
-    core part, counted outside the core) or ``stretch`` (a stretch tag, whatever its reading)."""
-    if tag in active_lab().core_tags:
+    """``core`` (a core tag of the lab, the handout's rule), ``stricter`` (graphgrade's stricter
+    reading of a core part, counted outside the core), ``answers`` (a tag of the lab's ``answers``
+    part: the notebook answers the handout's definition of done asks for, not a build step, and
+    not optional either) or ``stretch`` (a stretch tag, whatever its reading)."""
+    lab = active_lab()
+    if tag in lab.core_tags:
         return "core" if reading == "handout" else "stricter"
-    return "stretch"
+    return "answers" if lab.part_of(tag) == "answers" else "stretch"
 
 
 VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
@@ -204,7 +207,7 @@ class Spec:
 
     @property
     def group(self) -> str:
-        """Where the spec's points count: ``core``, ``stricter`` or ``stretch`` (:func:`point_group`)."""
+        """Where the spec's points count: ``core``, ``stricter``, ``answers`` or ``stretch`` (:func:`point_group`)."""
         return point_group(self.tag, self.reading)
 
 

@@ -147,7 +147,10 @@ def evaluate(
     return AuditResult(infos, tuple(results), base, control_failures, duration_s, specs_dir)
 
 
-ANSWER_TAGS = ("notebook-answers",)
+def answer_tags() -> tuple[str, ...]:
+    """The lab's behaviours of its ``answers`` part (the notebook answers): mutants of the code
+    are not audited against them."""
+    return tuple(b.id for b in active_lab().behaviours if b.part == "answers")
 
 
 def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
@@ -171,7 +174,7 @@ def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
         loaded = (load or load_suite)(specs_dir)
         # The notebook answers judge a student's cited lines, which no mutant of the code changes
         # (tests/test_answers.py holds them): the audit is about the rules of the code.
-        specs = tuple(s for s in loaded.suite.specs if s.tag not in ANSWER_TAGS)
+        specs = tuple(s for s in loaded.suite.specs if s.tag not in answer_tags())
         if not specs:
             raise AuditSetupError(f"{specs_dir}: no specs to audit")
         with tempfile.TemporaryDirectory(prefix="graphgrade-audit-") as out:

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Literal
 
 LAB_FORMAT = 1
-PARTS: tuple[str, ...] = ("core", "stretch")
+# core: the lab's required code; stretch: beyond it; answers: what the handout asks students to
+# answer in words and cited lines (no build step, not optional either).
+PARTS: tuple[str, ...] = ("core", "stretch", "answers")
 ENTRY_KINDS: tuple[str, ...] = ("class", "enum", "function")
 # The value kinds a step's argument may hold. plain and ref are the engine's own; array, ops and
 # capturable need the lab's value builders (a pack's ``values`` hook).
@@ -29,7 +31,7 @@ class Behaviour:
 
     id: str
     title: str
-    part: Literal["core", "stretch"]
+    part: Literal["core", "stretch", "answers"]
     points: float | None = None
 
 

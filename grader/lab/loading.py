@@ -209,7 +209,7 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         r.name(launch_counter, "launch_counter")
         if launch_counter not in {e.name for e in entry_points}:
             raise r.fail("launch_counter", f"{launch_counter!r} is not an entry point")
-    points = r.mapping(top.get("points", {}) or {}, "points", ("total", "core", "stricter", "stretch"))
+    points = r.mapping(top.get("points", {}) or {}, "points", ("total", "core", "stricter", "stretch", "answers"))
     report = r.mapping(top.get("report", {}) or {}, "report", ("title", "all_pass"))
     lab = Lab(
         id=r.name(top["id"], "id", _TAG),

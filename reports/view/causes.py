@@ -27,7 +27,7 @@ _CONSEQUENCE = re.compile(
     r"\s*(?:Steps? [\d\u2013, ]+ needs? its result and did not run[^.]*\.|\d+ checks? of this step could not be made\.)"
 )
 _NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e-?\d+)?")
-PARTS = ("core", "stricter", "stretch", "other")  # the order a student should work in (tags.tag_group)
+PARTS = ("core", "stricter", "answers", "stretch", "other")  # the order a student should work in (tags.tag_group)
 
 
 def _callee(label: str) -> str:

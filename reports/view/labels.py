@@ -31,6 +31,7 @@ STATUS_ICONS: dict[str, str] = {
 GROUP_TITLES = {
     "core": "Core lab",
     "stricter": "Core lab, graphgrade's stricter readings (outside the core points)",
+    "answers": "Definition of done: your answers, citing your lines",
     "stretch": "Stretch goals",
     "other": "Other",
 }

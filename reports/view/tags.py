@@ -21,7 +21,8 @@ def stretch_tags() -> tuple[str, ...]:
 
 def tag_group(tag: str, reading: str = "handout") -> str:
     """``core``, ``stricter`` (graphgrade's stricter reading of a core part, counted outside the
-    core points), ``stretch`` or ``other`` (a tag outside the lab's vocabulary)."""
+    core points), ``answers`` (the notebook answers), ``stretch`` or ``other`` (a tag outside the
+    lab's vocabulary)."""
     return point_group(tag, reading) if tag in active_lab().tags else "other"
 
 
@@ -72,7 +73,7 @@ def tag_groups(specs: Iterable[SpecSummary], cases: Iterable[CaseResult] = ()) -
         row[3] += 1
         row[4] += 1 if c.status == "passed" else 0
     groups = []
-    for name in ("core", "stricter", "stretch", "other"):
+    for name in ("core", "stricter", "answers", "stretch", "other"):
         tags = tuple(
             TagView(
                 tag=t,
