@@ -248,3 +248,63 @@ def test_every_decode_step_spec_file_validates_against_its_lab_schema():
     schema = json.loads((DECODE_STEP / "specs" / "schema.json").read_text(encoding="utf-8"))
     for path in sorted((DECODE_STEP / "specs").glob("*.yaml")):
         jsonschema.validate(yaml.safe_load(path.read_text(encoding="utf-8")), schema)
+
+
+_SPEC = """format: 1
+specs:
+  - id: s
+    title: t
+    tag: decode-loop
+    points: 1
+    visibility: visible
+    explanation: e
+    hint: h
+    cases:
+      - id: c
+        description: d
+        steps:
+          - build: FakeDecodeEngine
+            as: eng
+            kwargs: KWARGS
+          - build: DecodeConfig
+            as: cfg
+          - build: DecodeLoop
+            as: loop
+            args: [{ref: eng}]
+            kwargs: {config: {ref: cfg}}
+          - method: step
+            of: loop
+            args: [4, 1]
+            as: s0
+        checks:
+          - CHECK
+"""
+
+
+@pytest.mark.parametrize(
+    "kwargs, check, problem",
+    [
+        ("{fail_runs: [-1]}", "engine_calls: {of: eng, during: s0, equals: [[run, 4, 1]]}", ":16: "),
+        ("{}", "engine_calls: {of: eng, during: s0, equals: [[jump, 4]]}", ":28: "),
+        ("{}", "engine_calls: {of: cfg, during: s0, equals: []}", "expected the name of a built FakeDecodeEngine"),
+        (
+            "{}",
+            "static_buffer: {of: loop, step: s0}",
+            "unknown check kind 'static_buffer' (expected one of: value, raises, attribute, step_mode, engine_calls)",
+        ),
+        ("{}", "value: {step: s0, equals: {array: {shape: [1]}}}", "expected a plain value"),
+    ],
+)
+def test_the_lab_decides_what_its_specs_may_say(tmp_path, kwargs, check, problem):
+    from grader.spec.loader import SpecErrors, load_suite
+
+    (tmp_path / "01.yaml").write_text(_SPEC.replace("KWARGS", kwargs).replace("CHECK", check), encoding="utf-8")
+    before = active()
+    try:
+        activate(load_lab(DECODE_STEP))
+        with pytest.raises(SpecErrors) as caught:
+            load_suite(tmp_path)
+    finally:
+        activate(before)
+    (error,) = caught.value.errors
+    assert str(error).startswith(str(tmp_path / "01.yaml")) and problem in str(error) and "\n" not in str(error), error
