@@ -62,7 +62,7 @@ def test_the_engine_names_nothing_of_the_decode_step_lab():
 
 # The engine files that still name the default lab (its module, classes, functions or tags): what
 # is left to move into labs/cudagraph/pack/ (the ops, its check kinds, the runner-aware wording of
-# steps, repro, the pytest plugin, the import of LMS downloads, the notebook answers' probe, trace
+# steps, repro, the pytest plugin, the notebook answers' probe, trace
 # and slots, merged from issue 33 after this list was made). The list only shrinks: a file
 # that starts naming the lab fails, and so does a file listed here that no longer does.
 DEFAULT_LAB_NAMED_IN = {
@@ -71,10 +71,6 @@ DEFAULT_LAB_NAMED_IN = {
     "grader/commands/cli.py",
     "grader/commands/deep_audit.py",
     "grader/commands/kit.py",
-    "grader/commands/lms_import/__init__.py",
-    "grader/commands/lms_import/canvas.py",
-    "grader/commands/lms_import/folders.py",
-    "grader/commands/lms_import/moodle.py",
     "grader/commands/mutation.py",
     "grader/commands/pytest_plugin.py",
     "grader/commands/repro.py",

@@ -19,7 +19,7 @@ LAB_HELP = "the lab to grade: its folder (holding lab.yaml); default: $GRAPHGRAD
 
 # Commands that still know only the default lab (its ops, template layout or file names): with
 # another lab they stop in one line rather than build or read the default lab's files.
-DEFAULT_LAB_ONLY = ("gradescope-bundle", "student-kit", "bench", "repro", "import")
+DEFAULT_LAB_ONLY = ("gradescope-bundle", "student-kit", "bench", "repro")
 
 
 def refuse_other_lab(command: str | None, deep: bool = False) -> None:
