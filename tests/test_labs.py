@@ -72,7 +72,6 @@ DEFAULT_LAB_NAMED_IN = {
     "grader/commands/deep_audit.py",
     "grader/commands/kit.py",
     "grader/commands/mutation.py",
-    "grader/commands/pytest_plugin.py",
     "grader/commands/repro.py",
     "grader/judging/answers.py",
     "grader/judging/audit_results.py",

@@ -1,9 +1,11 @@
-"""``pytest`` in a student's folder: the public spec cases against its ``cudagraph.py``, one item per case.
+"""``pytest`` in a student's folder: the public spec cases against its module file, one item per case.
 
 Registered as the ``graphgrade`` pytest11 entry point, so installing graphgrade (the student kit
 or the full package) is enough. It is active only where pytest is started in a folder holding
-``cudagraph.py``, or is given that one folder (any other pytest run collects nothing from it;
-this project's own suite turns it off with ``-p no:graphgrade``). Items are named ``cudagraph.py::SPEC::CASE``, so ``-k``,
+the lab's module file (``MODULE.py``, lab.yaml's ``student.module``; ``--graphgrade-lab`` or
+``$GRAPHGRADE_LAB`` name another lab than the default), or is given that one folder (any other
+pytest run collects nothing from it; this project's own suite turns it off with
+``-p no:graphgrade``). Items are named ``MODULE.py::SPEC::CASE``, so ``-k``,
 ``-x``, ``--lf``, ``-v``, ``--junitxml`` and an IDE's test explorer work as for any test.
 
 The cases selected run through the same engine as ``graphgrade grade`` (an isolated worker and
@@ -37,7 +39,7 @@ class _Grading:
     def __init__(self, config: pytest.Config, folder: Path) -> None:
         self.config = config
         self.folder = folder
-        self.zygote = None  # started when cudagraph.py is collected (a run that never does pays nothing)
+        self.zygote = None  # started when the module file is collected (a run that never does pays nothing)
         self._loaded = None
         self.results: dict[tuple[str, str], object] | None = None
         self.problem = ""
@@ -118,8 +120,8 @@ _LAB_GIVEN = pytest.StashKey[bool]()  # a lab was named (--graphgrade-lab, $GRAP
 
 
 def module_path(folder: Path) -> Path | None:
-    """The student's module file (the lab's: cudagraph.py for the default lab) in ``folder``: at
-    its top, or where the handout puts it (``mini_vllm/cudagraph.py``); None when neither is there."""
+    """The student's module file (the lab's) in ``folder``: at its top, or where the handout puts
+    it (lab.yaml's ``student.handout_path``); None when neither is there."""
     lab = active_lab()
     for rel in (lab.module_file, lab.handout_path):
         if rel and (folder / rel).is_file():
@@ -128,8 +130,8 @@ def module_path(folder: Path) -> Path | None:
 
 
 def _folder(config: pytest.Config) -> Path | None:
-    """The student's folder: where pytest was started, when it holds cudagraph.py (at its top or
-    as mini_vllm/cudagraph.py); else the one folder (or cudagraph.py) named on the command line,
+    """The student's folder: where pytest was started, when it holds the module file (at its top
+    or where the handout puts it); else the one folder (or module file) named on the command line,
     when it does."""
     started = Path(config.invocation_params.dir)
     if module_path(started) is not None:
@@ -143,12 +145,12 @@ def _folder(config: pytest.Config) -> Path | None:
         handout = active_lab().handout_path
         package = Path(handout).parent.name if handout else ""
         if package and folder.name == package and module_path(folder.parent) is not None:
-            return folder.parent  # pytest mini_vllm/cudagraph.py, from the repository's top
+            return folder.parent  # pytest pkg/module.py, from the repository's top
     return None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("graphgrade", "graphgrade: the lab's spec cases against ./cudagraph.py")
+    group = parser.getgroup("graphgrade", "graphgrade: the lab's spec cases against the student's module file")
     from grader.commands.cli_common import LAB_HELP
     from grader.commands.spec_source import SPECS_HELP
 
@@ -172,7 +174,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"graphgrade: {exc}") from None
     folder = _folder(config)
     if folder is not None:
-        config.addinivalue_line("markers", "graphgrade: a case of the lab's specs, run against ./cudagraph.py")
+        config.addinivalue_line(
+            "markers", "graphgrade: a case of the lab's specs, run against the student's module file"
+        )
         config.stash[_GRADING] = _Grading(config, folder)
 
 
@@ -190,7 +194,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 
 class SubmissionFile(pytest.File):
-    """cudagraph.py: one collector per visible spec."""
+    """The module file: one collector per visible spec."""
 
     def collect(self):
         for spec in self.config.stash[_GRADING].visible_specs():
