@@ -26,7 +26,7 @@ from grader.judging.judge import judge_case  # noqa: E402
 from grader.judging.scoring import add_points, split_points  # noqa: E402
 from grader.observe.interpreter import observe_in_process  # noqa: E402
 from grader.spec.loader import load_suite  # noqa: E402
-from grader.spec_model import ANSWER_TAGS  # noqa: E402
+from grader.spec_model import point_group  # noqa: E402
 
 RUNNER_PARTS = ("shape-cache", "static-buffer", "single-launch-replay")
 EXTENSIONS = ("piecewise", "padding", "warmup")  # the stretch parts built on GraphRunner
@@ -60,7 +60,7 @@ def mutant_costs(specs_dir: Path = ROOT / "specs") -> list[tuple[str, str, dict[
         module = importlib.import_module(name)
         lost: dict[str, list[float]] = {}
         for case in loaded.suite.cases:
-            if tag_of[case.uid] in ANSWER_TAGS:
+            if point_group(tag_of[case.uid]) == "answers":
                 continue  # the notebook answers: a mutant is a code bug, and ships no answers.md
             mutant = importlib.reload(module)  # a fresh module per case, as the worker gives
             verdict = judge_case(case, loaded.oracles[case.uid], observe_in_process(mutant, case.uid, case.steps))

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader.judging.results import read_report  # noqa: E402
 from grader.spec.loader import load_suite  # noqa: E402
-from grader.spec_model import ANSWER_TAGS  # noqa: E402
+from grader.spec_model import point_group  # noqa: E402
 from reference.mutants._base import REFERENCE_SOURCE, apply_edits  # noqa: E402
 from reports.view import page_causes, spec_views  # noqa: E402
 
@@ -59,7 +59,7 @@ def code_specs(into: Path) -> Path:
     answers.md: its first cause would be the missing answers)."""
     into.mkdir(parents=True)
     for spec_file in load_suite(ROOT / "specs").suite.files:
-        if not all(spec.tag in ANSWER_TAGS for spec in spec_file.specs):
+        if not all(point_group(spec.tag) == "answers" for spec in spec_file.specs):
             shutil.copy(spec_file.path, into / Path(spec_file.path).name)
     return into
 

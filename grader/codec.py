@@ -39,7 +39,7 @@ PROTOCOL_VERSION = 1
 OBSERVATION_VERSION = 4
 READABLE_OBSERVATIONS = (1, 2, 3, 4)
 OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps"})
-OBSERVATION_V3_STEP_FIELDS = frozenset({"origin"})
+OBSERVATION_V3_STEP_FIELDS = frozenset({"origin", "calls"})
 OBSERVATION_V4_STEP_FIELDS = frozenset({"trace"})
 ORIGIN_KINDS = ("returned", "returned-plain", "tested", "assigned")
 MAX_ORIGIN_FRAMES = 3
@@ -360,6 +360,9 @@ class StepRecord:
     # source], innermost first; a witness entry's 7th item and a bump's 2nd are indices here
     sites: list | None = None
     bumps: list | None = None  # [amount, site] per LaunchCounter.bump call
+    # the calls this step made on each object the lab provides (its ``as`` name -> the calls its
+    # log recorded during the step, each a list of text and integers, then its site index)
+    calls: dict | None = None
     # where the step's value came from in the submission (grader.observe.origins): frames
     # [kind, file, line, function, source], kind one of ORIGIN_KINDS; sent only when there are some
     origin: list | None = None
@@ -370,7 +373,7 @@ class StepRecord:
         for name in ("ops", "trace"):  # ops: sent only when the step returned a list (an empty one too)
             if record[name] is None:
                 del record[name]
-        for name in ("sites", "bumps", "origin"):  # sent only when there are some
+        for name in ("sites", "bumps", "origin", "calls"):  # sent only when there are some
             if not record[name]:
                 del record[name]
         return record

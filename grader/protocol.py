@@ -54,6 +54,8 @@ LOOSE_HEADER_BYTES = 64 << 10  # a larger header must be about as long as its co
 MAX_DEPTH = 4
 MAX_STEPS = 256
 MAX_WITNESS = 256
+MAX_PROVIDED = 16  # provided objects whose calls a step reports
+MAX_CALL_ITEMS = 8  # a provided object's call: its method and arguments
 MAX_GRAPHS = 64
 MAX_ELEMENTS = MAX_BLOB_BYTES  # elements of one array (a bool array of the largest blob)
 ARRAY_DTYPES = (
@@ -112,6 +114,14 @@ class Bump:
     call site (an index into the step's ``sites``, -1: not known)."""
 
     amount: int
+    site: int
+
+
+@dataclass(frozen=True)
+class ProvidedCall:
+    """A call on an object the lab provides: its log's items (text, integers) and site (-1: unknown)."""
+
+    items: tuple[str | int, ...]
     site: int
 
 
@@ -184,6 +194,7 @@ class StepObservation:
     sites: tuple[tuple[SourceFrame, ...], ...] = ()  # the submission's call sites, innermost frame first
     bumps: tuple[Bump, ...] = ()  # the LaunchCounter.bump calls of this step
     origin: tuple[Origin, ...] = ()  # where the step's value came from (grader.observe.origins)
+    calls: tuple[tuple[str, tuple[ProvidedCall, ...]], ...] = ()  # per provided object (its name): its calls
     trace: trace_facts.Trace | None = None  # a probe step's line trace
 
     def site(self, index: int) -> tuple[SourceFrame, ...]:
@@ -370,6 +381,22 @@ class _Decoder:
             found.append(Bump(_int(b[0], where, -1, 1 << 62), _int(b[1], where, -1, sites)))
         return tuple(found)
 
+    def calls(self, raw: Any, where: str, sites: int) -> tuple[tuple[str, tuple[ProvidedCall, ...]], ...]:
+        if raw is None:
+            return ()
+        if not isinstance(raw, dict) or len(raw) > MAX_PROVIDED:
+            raise _fail(where, f"expected a mapping of at most {MAX_PROVIDED} names")
+        found = []
+        for name, entries in raw.items():
+            calls = []
+            for i, entry in enumerate(validation.bounded_list(entries, at := f"{where}.{str(name)[:40]}", MAX_WITNESS)):
+                if not isinstance(entry, list) or not 2 <= len(entry) <= MAX_CALL_ITEMS + 1:
+                    raise _fail(f"{at}[{i}]", "expected [method, arguments..., site]")
+                items = (_text(v, at) if isinstance(v, str) else _int(v, at, -(1 << 62), 1 << 62) for v in entry[:-1])
+                calls.append(ProvidedCall(tuple(items), _int(entry[-1], f"{at}[{i}]", -1, sites)))
+            found.append((_text(name, where), tuple(calls)))
+        return tuple(found)
+
     def array(self, obj: Any, where: str) -> np.ndarray:
         obj = _keys(obj, _ARRAY_KEYS, where)
         dtype = obj.get("dtype")
@@ -525,6 +552,7 @@ class _Decoder:
             note=_text(obj.get("note", ""), f"{where}.note"),
             sites=sites,
             bumps=self.bumps(obj.get("bumps"), f"{where}.bumps", len(sites)),
+            calls=self.calls(obj.get("calls"), f"{where}.calls", len(sites)),
             origin=self.origin(obj.get("origin"), f"{where}.origin"),
             trace=trace_facts.decode(obj.get("trace"), f"{where}.trace"),
         )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
+from grader.lab import active as active_lab
 from grader.ops import OpSpec
 
 if TYPE_CHECKING:  # the check kinds import this module; a case only holds them
@@ -23,20 +24,8 @@ if TYPE_CHECKING:  # the check kinds import this module; a case only holds them
 
 SPEC_FORMAT = 1
 
-TAGS: tuple[str, ...] = (
-    "launch-counter",
-    "eager",
-    "shape-cache",
-    "static-buffer",
-    "single-launch-replay",
-    "piecewise",
-    "padding",
-    "warmup",
-    "fusion",
-    "state-machine",
-    "notebook-answers",  # the handout's cited lines (issue 33): a behaviour of its own
-)
-CORE_TAGS = TAGS[:6]
+# A spec's behaviour tag, the core/stretch split and the student contract's names are the lab's
+# (grader.lab: its lab.yaml's behaviours and student.entry_points), asked for when needed.
 # Where a spec's rule comes from (docs/contract.md, "Where each rule comes from"): the students'
 # handout, or graphgrade's stricter reading where the handout is silent. A stricter reading of a
 # core part is counted outside the core points: a build that does what the handout says keeps
@@ -44,32 +33,23 @@ CORE_TAGS = TAGS[:6]
 READINGS: tuple[str, ...] = ("handout", "graphgrade")
 
 
-ANSWER_TAGS = ("notebook-answers",)  # the handout's definition of done, second half: no build step
-
-
 def point_group(tag: str, reading: str = "handout") -> str:
-    """``core`` (a core tag, the handout's rule), ``stricter`` (graphgrade's stricter reading of a
-    core part, counted outside the core), ``answers`` (the notebook answers the handout's
-    definition of done asks for: not a build step, and not optional either) or ``stretch`` (a
-    stretch tag, whatever its reading)."""
-    if tag in CORE_TAGS:
+    """``core`` (a core tag of the lab, the handout's rule), ``stricter`` (graphgrade's stricter
+    reading of a core part, counted outside the core), ``answers`` (a tag of the lab's ``answers``
+    part: the notebook answers the handout's definition of done asks for, not a build step, and
+    not optional either) or ``stretch`` (a stretch tag, whatever its reading)."""
+    lab = active_lab()
+    if tag in lab.core_tags:
         return "core" if reading == "handout" else "stricter"
-    return "answers" if tag in ANSWER_TAGS else "stretch"
+    return "answers" if lab.part_of(tag) == "answers" else "stretch"
 
 
 VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
 
-# The names of the student contract (docs/contract.md) a step may use.
-CONTRACT_CLASSES = (
-    "LaunchCounter",
-    "GraphEntry",
-    "GraphRunner",
-    "PiecewiseGraphRunner",
-    "StepMode",
-    "InferenceGraphCapture",
-)
-CONTRACT_FUNCTIONS = ("run_eager", "fuse_elementwise")
-CONTRACT_NAMES = CONTRACT_CLASSES + CONTRACT_FUNCTIONS
+
+def contract_names() -> tuple[str, ...]:
+    """The names of the student contract a step may use: the lab's entry points."""
+    return active_lab().contract_names
 
 
 # ---------------------------------------------------------------- values
@@ -196,10 +176,11 @@ class Case:
     @property
     def needs(self) -> tuple[str, ...]:
         """Contract names this case uses (a submission lacking one fails only such cases)."""
-        names = []
+        names: list[str] = []
+        contract = contract_names()
         for step in self.steps:
             for name in (step.target if step.action in ("build", "call") else None, step.on):
-                if name in CONTRACT_NAMES and name not in names:
+                if name in contract and name not in names:
                     names.append(name)
         return tuple(names)
 

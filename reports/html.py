@@ -22,6 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from grader.judging.results import Report
+from grader.lab import active as active_lab
 from grader.safetext import visible
 
 from . import style
@@ -72,6 +73,7 @@ def environment() -> jinja2.Environment:
         launch_chart=v.launch_chart,
         case_notes=v.case_notes,
         page_style=lambda: style.MARKER,  # see reports.style.with_style
+        lab_title=lambda: active_lab().report_title,  # the lab graded (grader.lab)
     )
     return env
 

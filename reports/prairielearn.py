@@ -41,7 +41,7 @@ def _num(x: float) -> float:
 
 
 def not_gradable(report: Report) -> bool:
-    """No case could run because of a submission-wide problem (no cudagraph.py, a syntax
+    """No case could run because of a submission-wide problem (no module file, a syntax
     error or an exception at import, an import that never ends): PrairieLearn should not
     charge an attempt for it. A submission that imported and then failed cases is gradable."""
     return (

@@ -184,7 +184,8 @@ def scan_bytes(name: str, data: bytes, n: Needles, depth: int = 0) -> list[str]:
         found += [f"{name}: the code of {n.bodies[d]}" for d in _bodies(text) if d in n.bodies]
     if name.endswith((".yaml", ".yml")):
         doc = yaml.safe_load(text) or {}
-        for spec in doc.get("specs", []) if isinstance(doc, dict) else []:
+        specs = doc.get("specs") if isinstance(doc, dict) else None  # a lab.yaml's specs is its folder
+        for spec in specs if isinstance(specs, list) else []:
             if spec.get("visibility") != "visible" or spec.get("id") in n.hidden_ids:
                 found.append(f"{name}: a spec that is not public: {spec.get('id')}")
             for case in spec.get("cases", []):

@@ -22,8 +22,6 @@ import pytest
 
 import reference
 from grader.commands.audit import (
-    BASELINES_DIR,
-    MUTANTS_DIR,
     AuditResult,
     MutantResult,
     Subject,
@@ -32,9 +30,13 @@ from grader.commands.audit import (
     evaluate,
 )
 from grader.judging.results import CaseResult, Report
-from grader.spec_model import TAGS
+from grader.lab import active as active_lab
 from reports.audit_html import render_audit
 from reports.audit_text import format_text
+
+TAGS = active_lab().tags  # the default lab's behaviours
+MUTANTS_DIR = active_lab().paths.mutants
+BASELINES_DIR = MUTANTS_DIR / "baselines"
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"

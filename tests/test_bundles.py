@@ -99,7 +99,13 @@ def test_build_bundle(tmp_path):
         "reports.view",
         "specs",
         "student_template",
+        "labs",  # the default lab the install grades: labs/DEFAULT and its folder, no other lab
+        "labs.cudagraph",
+        "labs.cudagraph.pack",
     }
+    assert "kit/labs/DEFAULT" in names and "kit/labs/cudagraph/lab.yaml" in names
+    assert not any(n.startswith("kit/labs/decode_step") for n in names)
+    assert toml["tool"]["setuptools"]["package-data"]["labs.cudagraph"] == ["lab.yaml"]
     assert "*.yaml" not in toml["tool"]["setuptools"]["package-data"]["specs"]
     assert (
         'graphgrade grade "$ROOT/submission" --specs "$SRC/specs" --out "$OUT" --visibility all' in run

@@ -137,12 +137,13 @@ def test_the_largest_blob_is_within_the_bounds():
 # ------------------------------------------------------------------ the observation record
 def test_a_step_record_on_the_wire_has_exactly_the_fields_the_decoder_reads():
     record = codec.StepRecord(3)
-    optional = ("ops", "sites", "bumps", "origin", "trace")  # sent only when there are some
+    optional = ("ops", "sites", "bumps", "calls", "origin", "trace")  # sent only when there are some
     assert list(record.wire()) == [f for f in codec.STEP_FIELDS if f not in optional]
     record.ops = [[True, 0, 1, False]]
     record.sites = [[["cudagraph.py", 3, "f", "x = 1"]]]
     record.bumps = [[1, 0]]
     record.origin = [["returned", "cudagraph.py", 4, "f", "return x"]]
+    record.calls = {"eng": [["run", 4, 1, 0]]}
     record.trace = {"lines": [], "replay_launches": 1, "buffer": True, "cache": "graphs"}
     assert list(record.wire()) == list(codec.STEP_FIELDS)
     with pytest.raises(AttributeError):
@@ -415,3 +416,25 @@ def test_the_grader_s_reader_takes_trickled_frames_whole_and_refuses_a_long_pref
         Reader(r).next(time.monotonic() + 60)
     os.close(r)
     os.close(w)
+
+
+def test_a_provided_objects_calls_decode_bounded_and_checked():
+    record = codec.StepRecord(0)
+    record.sites = [[["decode_step.py", 9, "step", "self.engine.run(b, s)"]]]
+    record.calls = {"eng": [["run", 4, 1, 0], ["replay", 7, 4, 1, -1]]}
+    body, _ = codec.split_frame(codec.observation_frame("s/c", [record.wire()], []))
+    (step,) = protocol.decode_observations(body, "s/c", 1).steps
+    calls = dict(step.calls)
+    assert [(c.items, c.site) for c in calls["eng"]] == [(("run", 4, 1), 0), (("replay", 7, 4, 1), -1)]
+    for bad in (
+        {"eng": [["run", 4, 1, 5]]},  # a site the step does not have
+        {"eng": [["run", 4.5, 1, 0]]},  # neither text nor an integer
+        {"eng": [[0]]},  # no call, only a site
+        {"eng": [["run"] * 12]},  # more items than a call has
+        ["eng"],  # not a mapping
+        {f"e{i}": [] for i in range(protocol.MAX_PROVIDED + 1)},  # too many objects
+    ):
+        wire = {**record.wire(), "calls": bad}
+        body, _ = codec.split_frame(codec.observation_frame("s/c", [wire], []))
+        with pytest.raises(ProtocolError, match="calls"):
+            protocol.decode_observations(body, "s/c", 1)

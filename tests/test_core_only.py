@@ -20,9 +20,11 @@ import pytest
 from support.shipped import shipped_suite
 
 from grader.judging.judge import judge_case
+from grader.lab import active as active_lab
 from grader.observe.interpreter import observe_in_process
-from grader.spec_model import CORE_TAGS
 from reference.mutants._base import fresh_reference
+
+CORE_TAGS = active_lab().core_tags
 
 ROOT = Path(__file__).resolve().parents[1]
 LOADED = shipped_suite()

@@ -61,7 +61,7 @@ from grader.run.worker import inprocess, submission
 
 root = Path(sys.argv[1])
 box = {}
-module = submission.import_submission(root, (), lambda: box.setdefault("fresh", inprocess.FreshSubmission((str(root),))))
+module = submission.import_submission(root, (), lambda: box.setdefault("fresh", inprocess.FreshSubmission((str(root),), "cudagraph")))
 fresh = box["fresh"]
 fresh.fds, fresh.spec = inprocess.open_fds(), module.__spec__
 """

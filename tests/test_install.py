@@ -32,7 +32,17 @@ import pytest
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCE_ITEMS = ("pyproject.toml", "README.md", "docs", "grader", "reference", "reports", "specs", "student_template")
+SOURCE_ITEMS = (
+    "pyproject.toml",
+    "README.md",
+    "docs",
+    "grader",
+    "labs",
+    "reference",
+    "reports",
+    "specs",
+    "student_template",
+)
 # pytest and its own dependencies: `pytest` in a student's folder (grader.commands.pytest_plugin)
 PYTEST = ("pytest", "pluggy", "iniconfig", "packaging", "Pygments")
 DEPENDENCIES = ("numpy", "PyYAML", "Jinja2", "MarkupSafe", "setuptools", *PYTEST)

@@ -131,7 +131,7 @@ def test_the_worker_records_the_caller_of_an_op_and_of_bump(tmp_path):
         "def twice(op, x):\n    LaunchCounter.bump(2)\n    LaunchCounter.bump()\n    return op(x)\n",
     )
     bumps: list = []
-    undo = observe_bumps(module, locator, bumps)
+    undo = observe_bumps(module, locator, bumps, "LaunchCounter")
     module.twice(op, [1.0, -1.0])
     undo()
     assert module.LaunchCounter.n == 3 and type(module.LaunchCounter.__dict__["bump"]) is classmethod

@@ -23,9 +23,13 @@ from pathlib import Path
 import pytest
 
 import reference
-from grader.commands.audit import BASELINES_DIR, MUTANTS_DIR, Subject
+from grader.commands.audit import Subject
+from grader.lab import active as active_lab
 from reference.mutants._base import REFERENCE_SOURCE, MutantEditError, apply_edits
 from reports.audit_text import format_text
+
+MUTANTS_DIR = active_lab().paths.mutants
+BASELINES_DIR = MUTANTS_DIR / "baselines"
 
 ROOT = Path(__file__).resolve().parents[1]
 MUTANT_FILES = sorted(p for p in MUTANTS_DIR.glob("*.py") if not p.name.startswith("_"))

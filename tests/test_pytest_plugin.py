@@ -92,3 +92,21 @@ def test_an_import_failure_is_shown_once_not_in_every_item(tmp_path):
     assert "1 failed" in done.stdout
     assert "stopping: the problem above kept the remaining cases from running" in done.stdout
     assert "Hint:" not in done.stdout  # a spec's hint is about its own behaviour, not an import error
+
+
+def test_pytest_with_another_lab_runs_that_labs_public_cases(tmp_path):
+    """``--graphgrade-lab=PATH`` (with ``=``: pytest takes a bare path after an unknown option for
+    a folder to collect, before the plugin is loaded): the lab's module file is collected, against
+    the lab's visible specs."""
+    import shutil
+
+    pack = REPO / "labs" / "decode_step"
+    folder = tmp_path / "my-lab"
+    folder.mkdir()
+    shutil.copy(pack / "reference" / "decode_step.py", folder / "decode_step.py")
+    done = _pytest(folder, "-q", f"--graphgrade-lab={pack}", "-k", "step-count-basics")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "2 passed" in done.stdout
+    listed = _pytest(folder, "--collect-only", "-q", f"--graphgrade-lab={pack}")
+    assert "decode_step.py::decode-loop-basics::warmup-then-capture" in listed.stdout
+    assert "decode-loop-edge" not in listed.stdout  # a hidden spec is never collected

@@ -31,6 +31,7 @@ from test_reports_samples import (
 )
 
 from grader.judging.results import LaunchPoint, Report, report_from_json, report_to_json
+from grader.lab import active as _active_lab
 from reports import (
     render_submission,
     render_summary,
@@ -166,7 +167,7 @@ def test_failed_case_shows_steps_checks_hint_launches_and_output():
         assert word in text
     # the behaviour summary covers core and stretch tags in the fixed order
     names = [text_of(el) for el in by_class(doc, "name")]
-    assert names == [_view.tag_label(t) for t in _view.TAGS if t in {s.tag for s in report.specs}]
+    assert names == [_view.tag_label(t) for t in _active_lab().tags if t in {s.tag for s in report.specs}]
 
 
 def test_crash_output_is_escaped_not_executed():

@@ -20,11 +20,13 @@ import pytest
 from test_reports_samples import REPLAY_FAIL, all_passing_cases, make_report
 
 from grader.judging.results import read_report
-from grader.spec_model import CORE_TAGS
+from grader.lab import active as active_lab
 from reports import render_submission
 from reports.view import page_causes, spec_views
 from reports.view.notation import _NOTATIONS
 from reports.view.text import slug
+
+CORE_TAGS = active_lab().core_tags
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPHGRADE = Path(sys.executable).with_name("graphgrade")

@@ -13,12 +13,16 @@ import jsonschema
 import pytest
 import yaml
 
+from grader.lab import active as active_lab
 from grader.ops import OP_KINDS
 from grader.spec.checks import CHECK_KINDS
 from grader.spec.loader import load_spec_text, spec_files
 from grader.spec.schema import build_schema
 from grader.spec.steps import STEP_ACTIONS
-from grader.spec_model import TAGS, VISIBILITIES
+from grader.spec_model import VISIBILITIES
+
+TAGS = active_lab().tags
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"

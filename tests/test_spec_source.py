@@ -132,7 +132,7 @@ def _run(*args: str, cwd: Path, source: Path | None = None) -> subprocess.Comple
 def test_an_instructors_new_case_reaches_every_command_without_a_reinstall(tmp_path):
     if not GRAPHGRADE.is_file():
         pytest.skip("graphgrade's console script is not installed beside this interpreter")
-    copy = checkout_copy(tmp_path, packages=("grader", "reference", "reports", "student_template", "docs"))
+    copy = checkout_copy(tmp_path, packages=("grader", "labs", "reference", "reports", "student_template", "docs"))
     add_case(copy / "specs")
     n = len(load_suite(copy / "specs").suite.cases)
     where = f"specs: {copy.resolve() / 'specs'} (this checkout's specs/): "

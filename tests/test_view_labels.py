@@ -4,9 +4,12 @@ report shows a raw tag id or status id where a reader expects words."""
 from __future__ import annotations
 
 from grader.judging.results import STATUSES
-from grader.spec_model import TAGS
-from reports.view.labels import GROUP_TITLES, STATUS_ICONS, STATUS_LABELS, TAG_LABELS, tag_label
+from grader.lab import active as active_lab
+from reports.view.labels import GROUP_TITLES, STATUS_ICONS, STATUS_LABELS, tag_label
 from reports.view.tags import tag_group
+
+TAGS = active_lab().tags
+TAG_LABELS = {t: tag_label(t) for t in TAGS}  # the lab's behaviour titles
 
 
 def test_every_tag_of_the_spec_vocabulary_has_a_label_and_no_other():

@@ -7,8 +7,11 @@ from dataclasses import replace
 
 from test_reports_samples import REPLAY_FAIL, failing_report, passing_report
 
-from grader.spec_model import CORE_TAGS, TAGS
-from reports.view.tags import STRETCH_TAGS, tag_group, tag_groups, tag_sort_key
+from grader.lab import active as active_lab
+from reports.view.tags import stretch_tags, tag_group, tag_groups, tag_sort_key
+
+TAGS, CORE_TAGS = active_lab().tags, active_lab().core_tags
+STRETCH_TAGS = stretch_tags()
 
 
 def test_core_and_stretch_split_the_vocabulary():

@@ -38,11 +38,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.judging.audit_results import AuditResult, BaselineResult, MutantResult, SpecInfo  # below the renderers
+from grader.lab import active as active_lab
 
-ROOT = Path(__file__).resolve().parent.parent.parent  # holds the grader, reference and specs packages
-MUTANTS_DIR = ROOT / "reference" / "mutants"
-BASELINES_DIR = MUTANTS_DIR / "baselines"
-CONTROL = ROOT / "reference" / "cudagraph.py"
+ROOT = Path(__file__).resolve().parent.parent.parent  # the install's root: holds the grader package
+BASELINES = "baselines"  # the folder of the lab's mutants that holds its baselines
+
+
+def mutants_dir() -> Path:
+    """The active lab's mutants (``lab.yaml: mutants``)."""
+    lab = active_lab()
+    if lab.paths.mutants is None:
+        raise AuditSetupError(f"{lab.root / 'lab.yaml'}: mutants: not given, so there is nothing to audit with")
+    return lab.paths.mutants
 
 
 # ------------------------------------------------------------------ what is audited
@@ -93,20 +100,23 @@ def _subjects(directory: Path, baselines: bool) -> list[Subject]:
     return found
 
 
-def discover_mutants(directory: Path = MUTANTS_DIR) -> list[Subject]:
-    return _subjects(directory, baselines=False)
+def discover_mutants(directory: Path | None = None) -> list[Subject]:
+    return _subjects(directory or mutants_dir(), baselines=False)
 
 
-def discover_baselines(directory: Path = BASELINES_DIR) -> list[Subject]:
-    return _subjects(directory, baselines=True)
+def discover_baselines(directory: Path | None = None) -> list[Subject]:
+    folder = directory or mutants_dir() / BASELINES
+    return _subjects(folder, baselines=True) if folder.is_dir() else []
 
 
 # ------------------------------------------------------------------ running it
 def audit_settings():
-    """The students' settings, plus the one trusted import root mutants need (``import reference``)."""
+    """The students' settings, plus the one trusted import root mutants need (the lab's
+    ``mutants_import_root``: where ``import reference.mutants._base`` is found, say)."""
     from grader.run.runner import RunSettings
 
-    return RunSettings(import_paths=(str(ROOT),))
+    root = active_lab().paths.mutants_import_root
+    return RunSettings(import_paths=(str(root),) if root is not None else ())
 
 
 def evaluate(
@@ -137,7 +147,10 @@ def evaluate(
     return AuditResult(infos, tuple(results), base, control_failures, duration_s, specs_dir)
 
 
-ANSWER_TAGS = ("notebook-answers",)
+def answer_tags() -> tuple[str, ...]:
+    """The lab's behaviours of its ``answers`` part (the notebook answers): mutants of the code
+    are not audited against them."""
+    return tuple(b.id for b in active_lab().behaviours if b.part == "answers")
 
 
 def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
@@ -153,14 +166,15 @@ def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
     mutants = discover_mutants()
     baselines = discover_baselines()
     if not mutants:
-        raise AuditSetupError(f"{MUTANTS_DIR}: no mutants to audit with")
-    subjects = [Subject("reference", CONTROL, "the reference (control)"), *mutants, *baselines]
+        raise AuditSetupError(f"{mutants_dir()}: no mutants to audit with")
+    control = active_lab().paths.reference
+    subjects = [Subject("reference", control, "the reference (control)"), *mutants, *baselines]
     started = time.monotonic()
     with Zygote() as zygote:  # started before any spec is read, as for students
         loaded = (load or load_suite)(specs_dir)
         # The notebook answers judge a student's cited lines, which no mutant of the code changes
         # (tests/test_answers.py holds them): the audit is about the rules of the code.
-        specs = tuple(s for s in loaded.suite.specs if s.tag not in ANSWER_TAGS)
+        specs = tuple(s for s in loaded.suite.specs if s.tag not in answer_tags())
         if not specs:
             raise AuditSetupError(f"{specs_dir}: no specs to audit")
         with tempfile.TemporaryDirectory(prefix="graphgrade-audit-") as out:

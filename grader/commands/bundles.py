@@ -75,6 +75,20 @@ def contract_path() -> Path:
     raise BundleError(f"the contract document ({CONTRACT_NAME}) is missing from this install")
 
 
+def default_lab_files(prefix: str) -> tuple[Entries, list[str], dict[str, list[str]]]:
+    """The default lab an install grades (``labs/DEFAULT`` and that lab's folder: its lab.yaml
+    and pack; never another lab's files, which may hold hidden specs or a reference), as
+    ``{prefix + arcname: ...}``, its packages and their package data."""
+    from grader.lab.loading import DEFAULT_FILE, LABS, default_lab_root
+
+    lab = default_lab_root()
+    entries: Entries = {}
+    for path in [LABS / "__init__.py", LABS / DEFAULT_FILE, *walk(lab)]:
+        entries[f"{prefix}labs/{path.relative_to(LABS).as_posix()}"] = (path.read_bytes(), 0o644)
+    packages = ["labs", *subpackages(f"labs.{lab.name}", lab)]
+    return entries, packages, {"labs": [DEFAULT_FILE], f"labs.{lab.name}": ["lab.yaml"]}
+
+
 def walk(root: Path):
     """Files under ``root`` in a stable order, skipping caches, VCS data, tests and links."""
     for dirpath, dirnames, filenames in os.walk(root):
@@ -296,9 +310,13 @@ def bundle_entries(specs_dir, package_dirs: Mapping[str, Path] | None = None, co
             if name == "specs" and p.suffix in SPEC_SUFFIXES:
                 continue
             entries[f"kit/{name}/" + p.relative_to(base).as_posix()] = (p.read_bytes(), 0o644)
+    lab_entries, lab_packages, lab_data = default_lab_files("kit/")
+    entries.update(lab_entries)
+    packages += lab_packages
     entries[f"kit/docs/{CONTRACT_NAME}"] = (contract.read_bytes(), 0o644)
     entries["kit/README.md"] = (AUTOGRADER_README, 0o644)
     data = {k: [g for g in v if not (k == "specs" and g.endswith(SPEC_SUFFIXES))] for k, v in PACKAGE_DATA.items()}
+    data.update(lab_data)
     toml = pyproject_toml(
         sorted(packages), data, description="graphgrade autograder kit", package_dir={DOCS_PACKAGE: "docs"}
     )

@@ -24,11 +24,13 @@ from grader.commands.cli_common import (
     EXIT_INTERNAL,
     EXIT_OK,
     EXIT_USAGE,
+    LAB_HELP,
     load_specs,
     number_arg,
+    refuse_other_lab,
     specs_how,
+    use_lab,
 )
-from grader.run.copying import HANDOUT_MODULE_FILE
 
 EXIT_CODES_HELP = """exit status (every subcommand):
   0  done, whatever the scores
@@ -47,9 +49,13 @@ from grader.errors import UsageError  # noqa: E402 - re-exported for the subcomm
 
 
 def reference_dir() -> Path:
-    import reference
+    """What grading "the bundled reference" grades: the folder holding the lab's reference, when
+    the file has the student module's name (reference/cudagraph.py), else the file itself."""
+    from grader.lab import active
 
-    return Path(reference.__file__).resolve().parent
+    lab = active()
+    ref = lab.paths.reference
+    return ref.parent if ref.name == lab.module_file else ref
 
 
 def refuse_without_reference(command: str | None) -> None:
@@ -68,14 +74,18 @@ def refuse_without_reference(command: str | None) -> None:
 
 # ------------------------------------------------------------------ grade
 def _default_submission() -> tuple[list[Path], Path | None]:
-    """No path given: ./cudagraph.py when there is one, otherwise the bundled reference, said
-    plainly (a student's terminal must never show the reference's score as theirs)."""
-    here = Path("cudagraph.py")
+    """No path given: the lab's module file here (./cudagraph.py for the default lab) when there
+    is one, otherwise the bundled reference, said plainly (a student's terminal must never show
+    the reference's score as theirs)."""
+    from grader.lab import active
+
+    lab = active()
+    here = Path(lab.module_file)
     if here.is_file():
-        print("graphgrade: no submission given: grading ./cudagraph.py", file=sys.stderr)
+        print(f"graphgrade: no submission given: grading ./{lab.module_file}", file=sys.stderr)
         return [here], None
-    if Path(HANDOUT_MODULE_FILE).is_file():  # the handout's layout: this folder is the submission
-        print(f"graphgrade: no submission given: grading this folder (./{HANDOUT_MODULE_FILE})", file=sys.stderr)
+    if lab.handout_path and Path(lab.handout_path).is_file():  # the handout's layout: this folder is the submission
+        print(f"graphgrade: no submission given: grading this folder (./{lab.handout_path})", file=sys.stderr)
         return [Path.cwd()], None
     import importlib.util
 
@@ -83,11 +93,11 @@ def _default_submission() -> tuple[list[Path], Path | None]:
 
     if kit_info() is not None or importlib.util.find_spec("reference") is None:  # no reference to fall back on
         raise UsageError(
-            "no submission given and no cudagraph.py here: give the folder of your work, e.g. graphgrade grade my-lab/"
+            f"no submission given and no {lab.module_file} here: give the folder of your work, e.g. graphgrade grade my-lab/"
         )
     ref = reference_dir()
     print(
-        "graphgrade: no submission given and no cudagraph.py here: grading the bundled reference solution "
+        f"graphgrade: no submission given and no {lab.module_file} here: grading the bundled reference solution "
         "(a check of the install, not your work; give a path to grade yours, e.g. graphgrade grade my-lab/)",
         file=sys.stderr,
     )
@@ -335,7 +345,8 @@ def _open_cache(args: argparse.Namespace):
 # ------------------------------------------------------------------ validate
 def cmd_validate(args: argparse.Namespace) -> int:
     from grader.commands.validate import validate_suite
-    from reference.backend import BackendUnavailable, load_backend
+    from grader.lab import active
+    from grader.lab.reference import ReferenceUnavailable, load_reference
 
     if args.dir is not None:
         if specs_how(args) == spec_source.GIVEN:
@@ -345,8 +356,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not specs_dir.is_dir():
         raise UsageError(f"{specs_dir}: no such directory")
     try:
-        load_backend(args.backend)  # say why a backend cannot run, in one line, before anything else
-    except BackendUnavailable as exc:
+        load_reference(active(), args.backend)  # say why a backend cannot run, in one line, before anything else
+    except ReferenceUnavailable as exc:
         raise UsageError(f"cannot validate on the {args.backend} backend: {exc}") from None
     notes: list[str] = []
     problems, summary = validate_suite(
@@ -387,9 +398,9 @@ def add_validate_parser(sub) -> None:
     )
     v.add_argument(
         "--backend",
-        choices=("numpy", "cupy"),
-        default="numpy",
-        help="reference backend to validate against (default: numpy)",
+        choices=("numpy", "cupy", "python"),
+        default=None,
+        help="reference backend to validate against (default: numpy for a lab with backends, else python)",
     )
     v.set_defaults(func=cmd_validate)
 
@@ -519,6 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     repro.register(sub)
     for command in sub.choices.values():  # every subcommand's --help ends with the same exit codes
+        command.add_argument("--lab", default=None, metavar="PATH", help=LAB_HELP)
         if not command.epilog:
             command.epilog = EXIT_CODES_HELP
             command.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -541,8 +553,14 @@ def main(argv: list[str] | None = None) -> int:
 
         refuse_in_kit(args.command)  # a student kit has no reference: say so in one line
         refuse_without_reference(args.command)
-        if hasattr(args, "specs"):  # --specs, else this checkout's specs/, else the installed suite
-            args.specs_source = spec_source.choose(args.specs, graded=getattr(args, "submissions", None) or ())
+        lab_given = use_lab(args.lab)
+        refuse_other_lab(args.command, deep=bool(getattr(args, "deep", False)))
+        if hasattr(
+            args, "specs"
+        ):  # --specs, else the --lab's specs, else this checkout's specs/, else the installed suite
+            args.specs_source = spec_source.choose(
+                args.specs, graded=getattr(args, "submissions", None) or (), lab_given=lab_given
+            )
             args.specs = args.specs_source.path
         return args.func(args)
     except UsageError as exc:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import yaml
 
-from grader.commands.audit import ANSWER_TAGS, ROOT, AuditSetupError, unsettled
+from grader.commands.audit import ROOT, AuditSetupError, answer_tags, unsettled
 from grader.judging.audit_results import (  # typed results, below the renderers
     TARGET_NAME,
     DeepMutant,
@@ -106,7 +106,7 @@ def run_deep_audit(
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="graphgrade-deep-") as tmp, Zygote() as zygote:
         loaded = (load or load_suite)(specs_dir)
-        specs = tuple(s for s in loaded.suite.specs if s.tag not in ANSWER_TAGS)  # the code's rules only
+        specs = tuple(s for s in loaded.suite.specs if s.tag not in answer_tags())  # the code's rules only
         if not specs:
             raise AuditSetupError(f"{specs_dir}: no specs to audit")
         paths = []

@@ -27,6 +27,7 @@ from grader.judging.answers import read_answers
 from grader.judging.integrity import ScanService
 from grader.judging.results import Report, write_report
 from grader.judging.scoring import build_report
+from grader.lab import active as active_lab
 from grader.run.runner import (
     RunSettings,
     SandboxFailure,
@@ -50,11 +51,11 @@ _HASH_CHARS = 12  # the hex digits a cut name ends with
 
 def submission_name(path: Path) -> str:
     """OUT/<name>: the directory's name; for a file, its stem, or the name of the directory
-    holding it when the file is the lab's own ``cudagraph.py`` (``alice/cudagraph.py`` is alice).
+    holding it when the file is the lab's own module file (``alice/MODULE.py`` is alice).
     Letters, digits, ``.``, ``_`` and ``-`` only, and at most MAX_NAME_CHARS: a longer name is
     cut and ends with a hash of the whole name, so that two names cut alike still differ."""
     if path.is_file():
-        raw = path.resolve().parent.name if path.name == "cudagraph.py" else path.stem
+        raw = path.resolve().parent.name if path.name == active_lab().module_file else path.stem
     else:
         raw = path.resolve().name
     name = re.sub(r"[^A-Za-z0-9._-]", "_", raw).strip(".") or "submission"

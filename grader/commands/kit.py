@@ -38,6 +38,7 @@ from grader.commands.bundles import (
     BundleError,
     Entries,
     contract_path,
+    default_lab_files,
     extra_requirement,
     installed_package_dirs,
     pyproject_toml,
@@ -382,6 +383,9 @@ def kit_entries(
             if name == "specs" and path.name != "__init__.py":
                 continue  # the instructor's specs, schema and authoring guide: replaced below
             entries[f"{ROOT}{name}/{path.relative_to(dirs[name]).as_posix()}"] = (path.read_bytes(), 0o644)
+    lab_entries, lab_packages, lab_data = default_lab_files(ROOT)
+    entries.update(lab_entries)
+    packages += lab_packages
     for file_name, text in files.items():
         entries[f"{ROOT}specs/{file_name}"] = (text.encode(), 0o644)
     entries[f"{ROOT}specs/schema.json"] = ((json.dumps(build_schema(), indent=2) + "\n").encode(), 0o644)
@@ -396,6 +400,7 @@ def kit_entries(
     entries[f"{ROOT}README.md"] = (KIT_README.format(hidden_line=hidden_line, **counts).encode(), 0o644)
     data = {k: [g for g in v if g != "*.md"] if k == "specs" else v for k, v in PACKAGE_DATA.items()}
     data["grader"] = [KIT_MARKER]
+    data.update(lab_data)
     toml = pyproject_toml(
         sorted(packages),
         data,

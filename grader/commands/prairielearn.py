@@ -110,7 +110,7 @@ def grade_job(root: Path, specs: Path | None, timeout: float, budget: float) -> 
         if not loaded.suite.specs:
             raise ValueError(f"{specs_dir}: no specs to grade against")
         if not student.is_dir():
-            student.mkdir(parents=True)  # nothing submitted: graded as "no cudagraph.py"
+            student.mkdir(parents=True)  # nothing submitted: graded as "no module file"
         graded = grade_submissions(zygote, loaded, loaded.suite.specs, [student], Path(out), settings, jobs=1)[0]
     if graded.grader_failed:
         print(f"graphgrade: internal error while grading {student}: {graded.report.problem}", file=sys.stderr)

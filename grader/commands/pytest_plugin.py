@@ -1,9 +1,11 @@
-"""``pytest`` in a student's folder: the public spec cases against its ``cudagraph.py``, one item per case.
+"""``pytest`` in a student's folder: the public spec cases against its module file, one item per case.
 
 Registered as the ``graphgrade`` pytest11 entry point, so installing graphgrade (the student kit
 or the full package) is enough. It is active only where pytest is started in a folder holding
-``cudagraph.py``, or is given that one folder (any other pytest run collects nothing from it;
-this project's own suite turns it off with ``-p no:graphgrade``). Items are named ``cudagraph.py::SPEC::CASE``, so ``-k``,
+the lab's module file (``MODULE.py``, lab.yaml's ``student.module``; ``--graphgrade-lab`` or
+``$GRAPHGRADE_LAB`` name another lab than the default), or is given that one folder (any other
+pytest run collects nothing from it; this project's own suite turns it off with
+``-p no:graphgrade``). Items are named ``MODULE.py::SPEC::CASE``, so ``-k``,
 ``-x``, ``--lf``, ``-v``, ``--junitxml`` and an IDE's test explorer work as for any test.
 
 The cases selected run through the same engine as ``graphgrade grade`` (an isolated worker and
@@ -23,9 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.run.copying import HANDOUT_MODULE_FILE
-
-SUBMISSION = "cudagraph.py"
+from grader.lab import active as active_lab
 
 
 class CaseFailed(Exception):
@@ -39,7 +39,7 @@ class _Grading:
     def __init__(self, config: pytest.Config, folder: Path) -> None:
         self.config = config
         self.folder = folder
-        self.zygote = None  # started when cudagraph.py is collected (a run that never does pays nothing)
+        self.zygote = None  # started when the module file is collected (a run that never does pays nothing)
         self._loaded = None
         self.results: dict[tuple[str, str], object] | None = None
         self.problem = ""
@@ -72,7 +72,8 @@ class _Grading:
             from grader.commands.cli_common import default_specs_dir
             from grader.spec.loader import SpecErrors, load_suite
 
-            specs = self.config.getoption("graphgrade_specs") or default_specs_dir()
+            given = self.config.getoption("graphgrade_specs")
+            specs = given or (active_lab().paths.specs if self.config.stash[_LAB_GIVEN] else default_specs_dir())
             try:
                 self._loaded = load_suite(Path(specs))
             except SpecErrors as errors:
@@ -115,20 +116,22 @@ class _Grading:
 
 
 _GRADING = pytest.StashKey[_Grading]()
+_LAB_GIVEN = pytest.StashKey[bool]()  # a lab was named (--graphgrade-lab, $GRAPHGRADE_LAB): its specs are the default
 
 
 def module_path(folder: Path) -> Path | None:
-    """The student's cudagraph.py in ``folder``: at its top, or where the handout puts it
-    (``mini_vllm/cudagraph.py``); None when neither is there."""
-    for rel in (SUBMISSION, HANDOUT_MODULE_FILE):
-        if (folder / rel).is_file():
+    """The student's module file (the lab's) in ``folder``: at its top, or where the handout puts
+    it (lab.yaml's ``student.handout_path``); None when neither is there."""
+    lab = active_lab()
+    for rel in (lab.module_file, lab.handout_path):
+        if rel and (folder / rel).is_file():
             return folder / rel
     return None
 
 
 def _folder(config: pytest.Config) -> Path | None:
-    """The student's folder: where pytest was started, when it holds cudagraph.py (at its top or
-    as mini_vllm/cudagraph.py); else the one folder (or cudagraph.py) named on the command line,
+    """The student's folder: where pytest was started, when it holds the module file (at its top
+    or where the handout puts it); else the one folder (or module file) named on the command line,
     when it does."""
     started = Path(config.invocation_params.dir)
     if module_path(started) is not None:
@@ -139,16 +142,20 @@ def _folder(config: pytest.Config) -> Path | None:
         (folder,) = folders
         if module_path(folder) is not None:
             return folder
-        if folder.name == "mini_vllm" and module_path(folder.parent) is not None:
-            return folder.parent  # pytest mini_vllm/cudagraph.py, from the repository's top
+        handout = active_lab().handout_path
+        package = Path(handout).parent.name if handout else ""
+        if package and folder.name == package and module_path(folder.parent) is not None:
+            return folder.parent  # pytest pkg/module.py, from the repository's top
     return None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("graphgrade", "graphgrade: the lab's spec cases against ./cudagraph.py")
+    group = parser.getgroup("graphgrade", "graphgrade: the lab's spec cases against the student's module file")
+    from grader.commands.cli_common import LAB_HELP
     from grader.commands.spec_source import SPECS_HELP
 
     group.addoption("--graphgrade-specs", default=None, help=SPECS_HELP)  # the default: default_specs_dir()
+    group.addoption("--graphgrade-lab", default=None, help=LAB_HELP)
     group.addoption(
         "--graphgrade-isolation",
         default="module",
@@ -158,9 +165,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from grader.commands.cli_common import use_lab
+    from grader.errors import UsageError
+
+    try:
+        config.stash[_LAB_GIVEN] = use_lab(config.getoption("graphgrade_lab", None))
+    except UsageError as exc:
+        raise pytest.UsageError(f"graphgrade: {exc}") from None
     folder = _folder(config)
     if folder is not None:
-        config.addinivalue_line("markers", "graphgrade: a case of the lab's specs, run against ./cudagraph.py")
+        config.addinivalue_line(
+            "markers", "graphgrade: a case of the lab's specs, run against the student's module file"
+        )
         config.stash[_GRADING] = _Grading(config, folder)
 
 
@@ -178,7 +194,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 
 class SubmissionFile(pytest.File):
-    """cudagraph.py: one collector per visible spec."""
+    """The module file: one collector per visible spec."""
 
     def collect(self):
         for spec in self.config.stash[_GRADING].visible_specs():

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from grader.errors import UsageError
-from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value
+from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value, contract_names
 
 SUBMISSION_FILE = "cudagraph.py"
 HANDOUT_PACKAGE = "mini_vllm"  # the handout's layout: mini_vllm/cudagraph.py, relative imports allowed
@@ -170,7 +170,7 @@ class _Writer:
         return repr(_plain(value.value))
 
     def target(self, name: str) -> str:
-        return f"cudagraph.{name}" if name in CONTRACT_NAMES and name not in self.names else self.py_name(name)
+        return f"cudagraph.{name}" if name in contract_names() and name not in self.names else self.py_name(name)
 
     def expression(self, step, given: str = "None") -> str:
         values = [self.value(a) for a in step.args]

@@ -1,10 +1,10 @@
 """What the similarity check reads of a submission: the Python a worker can import, real code first.
 
-A worker imports ``.py`` files only (cudagraph.py and the modules beside and beneath it), so
+A worker imports ``.py`` files only (the lab's module file and the modules beside and beneath it), so
 that is what is compared, within one bound per submission (:data:`MAX_SOURCE_CHARS`) that
 padding cannot use to push the real code out:
 
-1. ``cudagraph.py``;
+1. the module file (the lab's student module);
 2. the submission's own modules it imports, then the modules those import (breadth first,
    found by reading each file's ``import`` statements, never by running it);
 3. every other ``.py`` file, in name order.
@@ -23,7 +23,7 @@ import io
 import tokenize
 from pathlib import Path
 
-from grader.run.copying import MODULE_FILE, SubmissionProblem, module_file, walk_submission
+from grader.run.copying import SubmissionProblem, module_file, walk_submission
 from grader.safetext import visible
 
 MAX_SOURCE_CHARS = 512 * 1024  # per submission; the rest is not compared
@@ -97,11 +97,11 @@ def _module_files(name: str, files: set[str]) -> list[str]:
 
 
 def reading_order(texts: dict[str, str]) -> list[str]:
-    """The order files are read in: cudagraph.py, the modules it imports (breadth first), the rest by name."""
+    """The order files are read in: the module file, the modules it imports (breadth first), the rest by name."""
     files = set(texts)
     order: list[str] = []
     try:
-        queue = [module_file(sorted(files), "")]  # at the top, or the one deeper (mini_vllm/cudagraph.py)
+        queue = [module_file(sorted(files), "")]  # at the top, or the one deeper (in the handout's package folder)
     except SubmissionProblem:
         queue = []
     while queue:
@@ -122,7 +122,7 @@ def submission_source(path: Path) -> str:
     if path.is_file():
         text = _read(path)
         if text is not None:
-            texts[MODULE_FILE if path.name == MODULE_FILE else path.name] = text
+            texts[path.name] = text  # the module file by its own name, as any other
     elif path.is_dir():
         try:  # bounded and iterative, as the grader's copy is; no links, nothing hidden
             regular = walk_submission(path)[1]

@@ -25,6 +25,7 @@ GIVEN = "given with --specs"
 CHECKOUT = "this checkout's specs/"
 BUNDLED = "the suite installed with graphgrade"
 KIT = "the public specs bundled in this student kit"
+LAB = "the specs of the lab given with --lab or $GRAPHGRADE_LAB"
 SPECS_ENV = "GRAPHGRADE_SPECS"
 ENVIRONMENT = f"${SPECS_ENV}"
 SPECS_HELP = "spec directory (default: this checkout's specs/ when run inside one, else the installed suite)"
@@ -98,8 +99,16 @@ def default_specs(graded: Sequence[Path] = ()) -> SpecSource:
     return SpecSource(bundled, BUNDLED)
 
 
-def choose(given: Path | None, graded: Sequence[Path] = ()) -> SpecSource:
-    return SpecSource(given, GIVEN) if given is not None else default_specs(graded)
+def choose(given: Path | None, graded: Sequence[Path] = (), lab_given: bool = False) -> SpecSource:
+    """``--specs`` when given; else the specs of a lab named with ``--lab`` (or
+    ``$GRAPHGRADE_LAB``); else the default lab's, found as the module's docstring says."""
+    if given is not None:
+        return SpecSource(given, GIVEN)
+    if lab_given:
+        from grader.lab import active
+
+        return SpecSource(active().paths.specs, LAB)
+    return default_specs(graded)
 
 
 def specs_line(source: SpecSource, loaded) -> str:

@@ -8,17 +8,18 @@ same interpreter, protocol and judge that grade students.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections import Counter
 from pathlib import Path
 
 from grader.judging.judge import judge_case
+from grader.lab import active as active_lab
 from grader.observe.interpreter import observe_in_process
 from grader.spec.loader import SpecErrors, load_suite
-from grader.spec_model import TAGS
 
 
 def validate_suite(
-    directory: Path, backend: str = "numpy", notes: list[str] | None = None, on_loaded=None
+    directory: Path, backend: str | None = None, notes: list[str] | None = None, on_loaded=None
 ) -> tuple[list[str], str]:
     """Returns (problems, one-line summary). Problems are one line each, naming file and line.
 
@@ -33,11 +34,13 @@ def validate_suite(
         return [str(e) for e in errors.errors], f"{len(errors.errors)} problem(s) in {directory}"
     if on_loaded is not None:  # the CLI's one line: which folder, and its counts
         on_loaded(loaded)
-    from reference.backend import BackendUnavailable, load_backend
+    from grader.lab.reference import ReferenceUnavailable, default_backend, load_reference
 
+    lab = active_lab()
+    backend = backend or default_backend(lab)
     try:
-        chosen = load_backend(backend)
-    except BackendUnavailable as exc:
+        chosen = load_reference(lab, backend)
+    except ReferenceUnavailable as exc:
         return [f"backend {backend}: {exc}"], f"could not validate {directory} on {backend}"
     problems: list[str] = []
     cases = loaded.suite.cases
@@ -46,7 +49,7 @@ def validate_suite(
     for spec in loaded.suite.specs:
         for case in spec.cases:
             checks = case.checks
-            if backend != "numpy":
+            if backend not in ("numpy", "python"):
                 # A real graph replays recorded kernels: the grader's Python ops are not called
                 # again, so the simulation's op witness has nothing to observe on a GPU.
                 kept = tuple(c for c in checks if not c.simulation_only)
@@ -78,7 +81,7 @@ def validate_suite(
                     + verdict.message.split("\n", 1)[0]  # one line: where in the reference is for a rerun to show
                 )
     tags = Counter(s.tag for s in loaded.suite.specs)
-    missing = [t for t in TAGS if t not in tags]
+    missing = [t for t in active_lab().tags if t not in tags]
     if missing:
         problems.append(f"{directory}: no spec covers the behaviour tag(s) {', '.join(missing)}")
     visibilities = Counter(s.visibility for s in loaded.suite.specs)
@@ -111,7 +114,7 @@ def _capture_records(backend):
 
 
 def cases_no_mutant_kills(directory: Path) -> list[str]:
-    """One warning line per case that no named mutant (``reference/mutants/``) fails.
+    """One warning line per case that no named mutant (the lab's ``mutants``) fails.
 
     Such a case may be good teaching, but it catches none of the known mistakes: the
     instructor should know (and perhaps write the mutant it was meant for). The mutants
@@ -130,12 +133,20 @@ def cases_no_mutant_kills(directory: Path) -> list[str]:
         loaded = load_suite(directory)
     except SpecErrors:
         return []
+    lab = active_lab()
+    if lab.paths.mutants is None:
+        return []
     mutants = discover_mutants()
     serial = itertools.count()
+    import_root = lab.paths.mutants_import_root
 
     def fresh(path: Path):
-        spec = importlib.util.spec_from_file_location(f"_graphgrade_validate_mutant_{next(serial)}", path)
+        name = f"_graphgrade_validate_mutant_{next(serial)}"
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while a class is built
+        if import_root is not None and str(import_root) not in sys.path:
+            sys.path.append(str(import_root))  # trusted: where the lab's mutants import their helpers from
         spec.loader.exec_module(module)
         return module
 
@@ -149,10 +160,13 @@ def cases_no_mutant_kills(directory: Path) -> list[str]:
             warnings.append(
                 f"{mutant.path}: this mutant could not be loaded ({type(exc).__name__}: {detail}); graphgrade audit reports it as broken"
             )
-    control_module = _fresh_reference()
+    from grader.lab.reference import fresh_module
+
+    control_module = fresh_module(lab.paths.reference, "_graphgrade_validate_reference")
 
     def observe(module, case):
-        module.LaunchCounter.n = 0
+        if lab.launch_counter is not None:
+            getattr(module, lab.launch_counter).n = 0
         return observe_in_process(module, case.uid, case.steps)
 
     for spec in loaded.suite.specs:
@@ -173,7 +187,7 @@ def cases_no_mutant_kills(directory: Path) -> list[str]:
                     break
             if not killed:
                 warnings.append(
-                    f"{case.file}:{case.line}: {case.uid}: no named mutant fails this case (reference/mutants/); it may teach, but it catches none of the known mistakes"
+                    f"{case.file}:{case.line}: {case.uid}: no named mutant fails this case ({lab.paths.mutants}); it may teach, but it catches none of the known mistakes"
                 )
     return warnings
 
@@ -184,22 +198,7 @@ def _reference_answers(module):
     from grader.judging.answers import read_answers
     from grader.observe.locations import Locator
 
-    folder = Path(module.__file__).parent  # a backend is named as its module
-    named = Locator.of_module(module).relative(str(folder / "cudagraph.py")) or "cudagraph.py"
+    lab = active_lab()
+    folder = lab.paths.reference.parent
+    named = Locator.of_module(module).relative(str(folder / lab.module_file)) or lab.module_file
     return read_answers(folder).under(str(Path(named).parent) if "/" in named else "")
-
-
-def _fresh_reference():
-    """A private copy of the numpy reference, executed anew (registered in ``sys.modules``, as
-    dataclasses need), so that nothing a case does to it reaches ``reference.cudagraph``."""
-    import importlib.util
-    import sys
-
-    import reference.cudagraph as reference
-
-    name = "_graphgrade_validate_reference"
-    spec = importlib.util.spec_from_file_location(name, reference.__file__)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module

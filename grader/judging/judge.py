@@ -16,12 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.judging.results import STEP_RUNS, CheckLine, LaunchPoint, StepLine
+from grader.lab import active as active_lab
 from grader.ops import apply_chain, build_array
 from grader.protocol import CaseObservation, StepObservation
 from grader.spec.case_draft import OracleCall
 from grader.spec.describing import MAX_MESSAGE, cut, describe, outcome
 from grader.spec.locating import first_location, raised_at, raised_where
-from grader.spec_model import CONTRACT_NAMES, ArrayValue, Case, RefValue, Step
+from grader.spec_model import ArrayValue, Case, RefValue, Step, contract_names
 
 __all__ = ["CaseVerdict", "Oracle", "describe", "judge_case", "root_causes"]
 
@@ -48,9 +49,10 @@ def _refs(step: Step) -> list[str]:
     names = [v.name for v in step.args if isinstance(v, RefValue)] + [
         v.name for _, v in step.kwargs if isinstance(v, RefValue)
     ]
-    if step.action in ("build", "call", "mutate") and step.target not in CONTRACT_NAMES:
+    contract = contract_names()
+    if step.action in ("build", "call", "mutate") and step.target not in contract + active_lab().buildable:
         names.append(step.target)
-    if step.on and step.on not in CONTRACT_NAMES:
+    if step.on and step.on not in contract:
         names.append(step.on)
     return names
 
@@ -193,9 +195,9 @@ class CaseJudge:
             if obs.outcome == "raised" and obs.error is not None and obs.error.type == "NotImplementedError":
                 self.current_cause = "not-written"
             if obs.outcome == "missing":
-                cause = f"your cudagraph.py does not define {obs.note}, which this case needs."
+                cause = f"your {active_lab().module_file} does not define {obs.note}, which this case needs."
             elif obs.outcome == "raised" and obs.error is not None and obs.error.type == "NotImplementedError":
-                cause = "raised NotImplementedError: this part of your cudagraph.py is not written yet."
+                cause = f"raised NotImplementedError: this part of your {active_lab().module_file} is not written yet."
             elif obs.outcome == "raised":
                 cause = f"{outcome(obs)}."
             else:

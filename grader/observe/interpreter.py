@@ -24,11 +24,13 @@ from typing import Any
 import numpy as np
 
 from grader import codec, protocol
+from grader.lab import active as active_lab
 from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer
+from grader.observe.provided import ProvidedObjects
 from grader.ops import Witness, build_array, case_op_place, data_address, make_ops
-from grader.spec_model import CONTRACT_NAMES, ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
+from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 
 class _NotReached(Exception):
@@ -43,9 +45,11 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _launch_count(module: ModuleType) -> int | None:
+def _launch_count(module: ModuleType, counter: str | None) -> int | None:
+    if counter is None:  # the lab has no launch counter
+        return None
     try:
-        n = module.LaunchCounter.n
+        n = getattr(module, counter).n
     except BaseException:  # noqa: BLE001 - anything a submission does here only costs its own case
         return None
     return n if isinstance(n, int) and not isinstance(n, bool) else None
@@ -76,10 +80,13 @@ class CaseInterpreter:
         self.module = module
         self.prepare_input = prepare_input
         self.to_host = to_host
+        self.lab = active_lab()
+        self.contract_names = self.lab.contract_names
         self.locator = Locator.of_module(module)
         self.witness = Witness(self.locator)
-        self.bumps: list = []  # this step's LaunchCounter.bump calls (grader.observe.locations)
-        self.stop_observing_bumps = observe_bumps(module, self.locator, self.bumps)
+        self.bumps: list = []  # this step's launch-counter bump calls (grader.observe.locations)
+        self.stop_observing_bumps = observe_bumps(module, self.locator, self.bumps, self.lab.launch_counter)
+        self.provided = ProvidedObjects(self.lab, self.locator)
         self.env: dict[str, Any] = {}
         self.next_list_id = 0
         self.encoder = protocol.new_encoder()
@@ -115,12 +122,14 @@ class CaseInterpreter:
     def target_object(self, name: str) -> Any:
         if name in self.env:
             return self.env[name]
-        if name in CONTRACT_NAMES:
+        if name in self.contract_names:
             return self.contract(name)
         raise _NotReached(f"{name} was not produced by its step")
 
     # ----------------------------------------------------------- steps
     def perform(self, step: Step, args: list, kwargs: dict) -> Any:
+        if step.action == "build" and self.lab.provided_object(step.target) is not None:
+            return self.provided.build(step.target, step.name, kwargs)  # the lab's own object, never the submission's
         if step.action in ("build", "call"):
             return self.target_object(step.target)(*args, **kwargs)
         if step.action == "method":
@@ -208,7 +217,8 @@ class CaseInterpreter:
             if step.action == "call" and args and hasattr(args[-1], "shape"):
                 record.input_address = data_address(args[-1])
             callee = step.on if step.action in ("method", "read", "set") else step.target
-            if step.action in ("build", "call") or callee in CONTRACT_NAMES:
+            provided = step.action == "build" and self.lab.provided_object(callee) is not None
+            if not provided and (step.action in ("build", "call") or callee in self.contract_names):
                 self.target_object(callee)  # a missing contract name is reported before anything runs
         except _Missing as missing:
             record.outcome, record.note = "missing", str(missing)
@@ -216,8 +226,9 @@ class CaseInterpreter:
         except _NotReached as why:
             record.outcome, record.note = "not_reached", str(why)
             return record
-        before = _launch_count(self.module)
+        before = _launch_count(self.module, self.lab.launch_counter)
         mark = self.witness.mark()
+        marks = self.provided.marks()
         self.locator.new_step()
         self.bumps.clear()
         self.trace = None
@@ -240,13 +251,14 @@ class CaseInterpreter:
             record.value = self.encode_result(result)
             if step.action == "call" and step.target == "fuse_elementwise":
                 record.ops = self.listed_ops(result)
-        after = _launch_count(self.module)
+        after = _launch_count(self.module, self.lab.launch_counter)
         record.launches = after - before if before is not None and after is not None else None
         record.witness = [
             [lid, pos, addr, list(shape), dtype, zeros, site]
             for lid, pos, addr, shape, dtype, zeros, site in self.witness.since(mark)[: protocol.MAX_WITNESS]
         ]
         record.bumps = list(self.bumps)
+        record.calls = self.provided.since(marks)
         record.trace = self.trace
         record.sites = self.locator.sites_wire()
         if step.action in TRACED_ACTIONS:

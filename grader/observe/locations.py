@@ -4,7 +4,7 @@ Three things are located, each at the moment it happens, inside the worker:
 
 * a grader op's call (:class:`grader.ops.GraderOp` asks the case's :class:`Locator` for its
   caller): the chain of the submission's frames that made the call, innermost first;
-* a call of the submission's ``LaunchCounter.bump`` (:func:`observe_bumps` wraps it for one
+* a call of the ``bump`` of the submission's launch counter (:func:`observe_bumps` wraps it for one
   case): the amount and the same chain;
 * an exception a step raised (:meth:`Locator.traceback`): the submission's frames of its
   traceback only, outermost first, the innermost last.
@@ -146,13 +146,16 @@ class Locator:
             return []
 
 
-def observe_bumps(module: ModuleType, locator: Locator, bumps: list) -> object:
-    """Record every call of the submission's ``LaunchCounter.bump`` in ``bumps`` as
+def observe_bumps(module: ModuleType, locator: Locator, bumps: list, counter_name: str | None) -> object:
+    """Record every call of the submission's launch counter's ``bump`` (the lab's
+    ``launch_counter`` entry point, ``counter_name``; none: nothing to record) in ``bumps`` as
     ``[amount, site]`` (amount -1 when it is not an int), for as long as the returned undo
     object is not called. Only a ``bump`` defined as a classmethod or staticmethod of the class
     itself is wrapped; anything else is left alone (its launches are still counted)."""
+    if counter_name is None:
+        return _nothing
     try:
-        counter = module.LaunchCounter
+        counter = getattr(module, counter_name)
         raw = counter.__dict__.get("bump") if isinstance(counter, type) else None
     except BaseException:  # noqa: BLE001
         return _nothing

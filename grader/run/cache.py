@@ -45,7 +45,7 @@ import numpy
 import grader
 from grader import codec, protocol
 from grader.errors import UsageError
-from grader.run.copying import MODULE_FILE, SubmissionProblem, walk_submission
+from grader.run.copying import SubmissionProblem, module_file_name, walk_submission
 from grader.run.runner import CaseRun, RunSettings, SubmissionRun, run_submission
 from grader.spec_model import Case
 
@@ -120,7 +120,7 @@ def submission_hash(submission: Path) -> str | None:
     try:
         if submission.is_file():
             part(b"form", b"file")
-            part(b"file", MODULE_FILE.encode())
+            part(b"file", module_file_name().encode())
             part(b"data", submission.resolve().read_bytes())
             return h.hexdigest()
         part(b"form", b"folder")

@@ -21,8 +21,19 @@ import stat
 import time
 from pathlib import Path
 
-MODULE_FILE = "cudagraph.py"
-HANDOUT_MODULE_FILE = "mini_vllm/cudagraph.py"  # where the handout puts it
+from grader.lab import active as active_lab
+
+
+def module_file_name() -> str:
+    """The file a submission must hold: the lab's student module (``lab.yaml: student.module``)."""
+    return active_lab().module_file
+
+
+def handout_module_file() -> str | None:
+    """Where the lab's handout keeps that file inside a repository, if anywhere."""
+    return active_lab().handout_path
+
+
 MAX_SUBMISSION_FILES = 200  # regular files copied
 MAX_SUBMISSION_BYTES = 16 << 20  # their total size
 MAX_SUBMISSION_ENTRIES = 1000  # every entry looked at: files, folders, links, anything else
@@ -31,7 +42,7 @@ LIFT_DEPTH = 16  # remove_tree moves deeper folders up, so that no path it uses 
 
 
 class SubmissionProblem(Exception):
-    """The submission cannot be run at all (e.g. no cudagraph.py, too many files)."""
+    """The submission cannot be run at all (e.g. no module file, too many files)."""
 
 
 def is_graphgrade_output(folder: str) -> bool:
@@ -62,7 +73,7 @@ def walk_submission(submission: Path, deadline: float = math.inf) -> tuple[list[
                 if entries > MAX_SUBMISSION_ENTRIES:
                     raise SubmissionProblem(
                         f"{name}/ has more than {MAX_SUBMISSION_ENTRIES} entries (files, folders and links); "
-                        f"a submission is {MODULE_FILE} and a few modules, so it was not graded"
+                        f"a submission is {module_file_name()} and a few modules, so it was not graded"
                     )
                 if time.monotonic() > deadline:
                     raise SubmissionProblem(
@@ -94,24 +105,31 @@ def walk_submission(submission: Path, deadline: float = math.inf) -> tuple[list[
 
 def module_file(regular: list[str], name: str) -> str:
     """Which of a submission's regular files (paths relative to it, as :func:`walk_submission`
-    lists them) is its ``cudagraph.py``: the one at its top; else the one file of that name
-    deeper down (the handout keeps it at ``mini_vllm/cudagraph.py``; a course repository may
-    keep it anywhere). Raises :class:`SubmissionProblem`, naming every candidate, when there
+    lists them) is its module file (the lab's, :func:`module_file_name`): the one at its top; else
+    the one file of that name deeper down (a handout may keep it in a package folder; a course
+    repository may keep it anywhere). Raises :class:`SubmissionProblem`, naming every candidate, when there
     is none or more than one. The copy, the worker and the similarity pass all ask here."""
-    if MODULE_FILE in regular:
-        return MODULE_FILE
-    found = sorted(rel for rel in regular if os.path.basename(rel) == MODULE_FILE)
+    wanted = module_file_name()
+    if wanted in regular:
+        return wanted
+    found = sorted(rel for rel in regular if os.path.basename(rel) == wanted)
     if len(found) == 1:
         return found[0]
     if not found:
         raise SubmissionProblem(
-            f"no {MODULE_FILE} in {name}/: the submission must hold a file named {MODULE_FILE} "
-            f"(at its top, or in one folder such as mini_vllm/)"
+            f"no {wanted} in {name}/: the submission must hold a file named {wanted} "
+            f"(at its top, or in one folder{_such_as()})"
         )
     raise SubmissionProblem(
-        f"{name}/ holds {len(found)} files named {MODULE_FILE} and none at its top: "
+        f"{name}/ holds {len(found)} files named {wanted} and none at its top: "
         f"{', '.join(found[:3])}{' ...' if len(found) > 3 else ''}; keep one (or put the one to grade at the top)"
     )
+
+
+def _such_as() -> str:
+    handout = handout_module_file()
+    folder = os.path.dirname(handout) if handout else ""
+    return f" such as {folder}/" if folder else ""
 
 
 def copy_submission(submission: Path, dest: Path, deadline: float = math.inf) -> list[Path]:
@@ -123,8 +141,8 @@ def copy_submission(submission: Path, dest: Path, deadline: float = math.inf) ->
             raise SubmissionProblem(f"{submission.name} is larger than {MAX_SUBMISSION_BYTES} bytes")
         # The path given on the command line is followed (the instructor named it); links inside
         # a submission directory never are.
-        shutil.copyfile(submission.resolve(), dest / MODULE_FILE, follow_symlinks=False)
-        return [dest / MODULE_FILE]
+        shutil.copyfile(submission.resolve(), dest / module_file_name(), follow_symlinks=False)
+        return [dest / module_file_name()]
     if not submission.is_dir():
         raise SubmissionProblem(f"{submission}: no such file or directory")
     folders, regular = walk_submission(submission, deadline)

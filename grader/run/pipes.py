@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import codec
+from grader.lab import active as active_lab
 from grader.safetext import safe_text
 
 if TYPE_CHECKING:
@@ -145,6 +146,7 @@ class Worker:
             "landlock": settings.landlock,
             "import_paths": list(settings.import_paths),
             "isolation": settings.isolation,
+            "lab": str(active_lab().root),  # the worker grades this lab (grader.lab)
         }
         cmd_r, self.cmd_w = os.pipe()
         self.res_r, res_w = os.pipe()

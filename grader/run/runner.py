@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from grader import codec, protocol
+from grader.lab import active as active_lab
 from grader.run.copying import SubmissionProblem
 from grader.run.pipes import Tail, Worker
 from grader.run.scratch import ScratchArea, running_as_root  # noqa: F401 - re-exported
@@ -132,7 +133,7 @@ def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
 
 def _import_problem(ctl: codec.ImportFailed) -> str:
     message = f": {ctl.message}" if ctl.message else ""
-    return f"{ctl.where}: {ctl.type}{message} (your cudagraph.py could not be imported, so no case could run)"
+    return f"{ctl.where}: {ctl.type}{message} (your {active_lab().module_file} could not be imported, so no case could run)"
 
 
 def run_submission(
@@ -317,9 +318,9 @@ class _SubmissionInProgress:
         elif isinstance(ctl, codec.ImportFailed):
             self.problem = _import_problem(ctl)
         elif timed_out:
-            self.problem = f"importing cudagraph.py took longer than {self.settings.import_timeout_s:g} s (code at module level that never finishes?)"
+            self.problem = f"importing {active_lab().module_file} took longer than {self.settings.import_timeout_s:g} s (code at module level that never finishes?)"
         else:
-            self.problem = "importing cudagraph.py ended the worker process before it reported (sys.exit or os._exit at import time?)"
+            self.problem = f"importing {active_lab().module_file} ended the worker process before it reported (sys.exit or os._exit at import time?)"
         return CaseRun.not_run(case.uid, "error", self.problem)
 
     def stop_worker(self) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from yaml.nodes import Node
 
+from grader.lab import active as active_lab
 from grader.ops import OpSpec
 from grader.spec.spec_reading import NodeReader, node_line
 from grader.spec_model import ArrayValue, OpsValue, PlainValue, RefValue, Step, Value
@@ -60,8 +61,8 @@ class DraftStep:
 class Bound:
     """What the loader knows statically about a name bound by a step.
 
-    ``kind``: ``runner`` (a built GraphRunner or PiecewiseGraphRunner), ``machine`` (another
-    built object), ``ops`` (a list fuse_elementwise returned) or ``result`` (any other call).
+    ``kind``: ``runner`` (a built GraphRunner or PiecewiseGraphRunner), ``provided`` (an object
+    the lab provides), ``machine`` (another built object), ``ops`` (a list fuse_elementwise returned) or ``result`` (any other call).
     """
 
     kind: str
@@ -144,6 +145,8 @@ class CaseDraft:
             ):
                 sizes = sizes_value.value
             return Bound("runner", chain[0] if chain else None, chain[1] if chain else None, sizes, cls=target)
+        if action == "build" and active_lab().provided_object(target) is not None:
+            return Bound("provided", cls=target)  # an object the lab provides (grader.observe.provided)
         if action == "build":
             return Bound("machine")
         if action == "call" and target == "fuse_elementwise":

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.lab import active as active_lab
 from grader.ops import dtype_name
 from grader.protocol import EnumValue, OpaqueValue, StepObservation
 from grader.spec.case_draft import padded_shape
-from grader.spec_model import CONTRACT_NAMES, ArrayValue, Case, MaskValue, PlainValue, Step
+from grader.spec_model import ArrayValue, Case, MaskValue, PlainValue, Step, contract_names
 
 TOLERANCE = {"float32": (1e-5, 1e-6), "float64": (1e-9, 1e-12)}
 # Bounds on what a verdict says about a value: a submission chooses what it returns, and a
@@ -60,7 +61,7 @@ def outcome(obs: StepObservation) -> str:
     if obs.outcome == "raised" and obs.error:
         return f"raised {obs.error.type}: {obs.error.message}" if obs.error.message else f"raised {obs.error.type}"
     if obs.outcome == "missing":
-        return f"could not run: your cudagraph.py does not define {obs.note}"
+        return f"could not run: your {active_lab().module_file} does not define {obs.note}"
     if obs.outcome == "not_reached":
         return "not run: an earlier step did not produce what it needs"
     return "returned " + describe(obs.value) if obs.value is not None else "returned None"
@@ -80,7 +81,7 @@ def step_kind(case: Case, index: int) -> str:
     step = case.steps[index]
     if step.action == "call" and step.target == "run_eager":
         return "eager"
-    if step.action != "call" or step.target in CONTRACT_NAMES:
+    if step.action != "call" or step.target in contract_names():
         return "other"
     build = runner_build(case, index)
     calls = [s for s in case.steps[: index + 1] if s.action == "call" and s.target == step.target]
@@ -108,7 +109,7 @@ def padded_batch(case: Case, index: int) -> int | None:
     """The batch a runner call with a literal input pads to under the runner's literal capture
     sizes; None without capture sizes, above every size, or where it cannot be told."""
     step = case.steps[index]
-    build = runner_build(case, index) if step.action == "call" and step.target not in CONTRACT_NAMES else None
+    build = runner_build(case, index) if step.action == "call" and step.target not in contract_names() else None
     if build is None:
         return None
     sizes = _int_tuple(given_arg(build, 2 if build.target == "PiecewiseGraphRunner" else 1, "capture_sizes"))

@@ -21,11 +21,12 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, Node
 
+from grader.lab import active as active_lab
 from grader.spec.case_draft import CaseDraft, OracleCall
-from grader.spec.checks import CHECK_KINDS, check_class
+from grader.spec.checks import check_class, lab_check_kinds
 from grader.spec.spec_reading import NodeReader, SpecError, node_line, refuse_tags
 from grader.spec.steps import parse_step
-from grader.spec_model import OWN_CAUSES, READINGS, SPEC_FORMAT, TAGS, VISIBILITIES, Case, Spec, SpecFile, Suite
+from grader.spec_model import OWN_CAUSES, READINGS, SPEC_FORMAT, VISIBILITIES, Case, Spec, SpecFile, Suite
 
 __all__ = ["LoadedSuite", "OracleCall", "SpecError", "SpecErrors", "load_spec_text", "load_suite", "spec_files"]
 
@@ -56,8 +57,8 @@ def _parse_case(reader: NodeReader, node: Node, where: str, spec_id: str) -> tup
     for i, check_node in enumerate(reader.sequence(fields["checks"][1], f"{where}.checks", 1)):
         at = f"{where}.checks[{i}]"
         if not isinstance(check_node, MappingNode) or len(check_node.value) != 1:
-            raise reader.fail(check_node, at, f"a check is a mapping with one key: {', '.join(CHECK_KINDS)}")
-        kind = reader.choice(check_node.value[0][0], at, CHECK_KINDS, "check kind")
+            raise reader.fail(check_node, at, f"a check is a mapping with one key: {', '.join(lab_check_kinds())}")
+        kind = reader.choice(check_node.value[0][0], at, lab_check_kinds(), "check kind")
         drafted.append(check_class(kind).parse(draft, check_node.value[0][1], f"{at}.{kind}", node_line(check_node)))
     steps, index_of = draft.layout()
     checks = tuple(check.linked(index_of) for check in drafted)
@@ -98,7 +99,7 @@ def _parse_spec(reader: NodeReader, node: Node, where: str, oracles: dict[str, t
     return Spec(
         id=spec_id,
         title=reader.text(fields["title"][1], f"{where}.title"),
-        tag=reader.choice(fields["tag"][1], f"{where}.tag", TAGS, "behaviour tag"),
+        tag=reader.choice(fields["tag"][1], f"{where}.tag", active_lab().tags, "behaviour tag"),
         points=float(points),
         visibility=reader.choice(fields["visibility"][1], f"{where}.visibility", VISIBILITIES, "visibility"),
         explanation=reader.text(fields["explanation"][1], f"{where}.explanation"),
@@ -115,7 +116,7 @@ def _parse_spec(reader: NodeReader, node: Node, where: str, oracles: dict[str, t
 
 def _cause_hints(reader: NodeReader, node: Node, where: str) -> tuple[tuple[str, str], ...]:
     """``hints: {CAUSE: text}``: each key a check kind or a step's own cause (OWN_CAUSES)."""
-    fields = reader.mapping(node, where, (*CHECK_KINDS, *OWN_CAUSES))
+    fields = reader.mapping(node, where, (*lab_check_kinds(), *OWN_CAUSES))
     return tuple((cause, reader.text(value, f"{where}.{cause}")) for cause, (_, value) in fields.items())
 
 

@@ -9,11 +9,12 @@ is known, that ids are unique).
 
 from __future__ import annotations
 
+from grader.lab import active as active_lab
 from grader.ops import FLOAT_DTYPES, OP_KINDS
-from grader.spec.checks import CHECK_CLASSES, CHECK_KINDS
+from grader.spec.checks import check_class, lab_check_kinds
 from grader.spec.schema_parts import schema_ident, schema_object
 from grader.spec.steps import steps_schema
-from grader.spec_model import OWN_CAUSES, READINGS, SPEC_FORMAT, TAGS, VISIBILITIES
+from grader.spec_model import OWN_CAUSES, READINGS, SPEC_FORMAT, VISIBILITIES
 
 SCHEMA_ID = "https://graphgrade.invalid/spec-format-1.schema.json"
 
@@ -56,17 +57,17 @@ def build_schema() -> dict:
         },
         description="seeded standard-normal input of a shape, or literal values",
     )
-    value = {
-        "oneOf": [
-            {"$ref": "#/$defs/plain"},
-            schema_object({"array": {"$ref": "#/$defs/array"}}, ("array",)),
-            schema_object({"ops": {"type": "array", "items": {"$ref": "#/$defs/op"}}}, ("ops",)),
-            schema_object(
-                {"capturable": {"type": "array", "items": {"type": "boolean"}, "minItems": 1}}, ("capturable",)
-            ),
-            schema_object({"ref": schema_ident("the name of an earlier step")}, ("ref",)),
-        ]
+    lab = active_lab()
+    kinds = {
+        "plain": {"$ref": "#/$defs/plain"},
+        "array": schema_object({"array": {"$ref": "#/$defs/array"}}, ("array",)),
+        "ops": schema_object({"ops": {"type": "array", "items": {"$ref": "#/$defs/op"}}}, ("ops",)),
+        "capturable": schema_object(
+            {"capturable": {"type": "array", "items": {"type": "boolean"}, "minItems": 1}}, ("capturable",)
+        ),
+        "ref": schema_object({"ref": schema_ident("the name of an earlier step")}, ("ref",)),
     }
+    value = {"oneOf": [kinds[k] for k in lab.values]}
     case = schema_object(
         {
             "id": schema_ident("stable case id, unique within its spec"),
@@ -80,14 +81,14 @@ def build_schema() -> dict:
         {
             "id": schema_ident("stable spec id, unique across the suite"),
             "title": {"type": "string", "minLength": 1},
-            "tag": {"enum": list(TAGS)},
+            "tag": {"enum": list(active_lab().tags)},
             "points": {"type": "number", "exclusiveMinimum": 0},
             "visibility": {"enum": list(VISIBILITIES)},
             "explanation": {"type": "string", "minLength": 1},
             "hint": {"type": "string", "minLength": 1},
             "hints": {
                 "type": "object",
-                "propertyNames": {"enum": [*CHECK_KINDS, *OWN_CAUSES]},
+                "propertyNames": {"enum": [*lab_check_kinds(), *OWN_CAUSES]},
                 "additionalProperties": {"type": "string", "minLength": 1},
                 "description": "a hint per cause of failure (a check kind, or raised, not-written, missing, not-run):"
                 " a visible case that fails for that cause shows it instead of the spec's hint",
@@ -106,7 +107,7 @@ def build_schema() -> dict:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": "graphgrade spec file",
-        "description": "Behaviour specs for the CUDA-graph lab. See specs/README.md.",
+        "description": f"Behaviour specs of the lab {lab.id!r} ({lab.title}). See specs/README.md.",
         **schema_object(
             {
                 "format": {"const": SPEC_FORMAT},
@@ -121,7 +122,10 @@ def build_schema() -> dict:
             "value": value,
             "step": {"oneOf": steps_schema()},
             "check": {
-                "oneOf": [{**schema_object({c.kind: c.schema()}, (c.kind,)), "maxProperties": 1} for c in CHECK_CLASSES]
+                "oneOf": [
+                    {**schema_object({c.kind: c.schema()}, (c.kind,)), "maxProperties": 1}
+                    for c in map(check_class, lab_check_kinds())
+                ]
             },
             "case": case,
             "spec": spec,

@@ -25,6 +25,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from grader import validation
+from grader.lab import active as active_lab
 from grader.ops import FLOAT_DTYPES, OP_KINDS, OpSpec
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value
 
@@ -301,9 +302,12 @@ def _nested_tuple(value: Any) -> Any:
 def read_value(ctx: NodeReader, node: Node, where: str, names: set[str]) -> Value:
     if isinstance(node, MappingNode):
         if len(node.value) != 1:
-            raise ctx.fail(node, where, "a value mapping has exactly one key: array, ops, capturable or ref")
+            kinds = [k for k in active_lab().values if k != "plain"]
+            listed = ", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0]
+            raise ctx.fail(node, where, f"a value mapping has exactly one key: {listed}")
         key_node, inner = node.value[0]
-        key = ctx.choice(key_node, where, ("array", "ops", "capturable", "ref"), "value kind")
+        kinds = tuple(k for k in active_lab().values if k != "plain")  # the lab's value kinds
+        key = ctx.choice(key_node, where, kinds, "value kind")
         if key == "array":
             return read_array(ctx, inner, f"{where}.array")
         if key == "ops":

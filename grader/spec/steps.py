@@ -13,25 +13,15 @@ from typing import ClassVar
 
 from yaml.nodes import Node
 
-from grader.spec.case_draft import RUNNER_CLASSES, CaseDraft, DraftStep
+from grader.lab import active as active_lab
+from grader.lab.loading import pack_attribute
+from grader.spec.case_draft import CaseDraft, DraftStep
 from grader.spec.schema_parts import schema_ident, schema_object
 from grader.spec.spec_reading import read_value
-from grader.spec_model import CONTRACT_FUNCTIONS, OpsValue, PlainValue
+from grader.spec_model import OpsValue, PlainValue
 
-BUILDABLE = RUNNER_CLASSES + ("InferenceGraphCapture",)
-# The keyword arguments a step may pass: the contract's parameter names.
-KWARG_NAMES = (
-    "ops",
-    "x",
-    "capture_sizes",
-    "warmup_steps",
-    "is_capturable",
-    "enabled",
-    "k",
-    "graph_id",
-    "batch_size",
-    "seq_step",
-)
+# What a build step may construct, the functions a call step may call and the keyword names a
+# step may pass are the lab's (grader.lab: lab.yaml's entry points, provided objects and kwargs).
 STEP_KEYS = ("as", "of", "args", "kwargs", "value", "fill")  # besides the action key itself
 
 
@@ -71,13 +61,36 @@ class Build(StepKind):
 
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
-        step.target = draft.reader.choice(fields["build"][1], f"{where}.build", BUILDABLE, "buildable class")
+        lab = active_lab()
+        step.target = draft.reader.choice(fields["build"][1], f"{where}.build", lab.buildable, "buildable class")
         if step.name is None:
             raise draft.reader.fail(node, where, "a build step needs 'as': the name later steps use")
+        provided = lab.provided_object(step.target)
+        if provided is not None:
+            cls.check_provided(draft, fields, where, step, provided, lab)
+
+    @staticmethod
+    def check_provided(draft, fields, where, step, provided, lab) -> None:
+        """A provided object takes no args, only its own kwargs as plain values; its setup must
+        accept them (a ``ValueError`` of the pack's setup is this step's file:line error)."""
+        if step.args:
+            raise draft.reader.fail(fields["args"][0], f"{where}.args", f"{provided.name} takes no args, only kwargs")
+        for key, value in step.kwargs.items():
+            if key not in provided.kwargs or not isinstance(value, PlainValue):
+                allowed = ", ".join(provided.kwargs) or "none"
+                raise draft.reader.fail(
+                    fields["kwargs"][1], f"{where}.kwargs.{key}", f"{provided.name} takes plain kwargs only: {allowed}"
+                )
+        try:
+            pack_attribute(lab, provided.setup)(**{k: _as_python(v.value) for k, v in step.kwargs.items()})
+        except ValueError as exc:
+            raise draft.reader.fail(fields["kwargs"][1], f"{where}.kwargs", str(exc)) from None
 
     @classmethod
     def schema(cls, common):
-        return schema_object({"build": {"enum": list(BUILDABLE)}, **common}, ("build", "as"), cls.description)
+        return schema_object(
+            {"build": {"enum": list(active_lab().buildable)}, **common}, ("build", "as"), cls.description
+        )
 
 
 class Call(StepKind):
@@ -87,17 +100,17 @@ class Call(StepKind):
     def parse_target(cls, draft, fields, node, where, step):
         target_node = fields["call"][1]
         target = draft.reader.ident(target_node, f"{where}.call")
-        if target not in CONTRACT_FUNCTIONS and target not in draft.bound:
-            raise draft.reader.fail(
-                target_node,
-                f"{where}.call",
-                f"expected {' or '.join(CONTRACT_FUNCTIONS)} or an earlier step's name, got {target!r}",
-            )
+        functions = active_lab().contract_functions
+        if target not in functions and target not in draft.bound:
+            choices = " or ".join((*functions, "an earlier step's name"))
+            raise draft.reader.fail(target_node, f"{where}.call", f"expected {choices}, got {target!r}")
         step.target = target
 
     @classmethod
     def schema(cls, common):
-        target = {"type": "string", "description": f"{' or '.join(CONTRACT_FUNCTIONS)}, or an earlier step's name"}
+        functions = " or ".join(active_lab().contract_functions)
+        described = f"{functions}, or an earlier step's name" if functions else "an earlier step's name"
+        target = {"type": "string", "description": described}
         return schema_object({"call": target, **common}, ("call",), cls.description)
 
 
@@ -107,12 +120,12 @@ class Method(StepKind):
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
         step.target = draft.reader.ident(fields["method"][1], f"{where}.method")
-        step.on = cls.need_on(draft, fields, node, where, "method", ("LaunchCounter",))
+        step.on = cls.need_on(draft, fields, node, where, "method", _counter())
 
     @classmethod
     def schema(cls, common):
         return schema_object(
-            {"method": {"type": "string"}, "of": schema_ident("a built object, or LaunchCounter"), **common},
+            {"method": {"type": "string"}, "of": schema_ident(_of_described()), **common},
             ("method", "of"),
             cls.description,
         )
@@ -124,12 +137,12 @@ class Read(StepKind):
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
         step.target = draft.reader.ident(fields["read"][1], f"{where}.read")
-        step.on = cls.need_on(draft, fields, node, where, "read", ("LaunchCounter",))
+        step.on = cls.need_on(draft, fields, node, where, "read", _counter())
 
     @classmethod
     def schema(cls, common):
         return schema_object(
-            {"read": {"type": "string"}, "of": schema_ident("a built object, or LaunchCounter"), "as": common["as"]},
+            {"read": {"type": "string"}, "of": schema_ident(_of_described()), "as": common["as"]},
             ("read", "of"),
             cls.description,
         )
@@ -241,7 +254,7 @@ def parse_step(draft: CaseDraft, node: Node, where: str, position: int) -> Draft
             for i, a in enumerate(reader.sequence(fields["args"][1], f"{where}.args"))
         ]
     if "kwargs" in fields:
-        given = reader.mapping(fields["kwargs"][1], f"{where}.kwargs", KWARG_NAMES)
+        given = reader.mapping(fields["kwargs"][1], f"{where}.kwargs", active_lab().kwarg_names)
         step.kwargs = {k: read_value(reader, v, f"{where}.kwargs.{k}", names) for k, (_, v) in given.items()}
     draft.number_lists(step.args + list(step.kwargs.values()))
     for key in kind.forbidden:
@@ -260,7 +273,21 @@ def steps_schema() -> list[dict]:
         "kwargs": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {k: {"$ref": "#/$defs/value"} for k in KWARG_NAMES},
+            "properties": {k: {"$ref": "#/$defs/value"} for k in active_lab().kwarg_names},
         },
     }
     return [kind.schema(common) for kind in STEP_KINDS.values()]
+
+
+def _counter() -> tuple[str, ...]:
+    """What a method or read step may act on besides an earlier step's object: the lab's launch counter."""
+    counter = active_lab().launch_counter
+    return (counter,) if counter else ()
+
+
+def _of_described() -> str:
+    return ", or ".join(("a built object", *_counter()))
+
+
+def _as_python(value):
+    return [_as_python(v) for v in value] if isinstance(value, tuple) else value

@@ -25,23 +25,19 @@ from .causes import FixFirst, failure_cause, fix_first, page_causes
 from .chart import Bar, LaunchChart, LaunchGroup, Tick, launch_chart, nice_top
 from .formats import fmt_percent, fmt_points, fmt_seconds, percent, step_no
 from .headline import Headline, headline
-from .labels import GROUP_TITLES, STATUS_ICONS, STATUS_LABELS, TAG_LABELS, tag_label
+from .labels import GROUP_TITLES, STATUS_ICONS, STATUS_LABELS, tag_label
 from .notation import case_notes, notation_notes, page_notes
 from .plain import case_text
 from .specs import SpecView, spec_titles, spec_views
-from .tags import CORE_TAGS, STRETCH_TAGS, TAGS, GroupView, TagView, tag_group, tag_groups, tag_sort_key
+from .tags import GroupView, TagView, stretch_tags, tag_group, tag_groups, tag_sort_key
 from .text import clean_text, one_line, slug
 
 __all__ = [
-    "CORE_TAGS",
     "GROUP_TITLES",
     "HIDDEN_NOT_PASSED",
     "HIDDEN_PASSED",
     "STATUS_ICONS",
     "STATUS_LABELS",
-    "STRETCH_TAGS",
-    "TAGS",
-    "TAG_LABELS",
     "Bar",
     "CaseView",
     "FixFirst",
@@ -72,6 +68,7 @@ __all__ = [
     "page_notes",
     "percent",
     "slug",
+    "stretch_tags",
     "spec_titles",
     "spec_views",
     "step_no",

@@ -11,8 +11,8 @@ from grader.judging.results import STEP_RUNS, CaseResult, CheckLine, LaunchPoint
 
 from .text import clean_text
 
-# The location grader.judging.judge adds to an observation (" (at cudagraph.py:65)") and to a
-# step's outcome (" at cudagraph.py:65"): the same place, written two ways.
+# The location grader.judging.judge adds to an observation (" (at module.py:65)") and to a
+# step's outcome (" at module.py:65"): the same place, written two ways.
 _LOCATION = re.compile(r"(?: \(at [^()]*:\d+\)| at [^()]*:\d+)$")
 
 

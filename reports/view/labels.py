@@ -1,24 +1,13 @@
-"""The words shown for the fixed vocabularies: behaviour tags, case statuses and tag groups."""
+"""The words shown for the vocabularies: behaviour tags (the lab's titles), case statuses and tag groups."""
 
 from __future__ import annotations
 
-TAG_LABELS: dict[str, str] = {
-    "launch-counter": "Launch counter",
-    "eager": "Eager runs",
-    "shape-cache": "Shape-keyed graph cache",
-    "static-buffer": "Static input buffer",
-    "single-launch-replay": "One launch per replay",
-    "piecewise": "Piecewise capture",
-    "padding": "Batch padding",
-    "warmup": "Warm-up calls",
-    "fusion": "Elementwise fusion",
-    "state-machine": "Decode-step state machine",
-    "notebook-answers": "Notebook answers (cited lines)",
-}
+from grader.lab import active as active_lab
 
 
 def tag_label(tag: str) -> str:
-    return TAG_LABELS.get(tag, tag)
+    """A behaviour tag's title, as the lab's lab.yaml gives it (the tag itself when unknown)."""
+    return next((b.title for b in active_lab().behaviours if b.id == tag), tag)
 
 
 STATUS_LABELS: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""Behaviour tags (a fixed vocabulary, in this order; the one list is in grader/spec_model.py):
+"""Behaviour tags (the lab's vocabulary, in its order: lab.yaml's behaviours, grader.lab):
 their group (core, stretch, other), their order, and the points a report earned per tag."""
 
 from __future__ import annotations
@@ -7,23 +7,28 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from grader.judging.results import CaseResult, SpecSummary
-from grader.spec_model import CORE_TAGS, TAGS, point_group
+from grader.lab import active as active_lab
+from grader.spec_model import point_group
 
 from .formats import percent
 from .labels import GROUP_TITLES, tag_label
 
-STRETCH_TAGS: tuple[str, ...] = tuple(t for t in TAGS if t not in CORE_TAGS)
+
+def stretch_tags() -> tuple[str, ...]:
+    lab = active_lab()
+    return tuple(t for t in lab.tags if t not in lab.core_tags)
 
 
 def tag_group(tag: str, reading: str = "handout") -> str:
     """``core``, ``stricter`` (graphgrade's stricter reading of a core part, counted outside the
     core points), ``answers`` (the notebook answers), ``stretch`` or ``other`` (a tag outside the
-    fixed vocabulary)."""
-    return point_group(tag, reading) if tag in TAGS else "other"
+    lab's vocabulary)."""
+    return point_group(tag, reading) if tag in active_lab().tags else "other"
 
 
 def tag_sort_key(tag: str) -> tuple[int, str]:
-    return (TAGS.index(tag), "") if tag in TAGS else (len(TAGS), tag)
+    tags = active_lab().tags
+    return (tags.index(tag), "") if tag in tags else (len(tags), tag)
 
 
 @dataclass(frozen=True)

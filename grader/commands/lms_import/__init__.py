@@ -3,8 +3,8 @@
 An LMS's bulk download turned into one folder per student who submitted, named by the
 identifier the download itself carries (Canvas: the user id; Moodle: the participant id;
 Gradescope: the submitter's student id; GitHub Classroom: the username), each holding the
-submission as the grader expects it (``cudagraph.py`` at its top, or the handout's
-``mini_vllm/cudagraph.py``), ready for
+submission as the grader expects it (the lab's module file at its top, or in the handout's
+package folder), ready for
 ``graphgrade grade FOLDER/*`` and then ``graphgrade export``, which matches on the same
 identifier by default. No roster is needed.
 
@@ -24,6 +24,7 @@ from pathlib import Path
 from grader.commands.lms_import import canvas, folders, github_classroom, gradescope, moodle
 from grader.commands.lms_import.safe_archive import ArchiveError, Budget, Refusal, read_download
 from grader.errors import UsageError
+from grader.run.copying import module_file_name
 
 PLATFORMS = {
     "canvas": ("Canvas's Download Submissions zip", "the user id (the gradebook's ID column)"),
@@ -75,7 +76,7 @@ def print_summary(
         entry = (
             ""
             if w.has_entry
-            else f"  (no {folders.SUBMISSION_FILE} at its top, and not exactly one deeper: it will score 0)"
+            else f"  (no {module_file_name()} at its top, and not exactly one deeper: it will score 0)"
         )
         name = f" {sub.name}" if sub.name and sub.name != sub.ident else ""
         print(f"  kept {w.folder.name}{name}{flags}: {len(w.kept)} file(s){entry}", file=out)
@@ -109,7 +110,7 @@ def register(sub) -> None:
         help="turn an LMS's bulk download into one submission folder per student",
         description=(
             "Read a bulk download (Canvas, Moodle, Gradescope, GitHub Classroom) and write one folder per student "
-            "who submitted, named by the identifier the download carries, with cudagraph.py at its top. "
+            "who submitted, named by the identifier the download carries, with the lab's module file at its top. "
             "The download is treated as hostile: links, devices, names that climb out and bombs are refused, one line each."
         ),
     )

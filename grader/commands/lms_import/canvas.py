@@ -6,7 +6,7 @@ sortable name lowercased with everything but letters, digits and ``_`` removed (
 export's ``ID`` column, which ``graphgrade export canvas`` matches on by default), the
 attachment's id (a later upload has a larger one), and the file's name as uploaded, where
 Canvas appends ``-1``, ``-2``... before the extension when the student's files already held that
-name (``cudagraph-1.py``: a re-upload). A text entry or a URL submission is written as
+name (``module-1.py``: a re-upload). A text entry or a URL submission is written as
 ``sortablename_userid_text.html`` / ``..._link.html`` (no attachment id): listed, not kept.
 """
 
@@ -34,7 +34,7 @@ class Upload:
 
 
 def original_name(file: str) -> str:
-    """``cudagraph-1.py`` -> ``cudagraph.py``: Canvas's rename of a re-upload undone (a name that
+    """``module-1.py`` -> ``module.py``: Canvas's rename of a re-upload undone (a name that
     truly ends in -N, never importable as a module, loses it too)."""
     m = REUPLOAD.match(file)
     if m is None:

@@ -6,8 +6,8 @@ attempt, already read in memory by :mod:`safe_archive`). Here each becomes a fol
 - an uploaded zip is unpacked in place (through :func:`safe_archive.read_zip`, the same checks
   and the same budget as the download itself);
 - folders that only wrap the submission are taken away (:func:`reroot`: a zip of ``my-lab/``
-  gives ``cudagraph.py`` at the top; the handout's ``mini_vllm/`` package stays one folder
-  down, where the grader looks too);
+  gives the lab's module file at the top; a handout's package folder stays one folder down,
+  where the grader looks too);
 - two files whose names are equal once made safe (``a.py`` and ``A.py`` on a file system that
   ignores case) are refused, the second one, with a line.
 
@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.commands.lms_import.safe_archive import ArchiveError, Budget, Entry, Refusal, is_litter, read_zip
+from grader.run.copying import module_file_name
 
-SUBMISSION_FILE = "cudagraph.py"
 FOLDER_NAME = re.compile(r"[^A-Za-z0-9._-]")
 MAX_PARSE_BYTES = 1 << 20
 
@@ -46,7 +46,7 @@ class Written:
     folder: Path
     kept: tuple[str, ...]
     notes: tuple[str, ...]
-    has_entry: bool  # a cudagraph.py the grader finds (the top one, else the only one)
+    has_entry: bool  # a module file the grader finds (the top one, else the only one)
 
 
 def folder_name(ident: str) -> str:
@@ -75,16 +75,16 @@ def unpack_zips(sub: Submission, budget: Budget, refused: list[Refusal]) -> Subm
 
 
 def reroot(sub: Submission) -> Submission:
-    """Folders that only wrap the submission are taken away, so that ``cudagraph.py`` is at the
+    """Folders that only wrap the submission are taken away, so that the module file is at the
     top (a zip of ``my-lab/``) or one folder down, where the grader looks too (the handout's
-    ``mini_vllm/cudagraph.py``, with ``repo-main/`` around it taken away). A folder is a wrapper
-    when it holds every file and ``cudagraph.py`` lies in it; a package, one holding
+    ``pkg/module.py``, with ``repo-main/`` around it taken away). A folder is a wrapper
+    when it holds every file and the module file lies in it; a package, one holding
     ``__init__.py`` or a module that imports relatively (``from .counter import ...``), is kept:
     taking it away would break those imports. No file is ever dropped."""
     files, stripped = sub.files, []
     while files and all(len(e.parts) > 1 for e in files) and len({e.parts[0] for e in files}) == 1:
         top = files[0].parts[0]
-        depths = [len(e.parts) - 1 for e in files if e.parts[-1] == SUBMISSION_FILE]
+        depths = [len(e.parts) - 1 for e in files if e.parts[-1] == module_file_name()]
         if not depths or (min(depths) == 1 and is_package(files, top)):
             break
         files = tuple(Entry(e.parts[1:], e.data) for e in files)
@@ -113,10 +113,11 @@ def is_package(files: tuple[Entry, ...], top: str) -> bool:
 
 
 def graded_entry(kept: tuple[str, ...]) -> bool:
-    """Whether the grader finds a ``cudagraph.py``: the one at the top, else the only one deeper
-    (the handout's ``mini_vllm/cudagraph.py``)."""
-    found = [name for name in kept if name.split("/")[-1] == SUBMISSION_FILE]
-    return SUBMISSION_FILE in found or len(found) == 1
+    """Whether the grader finds the lab's module file: the one at the top, else the only one
+    deeper (a handout's ``pkg/module.py``)."""
+    wanted = module_file_name()
+    found = [name for name in kept if name.split("/")[-1] == wanted]
+    return wanted in found or len(found) == 1
 
 
 def write_all(into: Path, subs: list[Submission], refused: list[Refusal]) -> list[Written]:

@@ -6,8 +6,8 @@ Moodle (mod/assign/locallib.php, ``download_submissions``) names each file
 (``get_uniqueid_for_user``), which the grading worksheet shows as ``Participant <id>`` in its
 ``Identifier`` column (``graphgrade export moodle`` matches on it by default). With "Download
 submissions in folders" (the default since Moodle 3.1) that name is a folder:
-``Jane Doe_1234567_assignsubmission_file_/cudagraph.py``; without it, the file name follows
-directly: ``Jane Doe_1234567_assignsubmission_file_cudagraph.py``. Online text
+``Jane Doe_1234567_assignsubmission_file_/module.py``; without it, the file name follows
+directly: ``Jane Doe_1234567_assignsubmission_file_module.py``. Online text
 (``assignsubmission_onlinetext``) is listed, not kept. Moodle's download holds the latest
 attempt only and does not say whether it was late.
 """

@@ -6,11 +6,11 @@ Forking a numpy-loaded interpreter per case costs several times what a case itse
 stays alive for all of its submission's cases and gives each case a fresh submission
 instead of a fresh process:
 
-* the submission's own modules (``cudagraph`` and every module imported from its folder,
+* the submission's own modules (the lab's module and every module imported from its folder,
   or from the trusted import paths the audit adds) are removed from ``sys.modules`` and
   executed again, from code compiled once (so a case that rewrites its source changes
   nothing, as in ``--isolation process``); module globals and class attributes such as
-  ``LaunchCounter.n`` are therefore new for every case;
+  a launch counter's ``n`` are therefore new for every case;
 * what a submission may change in the process around it is put back before that: the
   namespaces of ``builtins``, numpy (and its ``random``/``linalg``/``fft`` modules), the
   standard modules the interpreter relies on and the grader's own worker modules
@@ -61,7 +61,6 @@ from grader import codec
 from grader.observe.interpreter import run_case
 from grader.run.worker import guard, importing, memory
 
-MODULE_NAME = "cudagraph"
 # Sent as the status frame's exit code: the case ran (its result counts), but it left the
 # worker in a state that cannot be undone, so the grader ends this worker and starts another.
 RETIRE_EXITCODE = 75
@@ -314,9 +313,9 @@ class FreshSubmission:
     """The process state before the submission was first imported, and the means to give each
     case a freshly executed submission on top of it."""
 
-    def __init__(self, roots: tuple[str, ...], module_name: str = MODULE_NAME) -> None:
+    def __init__(self, roots: tuple[str, ...], module_name: str) -> None:
         compile_generated_once()
-        self.module_name = module_name  # "cudagraph", or "mini_vllm.cudagraph" for the handout's layout
+        self.module_name = module_name  # the lab's module ("pkg.module" for a handout's package layout)
         self.roots = tuple(dict.fromkeys([os.path.abspath(r) for r in roots] + [os.path.realpath(r) for r in roots]))
         self.finder = _CachingFinder(self.roots)
         sys.meta_path.insert(0, self.finder)

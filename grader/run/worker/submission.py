@@ -31,12 +31,14 @@ import traceback
 from pathlib import Path
 
 from grader import codec, protocol
+from grader.lab import active as active_lab
+from grader.lab import use as use_lab
+from grader.lab.loading import preload_pack
 from grader.observe import locations
 from grader.observe.interpreter import run_case
-from grader.run.copying import MODULE_FILE, module_file, walk_submission
+from grader.run.copying import module_file, module_file_name, walk_submission
 from grader.run.worker import guard, importing, sandbox
 
-MODULE_NAME = "cudagraph"
 # The most a case's process may write into its result pipe: one frame of the largest valid size.
 MAX_CASE_OUTPUT = codec.MAX_FRAMED_BYTES
 # Relayed in place of anything else a case wrote: the grader reads it as a malformed result.
@@ -97,23 +99,24 @@ def status_frames(commands: Commands, uid: str, written: bytes, **status) -> byt
 
 
 def submission_module(root: Path) -> tuple[str, tuple[str, ...]]:
-    """The name to import the submission's cudagraph.py by, and the folders to put first on
-    ``sys.path``. At the top: ``cudagraph`` from ``root``. Deeper (the handout's
-    ``mini_vllm/cudagraph.py``): as a module of its folders' package, ``mini_vllm.cudagraph``,
-    so that its relative imports work, with its own folder on the path too, so that its
-    imports of sibling modules by their bare names work as well; under a folder whose name
-    is not a Python name (``lab 3/``), as ``cudagraph`` from that folder."""
-    if (root / MODULE_FILE).is_file():
-        return MODULE_NAME, (str(root),)
+    """The name to import the submission's module file (the lab's student module) by, and the
+    folders to put first on ``sys.path``. At the top: the module's name from ``root``. Deeper
+    (a handout's ``pkg/module.py``): as a module of its folders' package, ``pkg.module``, so
+    that its relative imports work, with its own folder on the path too, so that its imports of
+    sibling modules by their bare names work as well; under a folder whose name is not a Python
+    name (``lab 3/``), as the bare module name from that folder."""
+    module_name = active_lab().module
+    if (root / module_file_name()).is_file():
+        return module_name, (str(root),)
     rel = module_file(walk_submission(root)[1], root.name)  # the copy already checked there is one
     folder_parts = Path(rel).parent.parts
     folder = str(root.joinpath(*folder_parts))
     if all(part.isidentifier() for part in folder_parts):
-        return ".".join((*folder_parts, MODULE_NAME)), (str(root), folder)
-    return MODULE_NAME, (folder, str(root))
+        return ".".join((*folder_parts, module_name)), (str(root), folder)
+    return module_name, (folder, str(root))
 
 
-def _import_error_where(exc: BaseException, root: Path, name: str = MODULE_NAME) -> str:
+def _import_error_where(exc: BaseException, root: Path, name: str) -> str:
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{_relative(exc.filename, root)}:{exc.lineno or 0}"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if _inside(f.filename, root)]
@@ -138,7 +141,7 @@ def _relative(path: str, root: Path) -> str:
 
 
 def import_submission(root: Path, extra_paths: tuple[str, ...] = (), before_import=None, module=None):
-    """Import ``cudagraph`` from the submission's directory, and nothing of the grader's solution.
+    """Import the lab's student module from the submission's directory, and nothing of the grader's solution.
     ``before_import`` runs once the import path is set, just before the import; ``module`` is
     :func:`submission_module`'s answer for ``root`` (worked out here when not given)."""
     name, first = module if module is not None else submission_module(root)
@@ -355,16 +358,25 @@ def _output_end() -> int:
 
 
 def serve(
-    plan: sandbox.SandboxPlan, submission_root: str, cmd_fd: int, res_fd: int, out_fd: int, isolation: str = "process"
+    plan: sandbox.SandboxPlan,
+    submission_root: str,
+    cmd_fd: int,
+    res_fd: int,
+    out_fd: int,
+    isolation: str = "process",
+    lab: str | None = None,
 ) -> None:
     """Entry point of a freshly forked worker. Never returns. ``isolation``: "process" runs each
     case in a forked child; "module" runs each in this process against a freshly executed
-    submission (see :mod:`grader.run.worker.inprocess`)."""
+    submission (see :mod:`grader.run.worker.inprocess`). ``lab``: the folder of the lab graded
+    (its lab.yaml), activated and its pack's code imported before the sandbox is entered."""
     try:
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
         os.close(out_fd)
         try:
+            if lab is not None:
+                preload_pack(use_lab(lab))  # the zygote's lab, kept as it is, when it is this one
             applied = sandbox.enter(plan, keep_fds=(cmd_fd, res_fd))
         except BaseException as exc:  # noqa: BLE001 - the machine's problem: tell the grader, run nothing
             _write_all(
@@ -386,7 +398,7 @@ def serve(
                 fresh = inprocess.FreshSubmission((str(root), *plan.import_paths), module_name)
 
         import_started = (time.monotonic(), time.process_time())
-        module_name = MODULE_NAME
+        module_name = active_lab().module
         locations.SUBMISSION_TOP = str(root)  # lines are named from the submission's top (mini_vllm/...)
         try:
             found = submission_module(root)

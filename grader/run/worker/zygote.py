@@ -291,7 +291,7 @@ def _run_worker(
     """The forked worker (never returns): in a PID namespace of its own when ``in_namespace``."""
     sock.close()
     plan = dataclasses.replace(plan, pid_namespace=in_namespace)
-    serve(plan, request["submission_root"], *fds, request.get("isolation", "process"))
+    serve(plan, request["submission_root"], *fds, request.get("isolation", "process"), request.get("lab"))
 
 
 def main(sock_fd: int) -> None:

@@ -13,12 +13,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from grader.lab import active as active_lab
 from grader.spec.checks.base import REGISTRY, Check, Judging
+from grader.spec.checks.pack_owned import pack_check_class
 
 
 def _import_every_kind() -> None:
     for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if module.name != "base":
+        if module.name not in ("base", "pack_owned"):
             importlib.import_module(f"{__name__}.{module.name}")
     if not REGISTRY:
         raise ImportError(f"{__name__}: no check kinds found in {list(__path__)}")
@@ -35,9 +37,22 @@ CHECK_CLASSES: tuple[type[Check], ...] = tuple(sorted(REGISTRY.values(), key=lam
 CHECK_KINDS: tuple[str, ...] = tuple(cls.kind for cls in CHECK_CLASSES)
 
 
+def lab_check_kinds() -> tuple[str, ...]:
+    """The check kinds a spec of the active lab may use: the engine's kinds the lab shares (all of
+    them unless its lab.yaml lists some), then the lab's own, in its order."""
+    lab = active_lab()
+    return tuple(k for k in CHECK_KINDS if lab.allows_check(k)) + tuple(c.kind for c in lab.own_checks)
+
+
 def check_class(kind: str) -> type[Check]:
-    """The class of a registered check kind (KeyError for an unknown one)."""
-    return REGISTRY[kind]
+    """The class of a check kind: the engine's, or one of the active lab's own (KeyError for an
+    unknown one)."""
+    if kind in REGISTRY:
+        return REGISTRY[kind]
+    own = active_lab().own_check(kind)
+    if own is None:
+        raise KeyError(kind)
+    return pack_check_class(active_lab(), own)
 
 
-__all__ = ["CHECK_CLASSES", "CHECK_KINDS", "Check", "Judging", "check_class"]
+__all__ = ["CHECK_CLASSES", "CHECK_KINDS", "Check", "Judging", "check_class", "lab_check_kinds"]

@@ -55,6 +55,8 @@ class Check:
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
+        if getattr(cls, "lab_owned", False):  # a lab pack's own kind: the active lab lists it, not the registry
+            return
         if "kind" not in cls.__dict__:
             if cls.__dict__.get("abstract", False):
                 return

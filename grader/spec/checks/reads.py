@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from grader.lab import active as active_lab
 from grader.spec.checks.value import ValueCheck
 from grader.spec.schema_parts import AFTER, COUNT, STEP_NAME, schema_object
 from grader.spec.spec_reading import read_plain
-
-STEP_MODES = ("WARMUP", "CAPTURE", "REPLAY")
 
 
 @dataclass(frozen=True)
@@ -29,8 +28,10 @@ class _StateRead(ValueCheck):
         reader = draft.reader
         fields = reader.mapping(body, at, ("of", "equals", "after") + cls.extra_keys, ("of", "equals") + cls.extra_keys)
         of = reader.ident(fields["of"][1], f"{at}.of")
-        if of not in draft.bound or draft.bound[of].kind not in ("runner", "machine"):
-            raise reader.fail(fields["of"][1], f"{at}.of", f"expected the name of a built object, got {of!r}")
+        if of not in draft.bound or draft.bound[of].kind not in ("runner", "machine", "result"):
+            raise reader.fail(
+                fields["of"][1], f"{at}.of", f"expected the name of a built object or a step's result, got {of!r}"
+            )
         equals, action, target, enum = cls.expectation(draft, fields, at)
         read = draft.read_after(fields["after"][1] if "after" in fields else None, at, action, target, of)
         what = f"{of}.step_mode()" if enum else f"{of}.{target}"
@@ -85,7 +86,7 @@ class StepModeCheck(_StateRead):
     @classmethod
     def expectation(cls, draft, fields, at):
         return (
-            draft.reader.choice(fields["equals"][1], f"{at}.equals", STEP_MODES, "step mode"),
+            draft.reader.choice(fields["equals"][1], f"{at}.equals", active_lab().step_modes, "step mode"),
             "method",
             "step_mode",
             True,
@@ -93,4 +94,6 @@ class StepModeCheck(_StateRead):
 
     @classmethod
     def schema(cls):
-        return schema_object({"of": STEP_NAME, "equals": {"enum": list(STEP_MODES)}, "after": AFTER}, ("of", "equals"))
+        return schema_object(
+            {"of": STEP_NAME, "equals": {"enum": list(active_lab().step_modes)}, "after": AFTER}, ("of", "equals")
+        )

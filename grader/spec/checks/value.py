@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from grader.lab import active as active_lab
 from grader.protocol import EnumValue
 from grader.spec.checks.base import Check
 from grader.spec.describing import describe, outcome
@@ -41,8 +42,9 @@ class ValueCheck(Check):
         step, obs = j.case.steps[self.step], j.obs[self.step]
         value = obs.value
         if self.enum:
-            expected = f"StepMode.{self.equals}"
-            ok = isinstance(value, EnumValue) and value.type == "StepMode" and value.name == self.equals
+            enum = active_lab().step_mode_enum
+            expected = f"{enum}.{self.equals}"
+            ok = isinstance(value, EnumValue) and value.type == enum and value.name == self.equals
         else:
             expected = describe(as_tuple(self.equals))
             ok = same_plain(self.equals, value)

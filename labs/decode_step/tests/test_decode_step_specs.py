@@ -1,67 +1,114 @@
-"""The decode-step pack's specs against its reference, template and mutants.
+"""The decode-step pack's specs against its reference, template and mutants, through the engine.
 
-Runs through the TEMPORARY in-process runner (decode_step_spec_runner.py) until the engine
-loads lab packs; then ``graphgrade validate --lab`` and ``graphgrade audit --lab`` take over
-and the runner-based tests here go with the runner.
+The engine grades this lab from its lab.yaml alone (``graphgrade validate --lab labs/decode_step``,
+``graphgrade audit --lab labs/decode_step``): these tests run the same loader, interpreter and
+judge in this process (the trusted reference, template and mutants need no isolation), with the
+pack as the active lab; ``tests/test_labs.py`` grades them through the isolated path.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import yaml
-from decode_step_spec_runner import PACK, load_specs, load_submission, run_suite, score
 
-SPECS = load_specs()
+from grader.judging.judge import judge_case
+from grader.judging.scoring import split_points
+from grader.lab import activate, active, load_lab
+from grader.lab.reference import fresh_module
+from grader.observe.interpreter import observe_in_process
+from grader.spec.loader import load_suite
+
+PACK = Path(__file__).resolve().parents[1]
 LAB = yaml.safe_load((PACK / "lab.yaml").read_text(encoding="utf-8"))
 BEHAVIOURS = {b["id"]: b for b in LAB["behaviours"]}
 MUTANTS = sorted(p for p in (PACK / "reference" / "mutants").glob("*.py") if not p.name.startswith("_"))
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def _raw_specs() -> list[dict]:
+    specs = []
+    for path in sorted((PACK / "specs").glob("*.yaml")):
+        for spec in yaml.safe_load(path.read_text(encoding="utf-8"))["specs"]:
+            specs.append({**spec, "file": path.name})
+    return specs
+
+
+SPECS = _raw_specs()
 CASES = [(spec, case) for spec in SPECS for case in spec["cases"]]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def decode_step_lab():
+    """This pack is the lab graded while these tests run; the lab before is restored after."""
+    before = active()
+    lab = activate(load_lab(PACK))
+    yield lab
+    activate(before)
+
+
 @pytest.fixture(scope="module")
-def reference():
-    return load_submission(PACK / "reference" / "decode_step.py", "decode_step_reference_for_tests")
+def loaded(decode_step_lab):
+    return load_suite(decode_step_lab.paths.specs)
 
 
-def test_the_reference_passes_every_case_and_scores_100(reference):
-    results = run_suite(reference, SPECS)
-    failed = {r.uid: r.reasons for r in results if not r.passed}
-    assert failed == {}
+def _module(path: Path, name: str):
+    import sys
+
+    root = str(PACK.parents[1])  # mutants import labs.decode_step.reference.mutants._base from here
+    if root not in sys.path:
+        sys.path.append(root)
+    return fresh_module(path, name)
+
+
+def grade(module, loaded) -> list[tuple[str, str, float, bool]]:
+    """(case uid, tag, the case's share of its spec's points, passed) for every case."""
+    out = []
+    for spec in loaded.suite.specs:
+        for case, share in zip(spec.cases, split_points(spec.points, len(spec.cases))):
+            verdict = judge_case(case, loaded.oracles[case.uid], observe_in_process(module, case.uid, case.steps))
+            out.append((case.uid, spec.tag, share, verdict.status == "passed"))
+    return out
+
+
+def score(results) -> float:
+    return sum(share for _, _, share, passed in results if passed)
+
+
+def test_the_reference_passes_every_case_and_scores_100(loaded):
+    results = grade(_module(PACK / "reference" / "decode_step.py", "decode_step_reference_for_tests"), loaded)
+    assert [uid for uid, _, _, passed in results if not passed] == []
     assert score(results) == pytest.approx(100)
     assert len(results) == len(CASES) >= 50
 
 
-def test_the_untouched_template_scores_0():
-    template = load_submission(PACK / "student_template" / "decode_step.py", "decode_step_template_for_tests")
-    results = run_suite(template, SPECS)
-    assert [r.uid for r in results if r.passed] == []
+def test_the_untouched_template_scores_0(loaded):
+    template = _module(PACK / "student_template" / "decode_step.py", "decode_step_template_for_tests")
+    assert [uid for uid, _, _, passed in grade(template, loaded) if passed] == []
 
 
 @pytest.mark.parametrize("path", MUTANTS, ids=[p.stem for p in MUTANTS])
-def test_each_mutant_fails_a_case_of_its_own_behaviour(path):
-    mutant = load_submission(path, f"decode_step_mutant_{path.stem}")
+def test_each_mutant_fails_a_case_of_its_own_behaviour(path, loaded):
+    mutant = _module(path, f"decode_step_mutant_{path.stem}")
     assert mutant.TAG in BEHAVIOURS, f"{path.name}: TAG {mutant.TAG!r} is no behaviour of lab.yaml"
     assert mutant.__doc__ and "\n" not in mutant.__doc__.strip(), f"{path.name}: a one-line docstring"
-    results = run_suite(mutant, SPECS)
-    own = [r.uid for r in results if not r.passed and r.tag == mutant.TAG]
+    own = [uid for uid, tag, _, passed in grade(mutant, loaded) if not passed and tag == mutant.TAG]
     assert own, f"{path.name}: no case of {mutant.TAG} fails it"
 
 
 def test_every_behaviour_has_a_mutant():
-    tags = {load_submission(p, f"decode_step_mutant_tag_{p.stem}").TAG for p in MUTANTS}
+    tags = {_module(p, f"decode_step_mutant_tag_{p.stem}").TAG for p in MUTANTS}
     assert tags == set(BEHAVIOURS)
 
 
-def test_a_core_only_loop_keeps_every_core_point():
+def test_a_core_only_loop_keeps_every_core_point(loaded):
     """The plan never replays; a loop that runs every replay step normally loses only stretch points."""
-    core_only = load_submission(PACK / "reference" / "mutants" / "loop_never_replays.py", "decode_step_core_only")
-    results = run_suite(core_only, SPECS)
-    parts = {r.uid: BEHAVIOURS[r.tag]["part"] for r in results}
-    assert all(r.passed for r in results if parts[r.uid] == "core")
+    core_only = _module(PACK / "reference" / "mutants" / "loop_never_replays.py", "decode_step_core_only")
+    results = grade(core_only, loaded)
+    assert all(passed for _, tag, _, passed in results if BEHAVIOURS[tag]["part"] == "core")
     assert score(results) == pytest.approx(LAB["points"]["core"] + LAB["points"]["stricter"])
 
 
@@ -157,7 +204,7 @@ def test_the_specs_readme_lists_every_spec_and_the_extensions():
     readme = (PACK / "specs" / "README.md").read_text(encoding="utf-8")
     for spec in SPECS:
         assert f"`{spec['id']}`" in readme, spec["id"]
-    assert "## Engine extensions needed" in readme
+    assert "## Engine extensions" in readme
     assert f"{len(SPECS)} specs, {len(CASES)} cases" in readme
 
 
@@ -172,9 +219,10 @@ def test_pack_files_stay_under_600_lines():
     assert long == []
 
 
-def test_nothing_under_the_pack_imports_the_grader():
+def test_nothing_of_the_pack_imports_the_grader():
+    """The pack's code, reference and template stand alone (its tests drive the engine)."""
     offenders = []
-    for path in PACK.rglob("*.py"):
+    for path in (p for p in PACK.rglob("*.py") if "tests" not in p.relative_to(PACK).parts):
         text = path.read_text(encoding="utf-8")
         if re.search(r"^\s*(from|import)\s+(grader|reports)\b", text, re.MULTILINE):
             offenders.append(path.name)
@@ -192,72 +240,15 @@ BASELINES = sorted(p for p in (PACK / "reference" / "mutants" / "baselines").glo
 
 
 @pytest.mark.parametrize("path", BASELINES, ids=[p.stem for p in BASELINES])
-def test_each_baseline_scores_no_more_than_its_limit(path):
-    baseline = load_submission(path, f"decode_step_baseline_{path.stem}")
-    assert score(run_suite(baseline, SPECS)) <= baseline.MAX_PERCENT + 1e-9
+def test_each_baseline_scores_no_more_than_its_limit(path, loaded):
+    baseline = _module(path, f"decode_step_baseline_{path.stem}")
+    assert score(grade(baseline, loaded)) <= baseline.MAX_PERCENT + 1e-9
 
 
-def test_the_state_machine_alone_earns_its_own_behaviours_and_nothing_of_the_loop():
-    baseline = load_submission(PACK / "reference" / "mutants" / "baselines" / "state_machine_only.py", "decode_step_sm")
-    results = run_suite(baseline, SPECS)
+def test_the_state_machine_alone_earns_its_own_behaviours_and_nothing_of_the_loop(loaded):
+    baseline = _module(PACK / "reference" / "mutants" / "baselines" / "state_machine_only.py", "decode_step_sm")
+    results = grade(baseline, loaded)
     machine = {"step-count", "step-mode", "capture-record", "static-shape", "warmup-clamp", "disable"}
-    assert {r.tag for r in results if r.passed} == machine
-    assert [r.uid for r in results if not r.passed and r.tag in machine] == ["warmup-clamp-edge/loop-with-zero-warmup"]
-
-
-def test_the_state_machine_specs_already_run_on_mains_engine(tmp_path):
-    """TEMPORARY, with the runner: files 01-04 and 06 use only steps and checks main's engine has.
-    With their tags renamed to the CUDA-graph lab's ``state-machine`` (the one extension they
-    need: behaviour tags from lab.yaml), ``graphgrade validate`` loads them with its strict
-    loader and the CUDA-graph lab's reference passes every case (its InferenceGraphCapture has
-    this lab's contract); the one problem left is the other lab's tags no spec covers."""
-    import shutil
-    import subprocess
-    import sys
-
-    machine_only = [p for p in sorted((PACK / "specs").glob("*.yaml")) if p.name[:2] in {"01", "02", "03", "04", "06"}]
-    for path in machine_only:
-        text = re.sub(r"(?m)^    tag: .*$", "    tag: state-machine", path.read_text(encoding="utf-8"))
-        (tmp_path / path.name).write_text(text, encoding="utf-8")
-    exe = shutil.which("graphgrade")
-    cmd = [exe] if exe else [sys.executable, "-m", "grader.commands.cli"]
-    result = subprocess.run(
-        [*cmd, "validate", "--specs", str(tmp_path)], capture_output=True, text=True, timeout=300, check=False
-    )
-    said = result.stdout + result.stderr
-    problems = [
-        line
-        for line in said.splitlines()
-        if line.startswith("graphgrade: ") and not line.startswith("graphgrade: specs:")
-    ]
-    assert len(problems) == 1 and "no spec covers the behaviour tag(s)" in problems[0], said
-    cases = sum(len(s["cases"]) for s in SPECS if s["file"] in {p.name for p in machine_only})
-    assert f"{cases} cases" in said and "1 problem(s) on the numpy reference" in said, said
-
-
-# ------------------------------------------------------------------ the temporary runner itself
-def test_the_runner_compares_values_strictly():
-    from decode_step_spec_runner import same
-
-    assert same(True, True) and not same(True, 1) and not same(1, True)
-    assert same(2, 2) and not same(2, 2.0) and same(2.0, 2)
-    assert same(None, None) and not same(None, 0)
-    assert same([1000, 1001], [1000, 1001]) and same([1], (1,)) and not same([1, 2], [1])
-
-
-def test_the_runner_fails_a_case_whose_step_raises_unless_a_raises_check_expects_it(reference):
-    import types
-
-    from decode_step_spec_runner import run_case
-
-    class Boom:
-        def __init__(self, *args, **kwargs):
-            raise RuntimeError("boom")
-
-    module = types.SimpleNamespace(**{**vars(reference), "InferenceGraphCapture": Boom})
-    steps = [{"build": "InferenceGraphCapture", "as": "sm", "args": [1]}]
-    unexpected = {"id": "c", "steps": steps, "checks": [{"value": {"step": "sm", "equals": None}}]}
-    expected = {"id": "c", "steps": steps, "checks": [{"raises": {"step": "sm", "type": "RuntimeError"}}]}
-    spec = {"id": "s", "tag": "step-count", "points": 1, "cases": [unexpected]}
-    assert not run_case(module, spec, unexpected).passed
-    assert run_case(module, spec, expected).passed
+    assert {tag for _, tag, _, passed in results if passed} == machine
+    failed = [uid for uid, tag, _, passed in results if not passed and tag in machine]
+    assert failed == ["warmup-clamp-edge/loop-with-zero-warmup"]

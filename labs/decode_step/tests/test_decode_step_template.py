@@ -6,9 +6,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from decode_step_spec_runner import PACK
+
+PACK = Path(__file__).resolve().parents[1]
 
 TEMPLATE = PACK / "student_template"
 PLAN_TESTS = (

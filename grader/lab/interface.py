@@ -1,0 +1,168 @@
+"""The lab as a pack: what the engine knows of a lab, all of it read from the lab's ``lab.yaml``.
+
+The engine (``grader/`` outside this package's data, and ``reports/``) names no lab. Every name
+that belongs to one lab (its behaviour tags, the student's module and entry points, the keyword
+names its steps pass, the objects it hands to student code, its own check kinds, its step-mode
+members, where its specs, reference, mutants and template lie) is a field of :class:`Lab`, which
+:mod:`grader.lab.loading` builds from the lab's folder. See docs/labs.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+LAB_FORMAT = 1
+# core: the lab's required code; stretch: beyond it; answers: what the handout asks students to
+# answer in words and cited lines (no build step, not optional either).
+PARTS: tuple[str, ...] = ("core", "stretch", "answers")
+ENTRY_KINDS: tuple[str, ...] = ("class", "enum", "function")
+# The value kinds a step's argument may hold. plain and ref are the engine's own; array, ops and
+# capturable need the lab's value builders (a pack's ``values`` hook).
+VALUE_KINDS: tuple[str, ...] = ("plain", "ref", "array", "ops", "capturable")
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """One behaviour tag: a spec carries exactly one. ``points``: the sum of its specs' points
+    (None: not declared, the specs decide)."""
+
+    id: str
+    title: str
+    part: Literal["core", "stretch", "answers"]
+    points: float | None = None
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """A name the student's module must define: a class (``buildable``: a ``build:`` step may
+    construct it), an enum, or a function (a ``call:`` step may call it)."""
+
+    name: str
+    kind: Literal["class", "enum", "function"]
+    buildable: bool = False
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProvidedObject:
+    """An object the grader builds from the pack's own code and hands to student code (a spec's
+    ``build: NAME``), never looked up in the submission. Each reference is ``module:attribute``
+    inside the pack's ``pack/`` folder: ``factory(setup(**kwargs), log)``, ``log`` a fresh
+    ``log()`` per built object, held by the worker, which sends each step's cut of it."""
+
+    name: str
+    factory: str
+    setup: str
+    log: str
+    kwargs: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OwnCheck:
+    """A check kind the pack defines. ``parse`` (``module:attribute``) turns the check's keys
+    (besides ``of`` and ``during``) into what it accepts, raising ``ValueError`` on a bad one;
+    ``judge`` compares that with what a provided object's log recorded during a step, returning
+    an object with ``passed``, ``claim``, ``expected`` and ``actual``. ``observes``: the provided
+    object whose log it reads."""
+
+    kind: str
+    parse: str
+    judge: str
+    observes: str
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LabPaths:
+    """Where the lab's files are (absolute)."""
+
+    specs: Path
+    reference: Path
+    mutants: Path | None
+    mutants_import_root: Path | None  # the trusted folder a mutant imports its helpers from
+    template: Path | None
+    template_files: tuple[Path, ...]
+    contract: Path | None
+    pack: Path | None
+
+
+@dataclass(frozen=True)
+class Lab:
+    """One lab, as its ``lab.yaml`` declares it (see the module doc)."""
+
+    id: str
+    title: str
+    root: Path  # the folder holding lab.yaml
+    module: str  # the student's module: a submission is MODULE.py, or a folder holding it
+    handout_path: str | None  # where the handout puts the module inside a repository, if anywhere
+    entry_points: tuple[EntryPoint, ...]
+    behaviours: tuple[Behaviour, ...]
+    kwargs: tuple[str, ...]
+    values: tuple[str, ...]
+    shared_checks: tuple[str, ...] | None  # None: every check kind the engine has
+    own_checks: tuple[OwnCheck, ...]
+    provided: tuple[ProvidedObject, ...]
+    step_modes: tuple[str, ...]
+    launch_counter: str | None  # the entry point whose class-level ``n`` counts launches
+    backends: str | None  # pack.MODULE:load_backend, when the reference runs on several backends
+    paths: LabPaths
+    report_title: str = ""  # the line above every page's heading (``report.title``; default: the lab's title)
+    all_pass_text: str = ""  # a report's sentence when every case passes (``report.all_pass``)
+    points: tuple[tuple[str, float], ...] = ()  # declared totals: (total|core|stricter|stretch, points)
+
+    # ------------------------------------------------------------ derived names (a Lab never changes)
+    @cached_property
+    def module_file(self) -> str:
+        return f"{self.module}.py"
+
+    @cached_property
+    def tags(self) -> tuple[str, ...]:
+        return tuple(b.id for b in self.behaviours)
+
+    @cached_property
+    def core_tags(self) -> tuple[str, ...]:
+        return tuple(b.id for b in self.behaviours if b.part == "core")
+
+    @cached_property
+    def contract_names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.entry_points)
+
+    @cached_property
+    def contract_functions(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.entry_points if e.kind == "function")
+
+    @cached_property
+    def buildable(self) -> tuple[str, ...]:
+        """What a ``build:`` step may name: the buildable entry points, then the provided objects."""
+        return tuple(e.name for e in self.entry_points if e.buildable) + tuple(p.name for p in self.provided)
+
+    @cached_property
+    def kwarg_names(self) -> tuple[str, ...]:
+        """Every keyword name a step may pass: the lab's, then each provided object's own."""
+        names = list(self.kwargs)
+        for provided in self.provided:
+            names.extend(k for k in provided.kwargs if k not in names)
+        return tuple(names)
+
+    @cached_property
+    def step_mode_enum(self) -> str | None:
+        """The enum entry point whose members are the step modes (the ``step_mode`` check's type)."""
+        modes = set(self.step_modes)
+        return next((e.name for e in self.entry_points if e.kind == "enum" and modes <= set(e.members)), None)
+
+    def provided_object(self, name: str) -> ProvidedObject | None:
+        return next((p for p in self.provided if p.name == name), None)
+
+    def own_check(self, kind: str) -> OwnCheck | None:
+        return next((c for c in self.own_checks if c.kind == kind), None)
+
+    def part_of(self, tag: str) -> str:
+        return next((b.part for b in self.behaviours if b.id == tag), "stretch")
+
+    def allows_check(self, kind: str) -> bool:
+        """Whether a spec of this lab may use the engine's check kind ``kind``."""
+        return self.shared_checks is None or kind in self.shared_checks

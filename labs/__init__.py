@@ -1,0 +1,1 @@
+"""The labs graphgrade grades: one folder per lab pack (see docs/labs.md); labs/DEFAULT names the default."""
