@@ -70,7 +70,7 @@ class Locator:
     def of_module(cls, module: ModuleType) -> Locator:
         """The locator for a submission imported as ``module``: its files are named relative to
         the submission's top (:data:`SUBMISSION_TOP`, which a worker sets once it has imported
-        the submission: ``mini_vllm/cudagraph.py`` is named so), else to the module's folder."""
+        the submission: a module in a package folder is named with its folder), else to the module's folder."""
         try:
             path = module.__file__
         except BaseException:  # noqa: BLE001 - a module object of the submission's making
