@@ -75,7 +75,18 @@ def measure(work: Path) -> list[tuple[str, str, bool]]:
         (folder / "cudagraph.py").write_text(source, encoding="utf-8")
         subs.append(str(folder))
     done = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", *subs, "--out", str(work / "out"), "--no-cache", "--no-similarity"]
+        [
+            sys.executable,
+            "-P",
+            "-m",
+            "grader",
+            "grade",
+            *subs,
+            "--out",
+            str(work / "out"),
+            "--no-cache",
+            "--no-similarity",
+        ]
         + ["--specs", str(specs)],
         capture_output=True,
         text=True,

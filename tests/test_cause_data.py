@@ -43,7 +43,7 @@ def graded(tmp_path_factory) -> Path:
     sub.mkdir()
     (sub / "cudagraph.py").write_text(BUGGY, encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", str(sub), "--specs", str(specs), "--out", str(root / "out")]
+        [sys.executable, "-P", "-m", "grader", "grade", str(sub), "--specs", str(specs), "--out", str(root / "out")]
         + ["--no-cache"],
         capture_output=True,
         text=True,

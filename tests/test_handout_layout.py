@@ -52,7 +52,7 @@ def _answers(source: str) -> str:
 
 
 def _run(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+    return subprocess.run([sys.executable, "-P", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
 
 
 def _grade(tmp_path: Path, *subs: Path, isolation: str = "module") -> dict[str, dict]:
