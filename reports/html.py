@@ -62,6 +62,7 @@ def environment() -> jinja2.Environment:
         seconds=v.fmt_seconds,
         stepno=v.step_no,
         oneline=v.one_line,
+        observed=v.observed_text,
         taglabel=v.tag_label,
         taggroup=v.tag_group,
         slug=v.slug,

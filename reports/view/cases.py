@@ -4,20 +4,25 @@ other fields it carries (the report is the staff's full record; staff views ask 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from grader.judging.results import STEP_RUNS, CaseResult, CheckLine, LaunchPoint, Report, StepLine
 
 from .text import clean_text
 
-# The location grader.judging.judge adds to an observation (" (at module.py:65)") and to a
-# step's outcome (" at module.py:65"): the same place, written two ways.
-_LOCATION = re.compile(r"(?: \(at [^()]*:\d+\)| at [^()]*:\d+)$")
+
+def observed_text(check: CheckLine) -> str:
+    """What a page shows as the submission's side of a check: the observation, then the place
+    in the student's code it names, from the record's own fields (``... (at cudagraph.py:65)``)."""
+    return f"{check.observed} (at {check.where})" if check.where else check.observed
 
 
-def _unlocated(text: str | None) -> str | None:
-    return _LOCATION.sub("", text) if text is not None else None
+def _is_step_outcome(check: CheckLine, outcome: str | None) -> bool:
+    """True when a step's health line observed just what the step's own line says: the step's
+    outcome is the observation, followed by where it raised (grader.spec.locating.raised_where)."""
+    if outcome is None:
+        return False
+    return outcome == check.observed or (bool(check.where) and outcome == f"{check.observed} at {check.where}")
 
 
 @dataclass(frozen=True)
@@ -57,11 +62,11 @@ class CaseView:
         """The failed checks a page shows as expected-against-observed: all but a check that
         the step ran whose observation is that step's own outcome ("raised ValueError: ..."),
         which the step's line already says, marked as the first failing check."""
-        outcomes = {s.index: _unlocated(s.outcome) for s in self.steps}
+        outcomes = {s.index: s.outcome for s in self.steps}
         return tuple(
             c
             for c in self.failed_checks
-            if not (c.expected == STEP_RUNS and c.step is not None and outcomes.get(c.step) == _unlocated(c.observed))
+            if not (c.expected == STEP_RUNS and c.step is not None and _is_step_outcome(c, outcomes.get(c.step)))
         )
 
     @property
