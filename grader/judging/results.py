@@ -310,7 +310,11 @@ def report_json_text(report: Report) -> str:
 def write_report(report: Report, path) -> None:
     from pathlib import Path
 
-    Path(path).write_text(report_json_text(report), encoding="utf-8")
+    from grader.judging.report_schema import check_report_text
+
+    text = report_json_text(report)
+    check_report_text(text, str(path))  # against docs/report.schema.json while the tests run
+    Path(path).write_text(text, encoding="utf-8")
 
 
 class ReportError(validation.Invalid):

@@ -48,10 +48,22 @@ class CaseView:
     cause: str = ""  # what failed first (a check kind, or a step's own cause); "" for one bit
     origin: str = ""  # the student's file:line the failure names; "" for one bit
     hint: str = ""  # the spec's hint for this cause, when it has one; "" for one bit
+    scoring: str = "whole-case"  # the spec's scoring (grader.spec_model.SCORINGS)
+    checks_passed: int = 0  # per-check scoring: the case's checks that passed; 0 for one bit
+    checks_total: int = 0  # per-check scoring: the case's checks; 0 for one bit
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    @property
+    def partial_credit(self) -> str:
+        """``partial credit: 2 of 3 checks`` for a not-passed case of a per-check spec, else ""."""
+        if self.scoring != "per-check" or self.passed or not self.checks_total:
+            return ""
+        return (
+            f"partial credit: {self.checks_passed} of {self.checks_total} check{'s' if self.checks_total != 1 else ''}"
+        )
 
     @property
     def failed_checks(self) -> tuple[CheckLine, ...]:
@@ -165,6 +177,9 @@ def full_view(c: CaseResult, label: str | None = None) -> CaseView:
         cause=c.cause,
         origin=clean_text(c.origin),
         hint=clean_text(c.hint),
+        scoring=c.scoring,
+        checks_passed=c.checks_passed,
+        checks_total=c.checks_total,
     )
 
 

@@ -19,6 +19,8 @@ def case_text(view: CaseView, hint: str = "") -> str:
         parts.append(view.description)
     if view.message:
         parts.append(view.message)
+    if view.partial_credit:
+        parts.append(f"Scored check by check: {view.partial_credit}.")
     if view.steps:
         lines = ["Steps:"]
         for s in view.steps:
