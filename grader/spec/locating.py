@@ -21,7 +21,11 @@ from grader.protocol import Raised, SourceFrame, StepObservation
 
 MAX_LOCATION = 1200  # characters of the location block added to one message
 MAX_SHOWN_SITES = 4  # distinct call sites named in one message
-_AT = re.compile(r"^  (?:at|called at|counted at|decided at|returned at|last set at) (?P<where>\S+:\d+)(?: |$)", re.M)
+_AT = re.compile(
+    r"^  (?:at|called at|counted at|decided at|returned at|last set at) (?P<where>(?P<file>\S+):(?P<line>\d+))"
+    r"(?: in (?P<function>[^\s:]+)|(?= )|$)",
+    re.M,
+)
 
 
 def frame_text(frame: SourceFrame) -> str:
@@ -110,6 +114,16 @@ def first_location(message: str) -> str:
     """The first ``file:line`` a located message names ("" when it names none)."""
     found = _AT.search(message)
     return found.group("where") if found else ""
+
+
+def first_frame(at: str) -> tuple[str, int, str]:
+    """The first place the location lines ``at`` (built here, by this module) name, as (file, line,
+    function): ("", 0, "") when none. The judge stores them as a check record's own fields, so no
+    renderer reads a location back out of text."""
+    found = _AT.search(at)
+    if not found:
+        return "", 0, ""
+    return found.group("file"), int(found.group("line")), found.group("function") or ""
 
 
 def origin_at(obs: StepObservation) -> str:
