@@ -21,7 +21,7 @@ from grader.ops import apply_chain, build_array
 from grader.protocol import CaseObservation, StepObservation
 from grader.spec.case_draft import OracleCall
 from grader.spec.describing import MAX_MESSAGE, cut, describe, outcome
-from grader.spec.locating import first_frame, first_location, raised_at, raised_where
+from grader.spec.locating import first_frame, raised_at, raised_where
 from grader.spec_model import ArrayValue, Case, RefValue, Step, contract_names
 
 __all__ = ["CaseVerdict", "Oracle", "describe", "judge_case", "root_causes"]
