@@ -41,7 +41,15 @@ READABLE_OBSERVATIONS = (1, 2, 3, 4)
 OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps"})
 OBSERVATION_V3_STEP_FIELDS = frozenset({"origin", "calls"})
 OBSERVATION_V4_STEP_FIELDS = frozenset({"trace"})
-ORIGIN_KINDS = ("returned", "returned-plain", "tested", "assigned")
+ORIGIN_KINDS = (
+    "returned",
+    "returned-plain",
+    "tested",
+    "assigned",
+    "field:shape",
+    "field:static_input",
+    "field:output",
+)  # field:<name>: where a captured graph's record got that field during a runner's call
 MAX_ORIGIN_FRAMES = 3
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).

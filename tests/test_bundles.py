@@ -102,7 +102,9 @@ def test_build_bundle(tmp_path):
         "labs",  # the default lab the install grades: labs/DEFAULT and its folder, no other lab
         "labs.cudagraph",
         "labs.cudagraph.pack",
+        "labs.cudagraph.pack.checks",  # the lab's own check kinds
     }
+    assert "kit/labs/cudagraph/pack/checks/launches.py" in names
     assert "kit/labs/DEFAULT" in names and "kit/labs/cudagraph/lab.yaml" in names
     assert not any(n.startswith("kit/labs/decode_step") for n in names)
     assert toml["tool"]["setuptools"]["package-data"]["labs.cudagraph"] == ["lab.yaml"]

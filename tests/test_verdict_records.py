@@ -20,6 +20,7 @@ from grader.judging.results import (
     REPORT_FORMAT,
     Answer,
     CaseResult,
+    CauseAt,
     CheckLine,
     Flag,
     LaunchPoint,
@@ -222,8 +223,9 @@ def test_the_schema_is_draft_2020_12_and_the_suite_checks_every_report_against_i
         (SpecSummary, schema["$defs"]["spec"]),
         (Flag, schema["$defs"]["flag"]),
         (Answer, schema["$defs"]["answer"]),
+        (CauseAt, schema["$defs"]["cause_pointer"]),
     ):
-        assert {f.name for f in fields(cls)} == set(where["properties"]) - {"first_cause"}, cls.__name__
+        assert {f.name for f in fields(cls)} == set(where["properties"]), cls.__name__
         assert where["additionalProperties"] is False
 
 

@@ -22,10 +22,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grader
+from grader.commands import report_manifest
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
 from grader.judging.answers import read_answers
 from grader.judging.integrity import ScanService
-from grader.judging.results import Report, write_report
+from grader.judging.results import Report, report_json_text
 from grader.judging.scoring import build_report
 from grader.lab import active as active_lab
 from grader.run.runner import (
@@ -43,6 +44,8 @@ from grader.spec.loader import LoadedSuite
 from grader.spec_model import Spec
 
 SWITCH_INTERVAL_S = 0.001  # while grading (see grade_submissions)
+# What _write_outputs writes into OUT/<name>/ in a staff's run (a student kit's has no staff.html)
+STAFF_FILES = ("report.json", "report.html", "staff.html", "results.json", "junit.xml")
 
 
 MAX_NAME_CHARS = 96  # of an output folder's name, before a "-N" that tells equal ones apart
@@ -106,13 +109,27 @@ class GradedSubmission:
     is_reference: bool = False  # the bundled solution, graded because no submission was given
 
 
-def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True) -> None:
-    """A submission's report.json and the files rendered from it (see reports.write_submission_outputs)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_report(report, out_dir / "report.json")
-    from reports import write_submission_outputs
+def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True) -> int:
+    """A submission's report.json and the files rendered from it (see reports.write_submission_outputs);
+    returns how many files were written. Only what changed is written: nothing when the folder
+    already holds the files these inputs render (see grader.commands.report_manifest), else each
+    file whose bytes differ from the file there (the others keep their inode and mtime)."""
+    from reports import submission_outputs, write_file
 
-    write_submission_outputs(report, out_dir, hidden_visibility, staff)
+    digest = report_manifest.inputs_digest(report, hidden_visibility, staff) if staff else ""
+    if staff and report_manifest.unchanged(out_dir, digest, STAFF_FILES):
+        return 0
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report_manifest.forget(out_dir)
+    texts = {"report.json": report_json_text(report), **submission_outputs(report, hidden_visibility, staff)}
+    written = 0
+    for name, text in texts.items():
+        if not report_manifest.holds(out_dir / name, text):
+            write_file(out_dir / name, text)
+            written += 1
+    if staff:
+        report_manifest.record(out_dir, digest, STAFF_FILES)
+    return written
 
 
 def grade_submissions(
@@ -257,6 +274,7 @@ def grade_submissions(
     from reports.html import compile_templates
 
     compile_templates()
+    report_manifest.renderers_digest()  # once, here: the forked writers inherit it
     # What exists now (the specs, their oracles, every module, the templates) lives as long as
     # the grading: the collector's full passes skip it instead of walking it again and again
     # (in a forked writer, walking it would also copy every page of it).

@@ -37,6 +37,7 @@ class CaseVerdict:
     line: int = 0  # the spec line of the check (or step) behind the first failure, 0 if none
     cause: str = ""  # what failed first: a check kind, or a step's own cause (STEP_CAUSES)
     origin: str = ""  # the student's file:line the first failure names, "" when it names none
+    origin_function: str = ""  # the function at that line, "" when not known
 
 
 # A step's own failure, by what it did (grader.spec_model.OWN_CAUSES; a check's failure is named
@@ -150,6 +151,7 @@ class CaseJudge:
         self.first_failure_line = 0
         self.first_failure_cause = ""
         self.first_failure_origin = ""
+        self.first_failure_function = ""
 
     def record(
         self, step: Step | None, what: str, expected: str, observed: str, problem: str | None, at: str = ""
@@ -186,6 +188,7 @@ class CaseJudge:
             self.first_failure_line = self.current_line or (step.line if step else 0)
             self.first_failure_cause = self.current_cause
             self.first_failure_origin = located
+            self.first_failure_function = first_frame(at)[2] if located else ""
 
     def step_health(self) -> None:
         """A step that raised, or could not run, fails the case unless a check expected it. The
@@ -293,4 +296,5 @@ def judge_case(
         line=judge.first_failure_line,
         cause=judge.first_failure_cause,
         origin=judge.first_failure_origin,
+        origin_function=judge.first_failure_function,
     )

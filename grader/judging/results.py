@@ -114,6 +114,7 @@ class CaseResult:
     scoring: str = "whole-case"  # SCORINGS: the spec's; "per-check": ``score`` is the passed checks' shares
     checks_passed: int = 0  # per-check scoring: the spec checks that passed (0 under whole-case scoring)
     checks_total: int = 0  # per-check scoring: the case's spec checks (0 under whole-case scoring)
+    origin_function: str = ""  # the function of the submission's code at ``origin``, or ""
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,29 @@ class Answer:
 
 
 @dataclass(frozen=True)
+class CauseAt:
+    """A first cause as one reader may see it (grader.judging.first_cause): the case that shows it,
+    its cause key, its text, and the line of the student's code it names (``file`` "" and ``line``
+    0 when it names none)."""
+
+    case: str  # "spec/case"
+    cause: str  # the case's cause key (a check kind, or a step's own cause)
+    text: str  # the cause in one line, as its reader may see it
+    file: str
+    line: int
+    function: str
+
+
+@dataclass(frozen=True)
+class FirstCause:
+    """The cause to fix first, as the student sees it (visible cases only; None when no visible
+    case failed) and as staff see it (every case)."""
+
+    student: CauseAt | None
+    staff: CauseAt | None
+
+
+@dataclass(frozen=True)
 class Report:
     submission: str
     score: float
@@ -170,6 +194,7 @@ class Report:
     scope: str = "all"  # "all": every spec graded; "public": the visible specs only (a student's run)
     ungraded_points: float = 0.0  # points of the specs a "public" run left to the autograder
     answers: tuple[Answer, ...] = ()  # the notebook answers, slot by slot (staff and the student)
+    first_cause: FirstCause | None = None  # the cause to fix first (grader.judging.first_cause)
 
     @property
     def percent(self) -> float:
@@ -392,6 +417,7 @@ def _case_from_json(obj: Any, where: str) -> CaseResult:
         scoring=validation.one_of(_opt(obj, "scoring", str, where, "whole-case"), SCORINGS, f"{where}.scoring"),
         checks_passed=_count(obj, "checks_passed", where),
         checks_total=_count(obj, "checks_total", where),
+        origin_function=_opt(obj, "origin_function", str, where, ""),
     )
 
 
@@ -485,6 +511,34 @@ def _report_from_json(data: Any, where: str) -> Report:
             for i, a in enumerate(_opt(obj, "answers", list, where, []))
             if _check_keys(a, {"slot", "text", "verdict"}, f"{where}.answers[{i}]") is not None
         ),
+        first_cause=_first_cause_from_json(obj.get("first_cause"), f"{where}.first_cause"),
+    )
+
+
+def _cause_at_from_json(obj: Any, where: str) -> CauseAt | None:
+    if obj is None:
+        return None
+    obj = _check_keys(obj, set(CauseAt.__dataclass_fields__), where)
+    line = _need(obj, "line", int, where)
+    if line < 0:
+        raise ReportError(f"{where}.line: expected a line number (0 or more), got {line}")
+    return CauseAt(
+        case=_need(obj, "case", str, where),
+        cause=_need(obj, "cause", str, where),
+        text=_need(obj, "text", str, where),
+        file=_need(obj, "file", str, where),
+        line=line,
+        function=_need(obj, "function", str, where),
+    )
+
+
+def _first_cause_from_json(obj: Any, where: str) -> FirstCause | None:
+    if obj is None:
+        return None
+    obj = _check_keys(obj, {"student", "staff"}, where)
+    return FirstCause(
+        student=_cause_at_from_json(obj.get("student"), f"{where}.student"),
+        staff=_cause_at_from_json(obj.get("staff"), f"{where}.staff"),
     )
 
 

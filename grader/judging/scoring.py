@@ -15,6 +15,9 @@ case as one bit (passed or not, with one fixed message) through
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from grader.judging.first_cause import first_cause
 from grader.judging.judge import CaseVerdict, judge_case
 from grader.judging.results import CaseResult, Report, SpecSummary
 from grader.run.runner import CaseRun, SubmissionRun
@@ -98,6 +101,7 @@ def _case_result(
             output_tail=run.output_tail,
             cause=verdict.cause,
             origin=verdict.origin,
+            origin_function=verdict.origin_function,
             hint=_cause_hint(spec, verdict),
             **common,
         )
@@ -150,7 +154,7 @@ def build_report(
                 scoring=spec.scoring,
             )
         )
-    return Report(
+    report = Report(
         submission=submission,
         score=add_points(c.score for c in cases),
         max_score=add_points(s.max_score for s in summaries),
@@ -165,3 +169,4 @@ def build_report(
             [*(s.points for s in loaded.suite.specs if s.id not in {x.id for x in specs}), withheld_points]
         ),
     )
+    return replace(report, first_cause=first_cause(report))

@@ -113,6 +113,9 @@ class Lab:
     report_title: str = ""  # the line above every page's heading (``report.title``; default: the lab's title)
     all_pass_text: str = ""  # a report's sentence when every case passes (``report.all_pass``)
     points: tuple[tuple[str, float], ...] = ()  # declared totals: (total|core|stricter|stretch, points)
+    # pack.MODULE references: the pack's modules defining check kinds as the engine's own are
+    # written (Check subclasses, ``lab_owned``), each judged by the engine like one of its own
+    check_modules: tuple[str, ...] = ()
 
     # ------------------------------------------------------------ derived names (a Lab never changes)
     @cached_property

@@ -69,7 +69,7 @@ def _describe_error(exc: BaseException, locator: Locator) -> dict:
 
 # The steps run under the origin tracer (grader.observe.origins): those that read the
 # submission's state or call its methods, which cost little; a runner's call, where the ops run,
-# is not slowed by it.
+# only when its graphs are judged after it (then where its record's fields came from).
 TRACED_ACTIONS = frozenset({"build", "method", "read", "set"})
 
 
@@ -235,6 +235,8 @@ class CaseInterpreter:
         try:
             if step.action in TRACED_ACTIONS:
                 result = self.origins.run(self.perform, step, args, kwargs)
+            elif step.action == "call" and step.observe_graphs:
+                result = self.origins.run(self.perform, step, args, kwargs, fields=True)
             else:  # a call of a runner or of run_eager: its ops and bumps are located as they happen
                 result = self.perform(step, args, kwargs)
         except _Missing as missing:
@@ -261,7 +263,7 @@ class CaseInterpreter:
         record.calls = self.provided.since(marks)
         record.trace = self.trace
         record.sites = self.locator.sites_wire()
-        if step.action in TRACED_ACTIONS:
+        if step.action in TRACED_ACTIONS or (step.action == "call" and step.observe_graphs):
             record.origin = self.origins.origin(step.target if step.action == "read" else None)
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size

@@ -143,3 +143,10 @@ def origin_at(obs: StepObservation) -> str:
     if returned is not None:
         return _bounded(f"\n  returned at {frame_text(returned)}")
     return _bounded(f"\n  last set at {frame_text(assigned)}") if assigned is not None else ""
+
+
+def field_at(obs: StepObservation, field: str) -> str:
+    """Lines naming where, during a runner's call, its captured graph's record got ``field``
+    (grader.observe.origins): the line that made the value handed to it, "" when not seen."""
+    frame = next((o.frame for o in obs.origin if o.kind == f"field:{field}"), None)
+    return _bounded(f"\n  last set at {frame_text(frame)}") if frame is not None else ""

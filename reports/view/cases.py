@@ -13,7 +13,7 @@ from .text import clean_text
 
 def observed_text(check: CheckLine) -> str:
     """What a page shows as the submission's side of a check: the observation, then the place
-    in the student's code it names, from the record's own fields (``... (at cudagraph.py:65)``)."""
+    in the student's code it names, from the record's own fields (``... (at module.py:65)``)."""
     return f"{check.observed} (at {check.where})" if check.where else check.observed
 
 

@@ -27,6 +27,7 @@ class OutputCheck(Check):
 
     kind = "output"
     order = 20
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
 
     @classmethod
     def parse(cls, draft, body, at, line):

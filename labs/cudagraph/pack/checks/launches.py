@@ -19,6 +19,7 @@ class LaunchesCheck(Check):
 
     kind = "launches"
     order = 10
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
 
     @classmethod
     def parse(cls, draft, body, at, line):
