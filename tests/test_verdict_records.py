@@ -5,6 +5,7 @@ score a case check by check, and a hint attaches to a check record's cause key."
 from __future__ import annotations
 
 import ast
+import csv
 import json
 import os
 import subprocess
@@ -336,6 +337,10 @@ def test_per_check_scoring_earns_the_passed_checks_share_in_every_output(tmp_pat
     gradescope = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert gradescope["score"] == 2.0 and [t["score"] for t in gradescope["tests"]] == [2.0]
     assert "partial credit: 2 of 3 checks" in (out / "report.html").read_text(encoding="utf-8")
+    junit = (out / "junit.xml").read_text(encoding="utf-8")
+    assert '<property name="score" value="2" />' in junit and "partial credit: 2 of 3 checks" in junit
+    rows = list(csv.DictReader((out.parent / "grades.csv").read_text(encoding="utf-8").splitlines()))
+    assert [(r["bumps"], r["total"], r["max"]) for r in rows] == [("2", "2", "3")]
     # the hint is the one for the first failed record's cause key (launches), not the spec's
     assert case.hint == "Count k launches, also when k is passed by keyword."
     assert "Count k launches, also when k is passed by keyword." in (out / "report.html").read_text(encoding="utf-8")
