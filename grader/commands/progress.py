@@ -35,11 +35,7 @@ def one_line(graded: GradedSubmission) -> str:
     problem = f"  [{safe_one_line(r.problem)}]" if r.problem else ""  # never a line of its own
     name = f"{graded.name} (bundled solution)" if graded.is_reference else graded.name
     first = next((c for c in r.cases if c.status != "passed" and not c.redacted and c.origin), None)
-    located = (
-        f"  [first failure at {safe_one_line(f'{first.origin} ({first.spec}/{first.case})')}]"
-        if first
-        else ""
-    )
+    located = f"  [first failure at {safe_one_line(f'{first.origin} ({first.spec}/{first.case})')}]" if first else ""
     if r.scope == "public":
         scope = f"public specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"
         if r.ungraded_points:
