@@ -183,6 +183,7 @@ def case_message(uid: str, steps: tuple[Step, ...]) -> bytes:
                     "args": [_value_to_json(a) for a in s.args],
                     "kwargs": [[k, _value_to_json(v)] for k, v in s.kwargs],
                     "observe_graphs": s.observe_graphs,
+                    "follow_values": s.follow_values,
                 }
                 for s in steps
             ],
@@ -205,6 +206,7 @@ def read_case_message(data: bytes) -> tuple[str, tuple[Step, ...]]:
             args=tuple(_value_from_json(a) for a in s["args"]),
             kwargs=tuple((k, _value_from_json(v)) for k, v in s["kwargs"]),
             observe_graphs=bool(s["observe_graphs"]),
+            follow_values=bool(s.get("follow_values", False)),
         )
         for i, s in enumerate(msg["steps"])
     )

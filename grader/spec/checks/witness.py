@@ -57,6 +57,7 @@ class WitnessCheck(Check):
             if step.target != of:
                 raise reader.fail(node, at, f"step {step.name!r} does not call {of!r}")
         op = op_position(draft, fields, at, of)
+        capture.follow_values = replay.follow_values = True  # where op 0's input came from (its failure names it)
         if capture.position >= replay.position:
             raise reader.fail(fields["replay"][1], f"{at}.replay", "the replay step must come after the capture step")
         return cls(of, draft.bound[of].list_id, capture.key, replay.key, op, line)
