@@ -138,6 +138,7 @@ class Step:
     args: tuple[Value, ...] = ()
     kwargs: tuple[tuple[str, Value], ...] = ()
     observe_graphs: bool = False
+    follow_values: bool = False  # a runner's call whose first op's input a check judges: trace where it came from
     implicit: bool = False
     line: int = 0
 

@@ -120,6 +120,11 @@ def test_the_seven_ways_a_hidden_case_ends_are_one_bit_to_the_student(graded):
         in messages["v-eager"]
     )
     assert len({messages[n] for n in FAILING}) == len(FAILING)
+    # report.json's first cause: the staff's names the hidden case; the student's (what an LMS
+    # comment or a tool may show them) is worked out from visible cases only: none failed
+    for name in FAILING:
+        assert staff[name]["first_cause"]["staff"]["case"].startswith("replay-edge/"), name
+        assert staff[name]["first_cause"]["student"] is None, name
     for name in VARIANTS:
         assert "hidden from students" in (graded / name / "staff.html").read_text()
     # ... and a student cannot tell the four failures apart, in any file they can read.

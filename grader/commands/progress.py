@@ -34,8 +34,14 @@ def one_line(graded: GradedSubmission) -> str:
     parts = _counts(graded)
     problem = f"  [{safe_one_line(r.problem)}]" if r.problem else ""  # never a line of its own
     name = f"{graded.name} (bundled solution)" if graded.is_reference else graded.name
-    first = next((c for c in r.cases if c.status != "passed" and not c.redacted and c.origin), None)
-    located = f"  [first failure at {safe_one_line(f'{first.origin} ({first.spec}/{first.case})')}]" if first else ""
+    # the student's first cause (report.json's first_cause.student: visible cases only), where it
+    # names a line of their code: the same cause their page's "Fix this first" shows
+    first = r.first_cause.student if r.first_cause is not None else None
+    located = (
+        f"  [first failure at {safe_one_line(f'{first.file}:{first.line} ({first.case})')}]"
+        if first is not None and first.line
+        else ""
+    )
     if r.scope == "public":
         scope = f"public specs {_pts(r.score)}/{_pts(r.max_score)} ({r.percent:.1f}%)"
         if r.ungraded_points:

@@ -23,6 +23,11 @@ record a capture stores (:data:`FIELDS`, a ``GraphEntry``'s):
   made there, not where the entry is built), else the constructor's own line; when it assigns the
   field later (``entry.static_input = np.zeros(...)``), that line.
 
+* ``argument``: where the array the step's first op call was handed came from: the line that
+  last bound the name handed to the op (``out = padded`` two lines above ``out = op(out)``), or,
+  when that name is the calling function's own parameter (``run_eager(ops, x)``), the line that
+  called it with it (``run_eager(self.ops, x)`` where the static buffer was meant).
+
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
 (:mod:`grader.spec.locating`).
@@ -123,8 +128,10 @@ def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, st
 class OriginTracer:
     """One case's tracer: :meth:`run` runs one step under it; :meth:`origin` is what it saw."""
 
-    def __init__(self, locator) -> None:
+    def __init__(self, locator, op_code: CodeType | None = None) -> None:
         self.locator = locator
+        self.op_code = op_code  # the code of the grader's op's __call__: its first call's argument is followed
+        self.argument: Where | None = None
         self._mine: dict[CodeType, str | None] = {}  # code -> its file when it is the submission's
         self.assigned: dict[str, tuple[str, int, str]] = {}  # attribute name -> its last assignment
         self._top: FrameType | None = None
@@ -132,7 +139,9 @@ class OriginTracer:
         self.returned_attribute = ""  # the attribute a plain return handed back
         self.tested: tuple[str, int, str] | None = None
         self.fields = False  # whether this step follows the value-flow of FIELDS (a runner's call)
-        self._locals: dict[FrameType, dict[str, Where]] = {}  # frame -> local name -> the line that last bound it
+        # frame -> local name -> the line that last bound it and the one before (a line event comes
+        # before its line runs: ``out = op(out)`` reads the ``out`` an earlier line bound)
+        self._locals: dict[FrameType, dict[str, tuple[Where, Where | None]]] = {}
         self.field_origins: dict[str, Where] = {}  # field -> where its value came from during this step
 
     def _file(self, code: CodeType) -> str | None:
@@ -149,6 +158,8 @@ class OriginTracer:
         if self._file(frame.f_code) is None:
             if self.fields and frame.f_code.co_name == "__init__":
                 self._built(frame)
+            elif self.fields and self.argument is None and frame.f_code is self.op_code:
+                self._handed(frame.f_back)
             return None
         if self._top is None and self.returned is None:
             self._top = frame
@@ -170,8 +181,9 @@ class OriginTracer:
                 bound = local_names(code.co_filename).get(frame.f_lineno)
                 if bound:
                     mine = self._locals.setdefault(frame, {})
+                    here = (code.co_filename, frame.f_lineno, code.co_name)
                     for name in bound:
-                        mine[name] = (code.co_filename, frame.f_lineno, code.co_name)
+                        mine[name] = (here, mine[name][0] if name in mine else None)
         elif event == "return" and frame is self._top:
             facts = line_facts(code.co_filename).get(frame.f_lineno)
             self.returned = (code.co_filename, frame.f_lineno, code.co_name, bool(facts and facts[2]))
@@ -201,17 +213,44 @@ class OriginTracer:
             return
         handed = dict(zip(params, call.args))
         handed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
-        bound = self._locals.get(caller, {})
         for field in FIELDS:
             value = handed.get(field)
             if value is not None:
-                self.field_origins[field] = bound.get(value.id, here) if isinstance(value, ast.Name) else here
+                bound = self._bound_before(caller, value.id) if isinstance(value, ast.Name) else None
+                self.field_origins[field] = bound or here
+
+    def _bound_before(self, frame: FrameType, name: str) -> Where | None:
+        """The line that bound local ``name`` of ``frame`` as the frame's current line reads it."""
+        last, before = self._locals.get(frame, {}).get(name, (None, None))
+        return before if last is not None and last[1] == frame.f_lineno else last
+
+    def _handed(self, caller: FrameType | None) -> None:
+        """The first op call of the step, made from ``caller``: where the array it was handed came from."""
+        if caller is None or self._file(caller.f_code) is None:
+            return
+        code = caller.f_code
+        here = (code.co_filename, caller.f_lineno, code.co_name)
+        call = next(iter(calls_on(code.co_filename).get(caller.f_lineno, ())), None)
+        value = call.args[0] if call is not None and len(call.args) == 1 else None
+        if not isinstance(value, ast.Name):
+            self.argument = here
+            return
+        bound = self._bound_before(caller, value.id)
+        if bound is not None:
+            self.argument = bound
+            return
+        outer = caller.f_back
+        parameter = value.id in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        if parameter and outer is not None and self._file(outer.f_code) is not None:
+            self.argument = (outer.f_code.co_filename, outer.f_lineno, outer.f_code.co_name)
+        else:
+            self.argument = here
 
     def run(self, perform, *args, fields: bool = False):
         """``perform(*args)`` under the tracer; what it returns or raises passes through.
         ``fields``: follow the value-flow of a captured graph's record (a runner's call)."""
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
-        self.fields, self.field_origins = fields, {}
+        self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
         try:
@@ -223,12 +262,15 @@ class OriginTracer:
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""
-        if self.fields:  # a runner's call: where its record's fields came from, nothing else
-            return [
+        if self.fields:  # a runner's call: where its record's fields and its ops' input came from
+            frames = [
                 [f"field:{field}", *self.locator.frame_wire(*self.field_origins[field])]
                 for field in FIELDS
                 if field in self.field_origins
             ]
+            if self.argument is not None:
+                frames.append(["argument", *self.locator.frame_wire(*self.argument)])
+            return frames
         frames = []
         if self.returned is not None:
             filename, line, function, plain = self.returned

@@ -48,6 +48,7 @@ class DraftStep:
     args: list[Value] = field(default_factory=list)
     kwargs: dict[str, Value] = field(default_factory=dict)
     observe_graphs: bool = False
+    follow_values: bool = False
     implicit: bool = False
 
     def arg(self, position: int, keyword: str) -> Value | None:
@@ -225,6 +226,7 @@ class CaseDraft:
                 args=tuple(s.args),
                 kwargs=tuple(s.kwargs.items()),
                 observe_graphs=s.observe_graphs,
+                follow_values=s.follow_values,
                 implicit=s.implicit,
                 line=s.line,
             )

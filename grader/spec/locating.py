@@ -150,3 +150,10 @@ def field_at(obs: StepObservation, field: str) -> str:
     (grader.observe.origins): the line that made the value handed to it, "" when not seen."""
     frame = next((o.frame for o in obs.origin if o.kind == f"field:{field}"), None)
     return _bounded(f"\n  last set at {frame_text(frame)}") if frame is not None else ""
+
+
+def argument_at(obs: StepObservation) -> str:
+    """Lines naming where the array the step's first op call was handed came from (the line that
+    bound the name handed to the op, or the call that passed it in), "" when not seen."""
+    frame = next((o.frame for o in obs.origin if o.kind == "argument"), None)
+    return _bounded(f"\n  last set at {frame_text(frame)}") if frame is not None else ""
