@@ -165,6 +165,15 @@ class ObservationCache:
         except OSError as exc:
             raise UsageError(f"--cache {directory}: cannot write to the cache directory ({exc.strerror})") from None
 
+    def count_hits(self, n: int) -> None:
+        """``n`` cases judged from the cache (by a report process; see :func:`stored_run`)."""
+        with self._lock:
+            self.stats.hits += n
+
+    def holds(self, key: str) -> bool:
+        """Whether a submission's entry is stored under ``key`` (whole or not: a reader checks)."""
+        return self._path(key).is_file()
+
     def _path(self, key: str) -> Path:
         return self.dir / f"v{FORMAT}" / key[:2] / f"{key}.json"
 
@@ -321,6 +330,37 @@ def submission_key(runtime: str, submission: str) -> str:
     return hashlib.sha256(b"submission\0" + runtime.encode() + b"\0" + submission.encode()).hexdigest()
 
 
+def cache_keys(submission: Path, settings: RunSettings, messages, redacted) -> tuple[str, list[str]] | None:
+    """The key of a submission's entry and of each of its cases; None when the submission cannot
+    be read (nothing is stored for it)."""
+    digest = submission_hash(submission)
+    if digest is None:
+        return None
+    runtime = runtime_key(settings)
+    hidden = redacted if redacted is not None else (False,) * len(messages)
+    keys = [case_key(runtime, digest, message, h) for message, h in zip(messages, hidden)]
+    return submission_key(runtime, digest), keys
+
+
+def stored_run(
+    cache: ObservationCache, entry_key: str, keys: list[str], cases: tuple[Case, ...]
+) -> SubmissionRun | None:
+    """The whole run of a submission from the cache, when it holds every case whole (and the
+    submission's output tail); else None, and nothing is counted: the caller runs it as usual.
+    Used by report processes (grader.commands.report_writers), which judge a cached submission
+    apart from the grader's process."""
+    stored = cache.read_submission(entry_key, 0)
+    if stored.output_tail is None or not all(key in stored.cases for key in keys):
+        return None
+    found = []
+    for key, case in zip(keys, cases):
+        run = cache.case_run(stored.cases[key], case)
+        if run is None:
+            return None
+        found.append(run)
+    return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))
+
+
 def run_with_cache(
     cache: ObservationCache,
     zygote,
@@ -334,13 +374,10 @@ def run_with_cache(
     redacted,
 ) -> SubmissionRun:
     """:func:`grader.run.runner.run_submission`, running only the cases the cache does not hold."""
-    digest = submission_hash(submission)
-    if digest is None:  # nothing will be stored: no raw frame is kept past decoding
+    keyed = cache_keys(submission, settings, messages, redacted)
+    if keyed is None:  # nothing will be stored: no raw frame is kept past decoding
         return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
-    runtime = runtime_key(settings)
-    hidden = redacted if redacted is not None else (False,) * len(messages)
-    keys = [case_key(runtime, digest, message, h) for message, h in zip(messages, hidden)]
-    entry_key = submission_key(runtime, digest)
+    entry_key, keys = keyed
     stored = cache.read_submission(entry_key, len(cases))
     found = [cache.case_run(stored.cases.get(key), case) for key, case in zip(keys, cases)]
     missing = [i for i, run in enumerate(found) if run is None]
