@@ -214,21 +214,34 @@ def grade_submissions(
             return report, (type(exc).__name__, str(exc))
         return report, None
 
-    def judge_apart(index: int, scan) -> tuple[Report, WriteFailed | None] | None:
+    def run_cases(index: int, apart: bool, counted: bool = False) -> SubmissionRun | None:
+        """The submission's run, its cases run in a slot (those the cache does not hold, with a
+        cache); None when ``apart`` and the cache now holds it whole (see run_with_cache)."""
+        slot = slots.get()
+        try:
+            if cache is None:
+                return run_submission(
+                    zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
+                )
+            from grader.run.cache import run_with_cache
+
+            return run_with_cache(
+                cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted,
+                judged_apart=apart, count=not counted,
+            )  # fmt: skip
+        finally:
+            slots.put(slot)  # its cases have run: the next submission's start while this one is judged
+
+    def judge_apart(index: int, scan, keyed) -> tuple[Report, WriteFailed | None] | None:
         """A submission the cache holds whole, judged and written by a report process, so that a
         rejudge spreads over the machine's cores (what it returns is what this process would have
-        judged: the same function on the same data); None when it must be graded here."""
-        from grader.run.cache import cache_keys
-
-        keyed = cache_keys(submissions[index], settings, messages, redacted)
-        if keyed is None or not writers.forked or not cache.holds(keyed[0]):
-            return None
+        judged: the same function on the same data); None when it must be graded here.
+        ``keyed``: its keys in the cache."""
         flags = scan.flags()
         answers = read_answers(submissions[index])
         outcome = writers.judge(index, flags, answers, *keyed)
         if outcome is None or outcome[0] is None:  # not whole in the cache, or judging failed there
             return None
-        cache.count_hits(len(cases))
         report, write_failed = outcome[0]
         return report, None if write_failed is None else WriteFailed(*write_failed)
 
@@ -245,34 +258,21 @@ def grade_submissions(
         written = False
         try:
             scan = scans.submit(submissions[index])  # in a bounded process, while the cases run
-            judged_apart = judge_apart(index, scan) if cache is not None else None
-            if judged_apart is not None:  # judged and written in a report process, from the cache
-                report, write_failed = judged_apart
-                written = True
-            else:
-                slot = slots.get()
-                try:
-                    if cache is None:
-                        run = run_submission(
-                            zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
-                        )
-                    else:
-                        from grader.run.cache import run_with_cache
+            # a submission the cache holds (whole, or all but the cases a spec's edit changed) is
+            # judged and written in a report process; a cold one here, from the frames its cases sent
+            from grader.run.cache import cache_keys
 
-                        run = run_with_cache(
-                            cache,
-                            zygote,
-                            area,
-                            slot,
-                            submissions[index],
-                            cases,
-                            settings,
-                            messages,
-                            look_ahead,
-                            redacted,
-                        )
-                finally:
-                    slots.put(slot)  # its cases have run: the next submission's start while this one is judged
+            keyed = cache_keys(submissions[index], settings, messages, redacted) if judging_apart else None
+            apart = keyed is not None and cache.holds(keyed[0])
+            run = run_cases(index, apart)
+            if run is None:  # the cache holds it whole (once its missing cases ran): judged apart
+                judged_apart = judge_apart(index, scan, keyed)
+                if judged_apart is not None:
+                    report, write_failed = judged_apart
+                    written = True
+                else:
+                    run = run_cases(index, False, counted=True)
+            if not written:
                 flags = scan.flags()  # waited for outside the judging lock
                 answers = read_answers(submissions[index])  # the student's cited lines, read as data
                 with reporting:
@@ -344,6 +344,7 @@ def grade_submissions(
     writers = ReportWriters(
         writer_count(jobs, len(submissions)), write_outputs, judge_and_write_cached if cache is not None else None
     )
+    judging_apart = cache is not None and writers.forked > 0
     try:
         for future in [pool.submit(grade_one, i) for i in range(len(submissions))]:
             future.result()
