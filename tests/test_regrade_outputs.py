@@ -173,3 +173,83 @@ def test_a_student_kit_run_writes_no_manifest(tmp_path):
     out = tmp_path / "alice"
     assert _write_outputs(_report(), out, staff=False) == len(STAFF_FILES) - 1
     assert sorted(p.name for p in out.iterdir()) == sorted(f for f in STAFF_FILES if f != "staff.html")
+
+
+def test_a_rejudge_spread_over_report_processes_writes_what_one_process_writes(tmp_path, monkeypatch):
+    """A submission the cache holds whole is judged and written by a report process; the files
+    and reports are those the grader's own process makes (judging there, as without a pool)."""
+    import specs as specs_package
+    from grader.commands import grade
+    from grader.commands.report_writers import ReportWriters
+    from grader.run.cache import ObservationCache
+    from grader.run.runner import RunSettings, Zygote
+    from grader.spec.loader import load_suite
+
+    subs = [*_class(tmp_path / "class"), ROOT / "reference" / "mutants" / "counter_reset_noop.py"]  # one never cached
+    cache = ObservationCache(tmp_path / "cache")
+    judge = ReportWriters.judge
+    apart: list[str] = []
+
+    def counted(self, *args):
+        outcome = judge(self, *args)
+        if outcome is not None and outcome[0] is not None:
+            apart.append(outcome[0][0].submission)
+        return outcome
+
+    def graded_into(out: Path):
+        with Zygote() as zygote:
+            loaded = load_suite(Path(specs_package.__file__).resolve().parent)
+            return grade.grade_submissions(zygote, loaded, loaded.suite.specs, subs, out, RunSettings(), cache=cache)
+
+    graded_into(tmp_path / "cold")  # fills the cache
+    monkeypatch.setattr(ReportWriters, "judge", counted)
+    apart_graded = graded_into(tmp_path / "apart")
+    assert sorted(apart) == ["buggy", "minimal", "reference"]  # the mutant does not import: graded here
+    monkeypatch.setattr(ReportWriters, "judge", lambda self, *args: None)  # every submission judged here
+    here_graded = graded_into(tmp_path / "here")
+    # the mutant runs (its import fails) every time: its timings differ, nothing else
+    assert [g.report for g in apart_graded[:3]] == [g.report for g in here_graded[:3]]
+    assert apart_graded[3].report.problem == here_graded[3].report.problem != ""
+    assert not any(g.grader_failed for g in apart_graded)
+    files = sorted(p.relative_to(tmp_path / "here") for p in (tmp_path / "here").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "apart") for p in (tmp_path / "apart").rglob("*") if p.is_file())
+    assert len(files) > 4 * len(STAFF_FILES)
+    for rel in (f for f in files if f.parts[0] != "counter_reset_noop"):
+        assert (tmp_path / "apart" / rel).read_bytes() == (tmp_path / "here" / rel).read_bytes(), rel
+
+
+def test_a_report_process_that_fails_to_write_costs_that_submission_only(tmp_path, monkeypatch):
+    import specs as specs_package
+    from grader.commands import grade
+    from grader.run.cache import ObservationCache
+    from grader.run.runner import RunSettings, Zygote
+    from grader.spec.loader import load_suite
+
+    subs = _class(tmp_path / "class")[1:]  # minimal, buggy
+    cache = ObservationCache(tmp_path / "cache")
+
+    def graded_into(out: Path):
+        with Zygote() as zygote:
+            loaded = load_suite(Path(specs_package.__file__).resolve().parent)
+            specs = loaded.suite.only_visible().specs[:2]
+            return grade.grade_submissions(zygote, loaded, specs, subs, out, RunSettings(), cache=cache)
+
+    graded_into(tmp_path / "cold")
+    real_write = grade._write_outputs
+
+    def write(report, out_dir, *rest, **options):
+        if report.submission == "buggy" and "grader failed" not in report.problem:
+            raise RuntimeError("disk on fire")
+        return real_write(report, out_dir, *rest, **options)
+
+    monkeypatch.setattr(grade, "_write_outputs", write)
+    from grader.commands.report_writers import ReportWriters
+
+    judge, asked = ReportWriters.judge, []
+    monkeypatch.setattr(ReportWriters, "judge", lambda self, *args: asked.append(judge(self, *args)) or asked[-1])
+    minimal, buggy = graded_into(tmp_path / "out")
+    assert len(asked) == 2 and all(outcome[0] is not None for outcome in asked)  # both judged in a report process
+    assert not minimal.grader_failed and minimal.report.problem == ""
+    assert buggy.grader_failed
+    assert "writing its reports (RuntimeError: disk on fire)" in buggy.report.problem
+    assert "disk on fire" in (tmp_path / "out" / "buggy" / "report.json").read_text()
