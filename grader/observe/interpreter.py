@@ -141,7 +141,7 @@ class CaseInterpreter:
             return None
         if step.action == "probe":  # build, capture, replay under the line tracer
             runner = self.target_object(step.target)(args[0], **kwargs)
-            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2])
+            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2], self.lab.launch_counter)
             return None
         array = self.target_object(step.target)  # mutate: the caller scribbles over a returned array
         array[...] = args[0]
