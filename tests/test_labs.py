@@ -67,14 +67,11 @@ def test_the_engine_names_nothing_of_the_decode_step_lab():
 # that starts naming the lab fails, and so does a file listed here that no longer does.
 DEFAULT_LAB_NAMED_IN = {
     "grader/codec.py",
-    "grader/commands/cli.py",
-    "grader/commands/kit.py",
     "grader/commands/repro.py",
     "grader/judging/answers.py",
     "grader/observe/interpreter.py",
     "grader/observe/origins.py",
     "grader/protocol.py",
-    "grader/run/cache.py",
     "grader/run/worker/zygote.py",
     "grader/spec/answer_slots.py",
     "grader/spec/case_draft.py",
@@ -82,7 +79,6 @@ DEFAULT_LAB_NAMED_IN = {
     "grader/spec/describing.py",
     "grader/spec/locating.py",
     "grader/spec/steps.py",
-    "grader/trace_facts.py",
 }
 
 
