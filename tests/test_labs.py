@@ -72,12 +72,9 @@ DEFAULT_LAB_NAMED_IN = {
     "grader/observe/interpreter.py",
     "grader/observe/origins.py",
     "grader/protocol.py",
-    "grader/run/worker/zygote.py",
     "grader/spec/answer_slots.py",
     "grader/spec/case_draft.py",
     "grader/spec/checks/cites.py",
-    "grader/spec/describing.py",
-    "grader/spec/locating.py",
     "grader/spec/steps.py",
 }
 
