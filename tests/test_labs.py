@@ -69,11 +69,9 @@ DEFAULT_LAB_NAMED_IN = {
     "grader/codec.py",
     "grader/commands/repro.py",
     "grader/judging/answers.py",
-    "grader/observe/interpreter.py",
     "grader/observe/origins.py",
     "grader/protocol.py",
     "grader/spec/answer_slots.py",
-    "grader/spec/case_draft.py",
     "grader/spec/checks/cites.py",
     "grader/spec/steps.py",
 }
@@ -101,6 +99,16 @@ def test_both_labs_load_and_declare_what_their_specs_use():
     assert decode.launch_counter is None and decode.values == ("plain", "ref")
     assert decode.buildable == ("InferenceGraphCapture", "DecodeConfig", "DecodeLoop", "FakeDecodeEngine")
     assert "fail_capture" in decode.kwarg_names and decode.step_mode_enum == "StepMode"
+    assert all(e.binds is None for e in decode.entry_points)
+    default = load_lab()  # what its spec loader knows of a step's binding, and where the step's args are
+    assert {e.name: e.binds for e in default.entry_points if e.binds} == {
+        "GraphRunner": "runner",
+        "PiecewiseGraphRunner": "runner",
+        "run_eager": "result",
+        "fuse_elementwise": "ops",
+    }
+    assert default.entry_point("PiecewiseGraphRunner").position("capture_sizes") == 2
+    assert default.entry_point("GraphRunner").position("is_capturable") is None
 
 
 @pytest.mark.parametrize(
@@ -124,6 +132,16 @@ def test_both_labs_load_and_declare_what_their_specs_use():
         (
             "format: 1\nid: x\ntitle: t\nstudent: {module: m}\nbehaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\npack: nowhere\n",
             "pack: nowhere is not a folder",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function, binds: runner, params: [ops]}]}\n"
+            "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\n",
+            "student.entry_points[0].binds: runner: a runner is a buildable class",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function, binds: ops, params: [x]}]}\n"
+            "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\n",
+            "student.entry_points[0].params: binds ops: expected the parameter 'ops'",
         ),
         ("a: [\n", "not valid YAML"),
     ],

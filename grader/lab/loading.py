@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from grader.lab.interface import (
+    BINDS,
     ENTRY_KINDS,
     LAB_FORMAT,
     PARTS,
@@ -246,14 +247,28 @@ def r_list(r: _Reader, value: Any, key: str) -> list:
 
 
 def _entry_point(r: _Reader, value: Any, key: str) -> EntryPoint:
-    f = r.mapping(value, key, ("name", "kind", "buildable", "members"), ("name", "kind"))
+    f = r.mapping(value, key, ("name", "kind", "buildable", "members", "binds", "params"), ("name", "kind"))
     if f["kind"] not in ENTRY_KINDS:
         raise r.fail(f"{key}.kind", f"expected one of {', '.join(ENTRY_KINDS)}, got {f['kind']!r}")
     buildable = f.get("buildable", False)
     if not isinstance(buildable, bool) or (buildable and f["kind"] != "class"):
         raise r.fail(f"{key}.buildable", "expected true or false (only a class is buildable)")
+    binds = f.get("binds")
+    params = r.names(f.get("params", []), f"{key}.params")
+    if binds is not None:
+        if binds not in BINDS:
+            raise r.fail(f"{key}.binds", f"expected one of {', '.join(BINDS)}, got {binds!r}")
+        if (binds == "runner") != buildable or (binds != "runner" and f["kind"] != "function"):
+            raise r.fail(f"{key}.binds", f"{binds}: a runner is a buildable class, ops and result are functions")
+        if "ops" not in params:
+            raise r.fail(f"{key}.params", f"binds {binds}: expected the parameter 'ops' among {list(params)}")
     return EntryPoint(
-        r.name(f["name"], f"{key}.name"), f["kind"], buildable, r.names(f.get("members", []), f"{key}.members")
+        r.name(f["name"], f"{key}.name"),
+        f["kind"],
+        buildable,
+        r.names(f.get("members", []), f"{key}.members"),
+        binds,
+        params,
     )
 
 

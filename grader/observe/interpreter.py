@@ -12,7 +12,7 @@ not reached), the returned value, the launch-counter delta, the grader ops'
 witness log (which buffer each op was handed), the address of the caller's
 input array, and, when a static-buffer check asked for it, a snapshot of the
 runner's ``graphs``; and where in the submission's own files each op call, each
-``LaunchCounter.bump`` and each exception came from (:mod:`grader.observe.locations`).
+bump of the lab's launch counter and each exception came from (:mod:`grader.observe.locations`).
 """
 
 from __future__ import annotations
@@ -82,6 +82,8 @@ class CaseInterpreter:
         self.to_host = to_host
         self.lab = active_lab()
         self.contract_names = self.lab.contract_names
+        # the functions whose returned op list is listed (lab.yaml: binds: ops)
+        self.lists_ops = frozenset(e.name for e in self.lab.entry_points if e.binds == "ops")
         self.locator = Locator.of_module(module)
         self.witness = Witness(self.locator)
         self.bumps: list = []  # this step's launch-counter bump calls (grader.observe.locations)
@@ -91,7 +93,7 @@ class CaseInterpreter:
         self.next_list_id = 0
         self.encoder = protocol.new_encoder()
         self.trace: dict | None = None  # the running probe step's line trace
-        self.kept_alive: list = []  # every GraphEntry and buffer a snapshot named: their ids stay theirs
+        self.kept_alive: list = []  # every graph entry and buffer a snapshot named: their ids stay theirs
         self.origins = OriginTracer(self.locator)  # the lines a step's values came from
 
     # ----------------------------------------------------------- values
@@ -235,7 +237,7 @@ class CaseInterpreter:
         try:
             if step.action in TRACED_ACTIONS:
                 result = self.origins.run(self.perform, step, args, kwargs)
-            else:  # a call of a runner or of run_eager: its ops and bumps are located as they happen
+            else:  # a call of a runner or of a function: its ops and bumps are located as they happen
                 result = self.perform(step, args, kwargs)
         except _Missing as missing:
             record.outcome, record.note = "missing", str(missing)
@@ -249,7 +251,7 @@ class CaseInterpreter:
             if step.name:
                 self.env[step.name] = result
             record.value = self.encode_result(result)
-            if step.action == "call" and step.target == "fuse_elementwise":
+            if step.action == "call" and step.target in self.lists_ops:
                 record.ops = self.listed_ops(result)
         after = _launch_count(self.module, self.lab.launch_counter)
         record.launches = after - before if before is not None and after is not None else None
