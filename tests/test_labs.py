@@ -73,7 +73,6 @@ DEFAULT_LAB_NAMED_IN = {
     "grader/protocol.py",
     "grader/spec/answer_slots.py",
     "grader/spec/checks/cites.py",
-    "grader/spec/steps.py",
 }
 
 
@@ -142,6 +141,11 @@ def test_both_labs_load_and_declare_what_their_specs_use():
             "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function, binds: ops, params: [x]}]}\n"
             "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\n",
             "student.entry_points[0].params: binds ops: expected the parameter 'ops'",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function}]}\n"
+            "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\nprobe: [f]\n",
+            "probe[0]: 'f' is not an entry point with binds: runner",
         ),
         ("a: [\n", "not valid YAML"),
     ],
@@ -354,3 +358,18 @@ def test_a_bad_pack_check_module_is_one_line_naming_the_lab_file_and_the_module(
     with pytest.raises(LabError) as error:
         pack_kind_classes(load_lab(lab_dir))
     assert str(error.value) == f"{lab_dir / 'lab.yaml'}: checks.modules[0]: pack.kinds: {problem}"
+
+
+def test_only_the_runners_a_lab_names_may_be_probed():
+    from grader.spec.schema import build_schema
+
+    def probe_enum():
+        return build_schema()["$defs"]["step"]["oneOf"][-1]["properties"]["probe"]["enum"]
+
+    lab = activate(load_lab(default_lab_root()))
+    assert lab.probe == ("GraphRunner",) and probe_enum() == ["GraphRunner"]
+    try:
+        activate(load_lab(DECODE_STEP))
+        assert probe_enum() == []  # a lab without a probe offers no class to trace
+    finally:
+        activate(lab)

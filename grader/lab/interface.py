@@ -127,6 +127,7 @@ class Lab:
     # pack.MODULE references: the pack's modules defining check kinds as the engine's own are
     # written (Check subclasses, ``lab_owned``), each judged by the engine like one of its own
     check_modules: tuple[str, ...] = ()
+    probe: tuple[str, ...] = ()  # the runners (binds: runner) a probe step may trace line by line
 
     # ------------------------------------------------------------ derived names (a Lab never changes)
     @cached_property

@@ -56,6 +56,7 @@ _KEYS = (
     "checks",
     "step_modes",
     "launch_counter",
+    "probe",
     "backends",
     "behaviours",
     "points",
@@ -234,7 +235,12 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         report_title=r.text(report["title"], "report.title") if "title" in report else r.text(top["title"], "title"),
         all_pass_text=r.text(report["all_pass"], "report.all_pass") if "all_pass" in report else "",
         check_modules=r.names(checks.get("modules", []) or [], "checks.modules", _MODULE_REF),
+        probe=r.names(top.get("probe", []) or [], "probe"),
     )
+    runners = {e.name for e in entry_points if e.binds == "runner"}
+    for i, name in enumerate(lab.probe):
+        if name not in runners:
+            raise r.fail(f"probe[{i}]", f"{name!r} is not an entry point with binds: runner")
     if lab.step_modes and lab.step_mode_enum is None:
         raise r.fail("step_modes", "no enum entry point has these members")
     return lab
