@@ -348,6 +348,10 @@ def test_cli_student_kit(tmp_path, capsys):
     out = tmp_path / "k.zip"
     assert main(["student-kit", "--output", str(out)]) == 0
     assert "public specs" in capsys.readouterr().out and out.is_file()
+    with zipfile.ZipFile(out) as zf:  # the README names the lab's title and module file, from its lab.yaml
+        readme = zf.read(next(n for n in zf.namelist() if n.endswith("graphgrade-kit/README.md"))).decode()
+    assert 'The grader for the lab "CUDA-graph capture and replay (a CPU simulation)"' in readme
+    assert "then edit cudagraph.py" in readme and "what your `cudagraph.py` must provide" in readme
     assert main(["student-kit", "--output", str(tmp_path / "k.tar")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--output" in err

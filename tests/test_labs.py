@@ -67,27 +67,12 @@ def test_the_engine_names_nothing_of_the_decode_step_lab():
 # that starts naming the lab fails, and so does a file listed here that no longer does.
 DEFAULT_LAB_NAMED_IN = {
     "grader/codec.py",
-    "grader/commands/audit_command.py",
-    "grader/commands/cli.py",
-    "grader/commands/deep_audit.py",
-    "grader/commands/kit.py",
-    "grader/commands/mutation.py",
     "grader/commands/repro.py",
     "grader/judging/answers.py",
-    "grader/judging/audit_results.py",
-    "grader/observe/interpreter.py",
-    "grader/observe/line_trace.py",
     "grader/observe/origins.py",
     "grader/protocol.py",
-    "grader/run/cache.py",
-    "grader/run/worker/zygote.py",
     "grader/spec/answer_slots.py",
-    "grader/spec/case_draft.py",
     "grader/spec/checks/cites.py",
-    "grader/spec/describing.py",
-    "grader/spec/locating.py",
-    "grader/spec/steps.py",
-    "grader/trace_facts.py",
 }
 
 
@@ -113,6 +98,16 @@ def test_both_labs_load_and_declare_what_their_specs_use():
     assert decode.launch_counter is None and decode.values == ("plain", "ref")
     assert decode.buildable == ("InferenceGraphCapture", "DecodeConfig", "DecodeLoop", "FakeDecodeEngine")
     assert "fail_capture" in decode.kwarg_names and decode.step_mode_enum == "StepMode"
+    assert all(e.binds is None for e in decode.entry_points)
+    default = load_lab()  # what its spec loader knows of a step's binding, and where the step's args are
+    assert {e.name: e.binds for e in default.entry_points if e.binds} == {
+        "GraphRunner": "runner",
+        "PiecewiseGraphRunner": "runner",
+        "run_eager": "result",
+        "fuse_elementwise": "ops",
+    }
+    assert default.entry_point("PiecewiseGraphRunner").position("capture_sizes") == 2
+    assert default.entry_point("GraphRunner").position("is_capturable") is None
 
 
 @pytest.mark.parametrize(
@@ -136,6 +131,21 @@ def test_both_labs_load_and_declare_what_their_specs_use():
         (
             "format: 1\nid: x\ntitle: t\nstudent: {module: m}\nbehaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\npack: nowhere\n",
             "pack: nowhere is not a folder",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function, binds: runner, params: [ops]}]}\n"
+            "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\n",
+            "student.entry_points[0].binds: runner: a runner is a buildable class",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function, binds: ops, params: [x]}]}\n"
+            "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\n",
+            "student.entry_points[0].params: binds ops: expected the parameter 'ops'",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function}]}\n"
+            "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\nprobe: [f]\n",
+            "probe[0]: 'f' is not an entry point with binds: runner",
         ),
         ("a: [\n", "not valid YAML"),
     ],
@@ -348,3 +358,18 @@ def test_a_bad_pack_check_module_is_one_line_naming_the_lab_file_and_the_module(
     with pytest.raises(LabError) as error:
         pack_kind_classes(load_lab(lab_dir))
     assert str(error.value) == f"{lab_dir / 'lab.yaml'}: checks.modules[0]: pack.kinds: {problem}"
+
+
+def test_only_the_runners_a_lab_names_may_be_probed():
+    from grader.spec.schema import build_schema
+
+    def probe_enum():
+        return build_schema()["$defs"]["step"]["oneOf"][-1]["properties"]["probe"]["enum"]
+
+    lab = activate(load_lab(default_lab_root()))
+    assert lab.probe == ("GraphRunner",) and probe_enum() == ["GraphRunner"]
+    try:
+        activate(load_lab(DECODE_STEP))
+        assert probe_enum() == []  # a lab without a probe offers no class to trace
+    finally:
+        activate(lab)

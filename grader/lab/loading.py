@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from grader.lab.interface import (
+    BINDS,
     ENTRY_KINDS,
     LAB_FORMAT,
     PARTS,
@@ -55,6 +56,7 @@ _KEYS = (
     "checks",
     "step_modes",
     "launch_counter",
+    "probe",
     "backends",
     "behaviours",
     "points",
@@ -233,7 +235,12 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         report_title=r.text(report["title"], "report.title") if "title" in report else r.text(top["title"], "title"),
         all_pass_text=r.text(report["all_pass"], "report.all_pass") if "all_pass" in report else "",
         check_modules=r.names(checks.get("modules", []) or [], "checks.modules", _MODULE_REF),
+        probe=r.names(top.get("probe", []) or [], "probe"),
     )
+    runners = {e.name for e in entry_points if e.binds == "runner"}
+    for i, name in enumerate(lab.probe):
+        if name not in runners:
+            raise r.fail(f"probe[{i}]", f"{name!r} is not an entry point with binds: runner")
     if lab.step_modes and lab.step_mode_enum is None:
         raise r.fail("step_modes", "no enum entry point has these members")
     return lab
@@ -246,14 +253,28 @@ def r_list(r: _Reader, value: Any, key: str) -> list:
 
 
 def _entry_point(r: _Reader, value: Any, key: str) -> EntryPoint:
-    f = r.mapping(value, key, ("name", "kind", "buildable", "members"), ("name", "kind"))
+    f = r.mapping(value, key, ("name", "kind", "buildable", "members", "binds", "params"), ("name", "kind"))
     if f["kind"] not in ENTRY_KINDS:
         raise r.fail(f"{key}.kind", f"expected one of {', '.join(ENTRY_KINDS)}, got {f['kind']!r}")
     buildable = f.get("buildable", False)
     if not isinstance(buildable, bool) or (buildable and f["kind"] != "class"):
         raise r.fail(f"{key}.buildable", "expected true or false (only a class is buildable)")
+    binds = f.get("binds")
+    params = r.names(f.get("params", []), f"{key}.params")
+    if binds is not None:
+        if binds not in BINDS:
+            raise r.fail(f"{key}.binds", f"expected one of {', '.join(BINDS)}, got {binds!r}")
+        if (binds == "runner") != buildable or (binds != "runner" and f["kind"] != "function"):
+            raise r.fail(f"{key}.binds", f"{binds}: a runner is a buildable class, ops and result are functions")
+        if "ops" not in params:
+            raise r.fail(f"{key}.params", f"binds {binds}: expected the parameter 'ops' among {list(params)}")
     return EntryPoint(
-        r.name(f["name"], f"{key}.name"), f["kind"], buildable, r.names(f.get("members", []), f"{key}.members")
+        r.name(f["name"], f"{key}.name"),
+        f["kind"],
+        buildable,
+        r.names(f.get("members", []), f"{key}.members"),
+        binds,
+        params,
     )
 
 
