@@ -15,26 +15,19 @@ from test_reports_samples import (
     passing_report,
 )
 
-from grader.judging.results import (
-    MAX_TEXT,
-    REPORT_FORMAT,
-    Flag,
-    Report,
-    ReportError,
-    read_report,
-    report_from_json,
-    report_to_json,
-    write_report,
-)
+from grader.judging.report_reading import MAX_TEXT, ReportError, read_report, report_from_json
+from grader.judging.report_writing import report_to_json, write_report
+from grader.judging.results import REPORT_FORMAT, Flag, Report
 
 
 def test_report_json_is_written_as_the_json_module_would(any_report):
-    """report.json is written straight from the result types (grader.judging.results.report_json_text),
+    """report.json is written straight from the result types (grader.judging.report_writing.report_json_text),
     byte for byte what json.dumps(dataclasses.asdict(...), indent=1, sort_keys=True) writes,
     awkward text and non-finite numbers included."""
     import dataclasses
 
-    from grader.judging.results import Flag, report_json_text
+    from grader.judging.report_writing import report_json_text
+    from grader.judging.results import Flag
 
     odd = replace(
         any_report,
