@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from grader.commands import report_manifest
-from grader.commands.grade import STAFF_FILES, _write_outputs
+from grader.commands.grade import _write_outputs
 from grader.judging.results import CaseResult, Report, SpecSummary
+from reports.outputs import submission_files
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_FILE = "01_launch_counter.yaml"
@@ -32,6 +33,8 @@ EDITS = {
     "check": ("value: {step: n_after_reset, equals: 0}", "value: {step: n_after_reset, equals: 1}"),
 }  # fmt: skip
 BATCH_FILES = ("summary.html", "grades.csv")
+
+STAFF_FILES = submission_files()  # what grade writes for a submission in a staff's run (reports.outputs)
 
 
 def _class(root: Path) -> list[Path]:

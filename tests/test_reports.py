@@ -441,7 +441,13 @@ def test_write_submission_outputs(tmp_path):
     report = failing_report()
     out = tmp_path / "deep" / "bob"
     write_submission_outputs(report, out)
-    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "results.json", "staff.html"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "junit.xml",
+        "report.html",
+        "report.json",
+        "results.json",
+        "staff.html",
+    ]
     json.loads((out / "results.json").read_text(encoding="utf-8"))
     ET.parse(out / "junit.xml")
     strict_parse((out / "report.html").read_text(encoding="utf-8"))
