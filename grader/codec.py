@@ -59,7 +59,7 @@ MAX_FRAME_TEXT = 200  # characters of a frame's file, function or source line
 MAX_SITES = 32  # call sites per step
 MAX_SITE_FRAMES = 4  # frames of one call site, innermost first
 MAX_TRACE_FRAMES = 8  # frames of an exception's traceback, outermost first
-MAX_BUMPS = 256  # LaunchCounter.bump calls recorded per step
+MAX_BUMPS = 256  # the launch counter's bump calls recorded per step
 # per case, so that a case of many steps stays well inside MAX_HEADER_BYTES (the worker's bound)
 MAX_CASE_SITES = 128
 MAX_CASE_TRACE_FRAMES = 64
@@ -371,7 +371,7 @@ class StepRecord:
     # the submission's call sites of this step: each a list of frames [file, line, function,
     # source], innermost first; a witness entry's 7th item and a bump's 2nd are indices here
     sites: list | None = None
-    bumps: list | None = None  # [amount, site] per LaunchCounter.bump call
+    bumps: list | None = None  # [amount, site] per bump call of the lab's launch counter
     # the calls this step made on each object the lab provides (its ``as`` name -> the calls its
     # log recorded during the step, each a list of text and integers, then its site index)
     calls: dict | None = None

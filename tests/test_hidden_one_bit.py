@@ -133,6 +133,15 @@ def test_the_seven_ways_a_hidden_case_ends_are_one_bit_to_the_student(graded):
         assert len({views[n][f] for n in FAILING_ALL}) == 1, f
         for name in FAILING:  # the line in the submission's code is the staff's alone
             assert "cudagraph.py:" not in views[name][f] and "static_inputs" not in views[name][f]
+    # The check records of the hidden cases (report.json format 4: an id, a cause key, the
+    # student's file, line and function per line) are the staff's alone as well.
+    typo = [k for c in staff["v-typo"]["cases"] if c["redacted"] for k in c["checks"] if not k["passed"]]
+    assert any((k["file"], k["function"]) == ("cudagraph.py", "_typo") and k["line"] > 0 for k in typo)
+    for name in FAILING:
+        records = [k for c in staff[name]["cases"] if c["redacted"] for k in c["checks"]]
+        for f in ("report.html", "junit.xml", "results.json"):
+            assert "_typo" not in views[name][f]
+            assert not [k["id"] for k in records if k["id"] in views[name][f]], (name, f)
     # nor does the terminal line of a submission name a hidden case's line
     terminal = (graded.parent / "terminal.txt").read_text(encoding="utf-8")
     assert "first failure at" not in terminal and "cudagraph.py:" not in terminal

@@ -27,6 +27,7 @@ class StaticBufferCheck(Check):
 
     kind = "static_buffer"
     order = 90
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
     step_fields = ("steps",)
 
     @classmethod
