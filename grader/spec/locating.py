@@ -100,7 +100,7 @@ def origin_at(obs: StepObservation, state_wrong: bool = False) -> str:
     state = by_kind.get("state")
     if state_wrong and state is not None and returned is not None:
         # the object's other results are wrong too: the state the return computes from, not the return
-        return _bounded(f"\n  last set at {frame_text(state)}\n    then returned at {frame_text(returned)}")
+        return bounded(f"\n  last set at {frame_text(state)}\n    then returned at {frame_text(returned)}")
     if "returned-plain" in by_kind and tested is not None:
         return bounded(f"\n  decided at {frame_text(tested)}\n    then returned at {frame_text(returned)}")
     if "returned-plain" in by_kind and assigned is not None and assigned.function != "__init__":
