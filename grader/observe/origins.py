@@ -208,10 +208,14 @@ class OriginTracer:
         if event != "call":
             return None
         if self._file(frame.f_code) is None:
-            if self.fields and frame.f_code.co_name == "__init__":
-                self._built(frame)
-            elif self.fields and self.argument is None and frame.f_code is self.op_code:
-                self._handed(frame.f_back)
+            if self.fields:
+                try:
+                    if frame.f_code.co_name == "__init__":
+                        self._built(frame)
+                    elif self.argument is None and frame.f_code is self.op_code:
+                        self._handed(frame.f_back)
+                except Exception:  # noqa: BLE001 - an odd object of the submission's: nothing noted, the step runs on
+                    pass
             return None
         if self._top is None and self.returned is None:
             self._top = frame
@@ -252,9 +256,8 @@ class OriginTracer:
         params = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
         if not set(params) & set(FIELDS):
             return
-        try:
-            record = type(frame.f_locals.get("self")).__name__
-        except Exception:  # noqa: BLE001 - an odd object: nothing to note
+        record = type.__dict__["__name__"].__get__(type(frame.f_locals.get("self")))  # never the class's own __name__
+        if not isinstance(record, str):
             return
         caller_code = caller.f_code
         here = (caller_code.co_filename, caller.f_lineno, caller_code.co_name)
