@@ -21,7 +21,8 @@ alone; either is rewritten once its cases have run again.
 The cache holds hidden cases' observations (what a submission returned for hidden inputs),
 so it is staff-only: its directory is made mode 0700 and must belong to the grader's user;
 the grader refuses a directory anyone else can enter. Only the grader process reads and
-writes it; workers (other uids, confined by Landlock to their submission and scratch) never
+writes it, and its report writers read it (forked from it before any thread starts, running no
+submission code: see grader.commands.report_writers); workers (other uids, confined by Landlock to their submission and scratch) never
 see it.
 """
 
@@ -142,6 +143,12 @@ class StoredSubmission:
 
     output_tail: str | None
     cases: dict[str, dict]
+    duration_s: float | None = None  # the run's that stored it (None: an entry from before it was kept)
+
+    def run_duration(self, found) -> float:
+        """The whole run's time as the run that stored it measured it (so a regrade's report says
+        what the cold run's said), else the sum of its cases'."""
+        return self.duration_s if self.duration_s is not None else sum(r.duration_s for r in found)
 
 
 NOTHING_STORED = StoredSubmission(None, {})
@@ -195,7 +202,10 @@ class ObservationCache:
         except (ValueError, RecursionError):
             self._ignored(looked_up)
             return NOTHING_STORED
-        return StoredSubmission(entry["output_tail"], entry["cases"])
+        duration = entry.get("duration_s")
+        if not isinstance(duration, (int, float)) or isinstance(duration, bool) or not 0 <= duration < float("inf"):
+            duration = None
+        return StoredSubmission(entry["output_tail"], entry["cases"], duration)
 
     def case_run(self, entry: object, case: Case) -> CaseRun | None:
         """The observed run of ``case`` from its stored entry; None when there is none, or when
@@ -353,7 +363,7 @@ def stored_run(
         if run is None:
             return None
         found.append(run)
-    return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))
+    return SubmissionRun("", tuple(found), stored.output_tail, stored.run_duration(found))
 
 
 def run_with_cache(
@@ -400,7 +410,7 @@ def run_with_cache(
     if not missing and stored.output_tail is not None:
         if judged_apart:
             return None
-        return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))  # type: ignore[union-attr]
+        return SubmissionRun("", tuple(found), stored.output_tail, stored.run_duration(found))
     if len(missing) == len(cases):
         fresh = run_submission(
             zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, MAX_CACHED_FRAME
@@ -428,7 +438,7 @@ def run_with_cache(
             entries[keys[i]] = entry
         found[i] = replace(run, frame=b"")
     kept = within_budget(entries, keys)
-    cache.put(entry_key, {"output_tail": fresh.output_tail, "cases": kept})
+    cache.put(entry_key, {"output_tail": fresh.output_tail, "duration_s": fresh.duration_s, "cases": kept})
     if judged_apart:
         if stored_all and all(key in kept for key in keys):
             return None
