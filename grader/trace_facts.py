@@ -9,8 +9,8 @@ a student cites in answers.md with these facts.
 
 "While a line ran" has two levels: ``direct`` (the innermost line of the submission that
 was running) and ``via a call`` (the line one level up that called the helper holding it).
-``LaunchCounter``'s own methods are not followed: a bump is credited to the line that
-called it.
+The launch counter's own methods (the lab's ``launch_counter`` entry point) are not
+followed: a bump is credited to the line that called it.
 
 On the wire a trace is ``{"lines": [[file, line, function, flags, replay bumps, replay
 bumps via a call, capture bumps], ...], "replay_launches": int | null, "buffer": bool,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
-from grader.judging.audit_results import TARGET_NAME, AuditResult, DeepResult
+from grader.judging.audit_results import AuditResult, DeepResult
 
 
 # ------------------------------------------------------------------ graphgrade audit
@@ -144,7 +144,7 @@ def _killed_rows(mutants) -> list[str]:
 
 
 def format_deep_text(result: DeepResult) -> str:
-    lines = [f"graphgrade audit --deep: {len(result.mutants)} mutants of {TARGET_NAME}", ""]
+    lines = [f"graphgrade audit --deep: {len(result.mutants)} mutants of {result.target}", ""]
     _section(
         lines,
         "Survivors (no case kills them; add a case, or list them in reference/mutants/equivalent.yaml, under equivalent or outside_contract, with a reason):",

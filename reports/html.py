@@ -62,6 +62,7 @@ def environment() -> jinja2.Environment:
         seconds=v.fmt_seconds,
         stepno=v.step_no,
         oneline=v.one_line,
+        observed=v.observed_text,
         taglabel=v.tag_label,
         taggroup=v.tag_group,
         slug=v.slug,
@@ -97,6 +98,13 @@ def _require_report(report: Any) -> Report:
 # One submission
 
 
+def _first_for(report: Report, staff: bool):
+    """The report's first cause for this page's reader (grader.judging.first_cause), or None."""
+    if report.first_cause is None:
+        return None
+    return report.first_cause.staff if staff else report.first_cause.student
+
+
 def render_submission(report: Report, staff: bool = False) -> str:
     """The student's ``report.html`` for one graded submission, or with ``staff=True`` the
     staff's ``staff.html``: every hidden case as a student's visible case is shown.
@@ -123,7 +131,7 @@ def render_submission(report: Report, staff: bool = False) -> str:
             page=causes,
             groups=v.tag_groups(report.specs, report.cases),
             headline=v.headline(report),
-            fix=v.fix_first(specs, causes),
+            fix=v.fix_first(specs, causes, _first_for(report, staff)),
             notes=v.page_notes(specs, causes),
             duration=report.duration_s if staff else v.student_duration(report),
             n_cases=n_cases,

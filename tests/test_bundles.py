@@ -102,7 +102,9 @@ def test_build_bundle(tmp_path):
         "labs",  # the default lab the install grades: labs/DEFAULT and its folder, no other lab
         "labs.cudagraph",
         "labs.cudagraph.pack",
+        "labs.cudagraph.pack.checks",  # the lab's own check kinds
     }
+    assert "kit/labs/cudagraph/pack/checks/launches.py" in names
     assert "kit/labs/DEFAULT" in names and "kit/labs/cudagraph/lab.yaml" in names
     assert not any(n.startswith("kit/labs/decode_step") for n in names)
     assert toml["tool"]["setuptools"]["package-data"]["labs.cudagraph"] == ["lab.yaml"]
@@ -346,6 +348,10 @@ def test_cli_student_kit(tmp_path, capsys):
     out = tmp_path / "k.zip"
     assert main(["student-kit", "--output", str(out)]) == 0
     assert "public specs" in capsys.readouterr().out and out.is_file()
+    with zipfile.ZipFile(out) as zf:  # the README names the lab's title and module file, from its lab.yaml
+        readme = zf.read(next(n for n in zf.namelist() if n.endswith("graphgrade-kit/README.md"))).decode()
+    assert 'The grader for the lab "CUDA-graph capture and replay (a CPU simulation)"' in readme
+    assert "then edit cudagraph.py" in readme and "what your `cudagraph.py` must provide" in readme
     assert main(["student-kit", "--output", str(tmp_path / "k.tar")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--output" in err

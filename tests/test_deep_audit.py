@@ -18,12 +18,20 @@ from pathlib import Path
 import pytest
 
 from grader.commands.audit import AuditSetupError
-from grader.commands.deep_audit import EQUIVALENTS, TARGET, TARGET_NAME, DeepMutant, DeepResult, load_equivalents
+from grader.commands.deep_audit import (
+    EQUIVALENTS,
+    DeepMutant,
+    DeepResult,
+    load_equivalents,
+    target_file,
+    target_name,
+)
 from grader.commands.mutation import generate_mutants
 from reports.audit_text import format_deep_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
+TARGET, TARGET_NAME = target_file(), target_name()  # the default lab's reference, reference/cudagraph.py
 SOURCE = TARGET.read_text(encoding="utf-8")
 MUTANTS = generate_mutants(TARGET, TARGET_NAME)
 BY_SCOPE: dict[str, list] = {}
@@ -266,3 +274,7 @@ def test_deep_refuses_html_and_bad_jobs_with_one_line():
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--deep" in proc.stderr
     proc = deep("--jobs", "0")
     assert proc.returncode == 2 and "--jobs" in proc.stderr
+
+
+def test_the_deep_audit_mutates_the_active_labs_reference_and_names_it_by_folder_and_file():
+    assert TARGET == ROOT / "reference" / "cudagraph.py" and TARGET_NAME == "reference/cudagraph.py"

@@ -67,34 +67,12 @@ def test_the_engine_names_nothing_of_the_decode_step_lab():
 # that starts naming the lab fails, and so does a file listed here that no longer does.
 DEFAULT_LAB_NAMED_IN = {
     "grader/codec.py",
-    "grader/commands/audit_command.py",
-    "grader/commands/cli.py",
-    "grader/commands/deep_audit.py",
-    "grader/commands/kit.py",
-    "grader/commands/mutation.py",
     "grader/commands/repro.py",
     "grader/judging/answers.py",
-    "grader/judging/audit_results.py",
-    "grader/observe/interpreter.py",
-    "grader/observe/line_trace.py",
     "grader/observe/origins.py",
     "grader/protocol.py",
-    "grader/run/cache.py",
-    "grader/run/worker/zygote.py",
     "grader/spec/answer_slots.py",
-    "grader/spec/case_draft.py",
     "grader/spec/checks/cites.py",
-    "grader/spec/checks/entry_output.py",
-    "grader/spec/checks/fused_ops.py",
-    "grader/spec/checks/launches.py",
-    "grader/spec/checks/output.py",
-    "grader/spec/checks/same_entries.py",
-    "grader/spec/checks/same_output.py",
-    "grader/spec/checks/static_buffer.py",
-    "grader/spec/describing.py",
-    "grader/spec/locating.py",
-    "grader/spec/steps.py",
-    "grader/trace_facts.py",
 }
 
 
@@ -120,6 +98,16 @@ def test_both_labs_load_and_declare_what_their_specs_use():
     assert decode.launch_counter is None and decode.values == ("plain", "ref")
     assert decode.buildable == ("InferenceGraphCapture", "DecodeConfig", "DecodeLoop", "FakeDecodeEngine")
     assert "fail_capture" in decode.kwarg_names and decode.step_mode_enum == "StepMode"
+    assert all(e.binds is None for e in decode.entry_points)
+    default = load_lab()  # what its spec loader knows of a step's binding, and where the step's args are
+    assert {e.name: e.binds for e in default.entry_points if e.binds} == {
+        "GraphRunner": "runner",
+        "PiecewiseGraphRunner": "runner",
+        "run_eager": "result",
+        "fuse_elementwise": "ops",
+    }
+    assert default.entry_point("PiecewiseGraphRunner").position("capture_sizes") == 2
+    assert default.entry_point("GraphRunner").position("is_capturable") is None
 
 
 @pytest.mark.parametrize(
@@ -143,6 +131,21 @@ def test_both_labs_load_and_declare_what_their_specs_use():
         (
             "format: 1\nid: x\ntitle: t\nstudent: {module: m}\nbehaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\npack: nowhere\n",
             "pack: nowhere is not a folder",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function, binds: runner, params: [ops]}]}\n"
+            "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\n",
+            "student.entry_points[0].binds: runner: a runner is a buildable class",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function, binds: ops, params: [x]}]}\n"
+            "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\n",
+            "student.entry_points[0].params: binds ops: expected the parameter 'ops'",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function}]}\n"
+            "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\nprobe: [f]\n",
+            "probe[0]: 'f' is not an entry point with binds: runner",
         ),
         ("a: [\n", "not valid YAML"),
     ],
@@ -303,3 +306,70 @@ def test_the_lab_decides_what_its_specs_may_say(tmp_path, kwargs, check, problem
         activate(before)
     (error,) = caught.value.errors
     assert str(error).startswith(str(tmp_path / "01.yaml")) and problem in str(error) and "\n" not in str(error), error
+
+
+def test_the_default_labs_pack_defines_its_own_check_kinds_outside_the_engines_registry():
+    from grader.spec.checks import check_class, lab_check_kinds
+    from grader.spec.checks.base import REGISTRY
+
+    lab = activate(load_lab(default_lab_root()))
+    assert "static_buffer" in lab_check_kinds() and "static_buffer" not in REGISTRY
+    cls = check_class("launches")
+    assert cls.__module__ == "_graphgrade_pack_cudagraph.checks.launches"
+    assert Path(__import__("sys").modules[cls.__module__].__file__) == lab.paths.pack / "checks" / "launches.py"
+    try:
+        activate(load_lab(DECODE_STEP))
+        assert "launches" not in lab_check_kinds()
+        with pytest.raises(KeyError):
+            check_class("launches")
+    finally:
+        activate(lab)
+
+
+@pytest.mark.parametrize(
+    "module, problem",
+    [
+        ("from grader.spec.checks.base import Check\n", "defines no check kind (a Check subclass with a kind)"),
+        (
+            "from dataclasses import dataclass\nfrom grader.spec.checks.base import Check\n"
+            "@dataclass(frozen=True)\nclass C(Check):\n    kind = 'value'\n    order = 9999\n    lab_owned = True\n"
+            "    parse = schema = judge = classmethod(lambda cls: None)\n",
+            "check kind 'value' is a kind the engine already has",
+        ),
+        (
+            "from dataclasses import dataclass\nfrom grader.spec.checks.base import Check\n"
+            "@dataclass(frozen=True)\nclass C(Check):\n    kind = 'mine'\n    order = 9999\n    lab_owned = True\n",
+            "check kind 'mine' does not define parse, schema, judge",
+        ),
+    ],
+)
+def test_a_bad_pack_check_module_is_one_line_naming_the_lab_file_and_the_module(tmp_path, module, problem):
+    from grader.spec.checks.pack_owned import pack_kind_classes
+
+    lab_dir = tmp_path / "lab"
+    (lab_dir / "pack").mkdir(parents=True)
+    (lab_dir / "pack" / "__init__.py").write_text("", encoding="utf-8")
+    (lab_dir / "pack" / "kinds.py").write_text(module, encoding="utf-8")
+    (lab_dir / "lab.yaml").write_text(
+        f"format: 1\nid: bad-kinds-{len(problem)}\ntitle: t\nstudent: {{module: m}}\nbehaviours: [{{id: a, title: A, part: core}}]\n"
+        "specs: s\nreference: r\npack: pack\nchecks: {modules: [pack.kinds]}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(LabError) as error:
+        pack_kind_classes(load_lab(lab_dir))
+    assert str(error.value) == f"{lab_dir / 'lab.yaml'}: checks.modules[0]: pack.kinds: {problem}"
+
+
+def test_only_the_runners_a_lab_names_may_be_probed():
+    from grader.spec.schema import build_schema
+
+    def probe_enum():
+        return build_schema()["$defs"]["step"]["oneOf"][-1]["properties"]["probe"]["enum"]
+
+    lab = activate(load_lab(default_lab_root()))
+    assert lab.probe == ("GraphRunner",) and probe_enum() == ["GraphRunner"]
+    try:
+        activate(load_lab(DECODE_STEP))
+        assert probe_enum() == []  # a lab without a probe offers no class to trace
+    finally:
+        activate(lab)

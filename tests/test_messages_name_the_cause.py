@@ -97,7 +97,10 @@ def test_ops_on_the_callers_array_at_capture_are_blamed_on_the_capture():
     ],
 )
 def test_step_kinds_follow_keys_capture_sizes_warm_up_and_masks(uid, kinds):
-    from grader.spec.describing import step_kind
+    from grader.lab import active
+    from grader.lab.loading import pack_attribute
+
+    step_kind = pack_attribute(active(), "pack.checks.runner_steps:step_kind")  # the lab's own vocabulary
 
     case = CASES[uid]
     runner_calls = [

@@ -15,7 +15,7 @@ import yaml
 
 from grader.lab import active as active_lab
 from grader.ops import OP_KINDS
-from grader.spec.checks import CHECK_KINDS
+from grader.spec.checks import lab_check_kinds
 from grader.spec.loader import load_spec_text, spec_files
 from grader.spec.schema import build_schema
 from grader.spec.steps import STEP_ACTIONS
@@ -84,7 +84,7 @@ def test_schema_lists_the_loaders_vocabulary(schema):
     defs = schema["$defs"]
     assert defs["spec"]["properties"]["tag"]["enum"] == list(TAGS)
     assert defs["spec"]["properties"]["visibility"]["enum"] == list(VISIBILITIES)
-    assert [next(iter(alt["properties"])) for alt in defs["check"]["oneOf"]] == list(CHECK_KINDS)
+    assert [next(iter(alt["properties"])) for alt in defs["check"]["oneOf"]] == list(lab_check_kinds())
     assert [alt["required"][0] for alt in defs["step"]["oneOf"]] == list(STEP_ACTIONS)
     plain_ops, *with_arg = defs["op"]["oneOf"]
     named = set(plain_ops["enum"]) | {next(iter(alt["properties"])) for alt in with_arg}

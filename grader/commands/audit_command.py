@@ -94,9 +94,9 @@ def add_audit_parser(sub) -> None:
         "--deep",
         action="store_true",
         help=(
-            "instead of the named mutants, grade every systematic single-change mutant of reference/cudagraph.py "
-            "and print the mutation score; survivors must be killed by a case or listed in "
-            "reference/mutants/equivalent.yaml (needs the 'audit' extra; takes minutes)"
+            "instead of the named mutants, grade every systematic single-change mutant of the lab's reference "
+            "solution and print the mutation score; survivors must be killed by a case or listed in "
+            "equivalent.yaml of the lab's mutants folder (needs the 'audit' extra; takes minutes)"
         ),
     )
     a.add_argument(
@@ -104,6 +104,6 @@ def add_audit_parser(sub) -> None:
         action="append",
         default=None,
         metavar="SCOPE",
-        help="with --deep: mutate only functions whose name starts with SCOPE, e.g. GraphRunner._load (repeatable)",
+        help="with --deep: mutate only functions whose name starts with SCOPE, e.g. Class._method (repeatable)",
     )
     a.set_defaults(func=cmd_audit)

@@ -50,7 +50,7 @@ from grader.errors import UsageError  # noqa: E402 - re-exported for the subcomm
 
 def reference_dir() -> Path:
     """What grading "the bundled reference" grades: the folder holding the lab's reference, when
-    the file has the student module's name (reference/cudagraph.py), else the file itself."""
+    the file has the student module's name (reference/MODULE.py), else the file itself."""
     from grader.lab import active
 
     lab = active()
@@ -74,7 +74,7 @@ def refuse_without_reference(command: str | None) -> None:
 
 # ------------------------------------------------------------------ grade
 def _default_submission() -> tuple[list[Path], Path | None]:
-    """No path given: the lab's module file here (./cudagraph.py for the default lab) when there
+    """No path given: the lab's module file here (./MODULE.py, lab.yaml's student.module) when there
     is one, otherwise the bundled reference, said plainly (a student's terminal must never show
     the reference's score as theirs)."""
     from grader.lab import active
@@ -238,20 +238,23 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def add_grade_parser(sub) -> None:
     g = sub.add_parser(
         "grade",
-        help="grade submissions and write reports (no path: ./cudagraph.py, else the bundled reference)",
+        help="grade submissions and write reports (no path: the lab's ./MODULE.py, else the bundled reference)",
         description=(
             "Grade each SUBMISSION in isolated, time-limited workers and write OUT/<name>/report.html (the student's "
             "page: hidden cases as passed / not passed only), staff.html and report.json (everything, hidden cases "
             "included), results.json (Gradescope), junit.xml, and OUT/summary.html and OUT/grades.csv for the batch. "
             "In the student kit: the student's files only (no staff.html or similarity files; for one submission no "
             "summary.html or grades.csv). "
-            "With no SUBMISSION: ./cudagraph.py when there is one, otherwise the bundled reference solution (said so)."
+            "With no SUBMISSION: the lab's module file here (./MODULE.py, lab.yaml's student.module) when there is one, otherwise the bundled reference solution (said so)."
         ),
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     g.add_argument(
-        "submissions", nargs="*", metavar="SUBMISSION", help="a directory holding cudagraph.py, or that file"
+        "submissions",
+        nargs="*",
+        metavar="SUBMISSION",
+        help="a directory holding the lab's MODULE.py (lab.yaml's student.module), or that file",
     )
     g.add_argument("--specs", type=Path, default=None, help=spec_source.SPECS_HELP)
     g.add_argument(
@@ -284,7 +287,7 @@ def add_grade_parser(sub) -> None:
         type=number_arg(0),
         default=10.0,
         metavar="SECONDS",
-        help="time limit for importing cudagraph.py (its module-level code) in each worker, at most --budget (default: 10)",
+        help="time limit for importing the submission's module (its module-level code) in each worker, at most --budget (default: 10)",
     )
     g.add_argument(
         "--fail-under",

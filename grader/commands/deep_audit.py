@@ -40,13 +40,24 @@ import yaml
 
 from grader.commands.audit import ROOT, AuditSetupError, answer_tags, unsettled
 from grader.judging.audit_results import (  # typed results, below the renderers
-    TARGET_NAME,
     DeepMutant,
     DeepResult,
     Equivalent,
 )
+from grader.lab import active as active_lab
 
-TARGET = ROOT / "reference" / "cudagraph.py"
+
+def target_file() -> Path:
+    """What the deep audit mutates: the active lab's reference solution."""
+    return active_lab().paths.reference
+
+
+def target_name() -> str:
+    """The reference as the deep audit's output names it: its folder and file name."""
+    reference = target_file()
+    return f"{reference.parent.name}/{reference.name}"
+
+
 EQUIVALENTS = ROOT / "reference" / "mutants" / "equivalent.yaml"
 ENTRY_KEYS = ("file", "scope", "line", "change", "reason")
 
@@ -87,12 +98,13 @@ def run_deep_audit(
     load=None,
     only: Callable[[str], bool] | None = None,
     equivalents: Path = EQUIVALENTS,
-    target: Path = TARGET,
-    target_name: str = TARGET_NAME,
+    target: Path | None = None,
+    name: str | None = None,
 ) -> DeepResult:
     """Mutate ``target``, grade every mutant and the unmutated control against ``specs_dir``.
 
-    ``only(scope)`` restricts the mutants to some functions (``"GraphRunner._load"``)."""
+    ``target``: the file mutated (default: the lab's reference, named ``name`` in the output).
+    ``only(scope)`` restricts the mutants to some functions (``"Class.method"``)."""
     from grader.commands.audit import audit_settings
     from grader.commands.grade import grade_submissions
     from grader.commands.mutation import generate_mutants
@@ -100,7 +112,8 @@ def run_deep_audit(
     from grader.spec.loader import load_suite
 
     listed = load_equivalents(equivalents)
-    mutants = generate_mutants(target, target_name, only)
+    target = target or target_file()
+    mutants = generate_mutants(target, name or target_name(), only)
     if not mutants:
         raise AuditSetupError(f"{target}: no mutants to grade")
     started = time.monotonic()
@@ -113,7 +126,7 @@ def run_deep_audit(
         for i, mutant in enumerate([None, *mutants]):
             folder = Path(tmp) / "src" / f"m{i:04d}"
             folder.mkdir(parents=True)
-            (folder / "cudagraph.py").write_text(
+            (folder / active_lab().module_file).write_text(
                 target.read_text(encoding="utf-8") if mutant is None else mutant.source, encoding="utf-8"
             )
             paths.append(folder)
@@ -152,4 +165,6 @@ def run_deep_audit(
     keys = {m.key for m in mutants}
     stale = tuple(e for e in listed if e.key not in keys and (only is None or only(e.scope)))
     cases = tuple(f"{s.id}/{c.id}" for s in specs for c in s.cases)
-    return DeepResult(tuple(results), failures, stale, time.monotonic() - started, len(again), cases)
+    return DeepResult(
+        tuple(results), failures, stale, time.monotonic() - started, len(again), cases, name or target_name()
+    )

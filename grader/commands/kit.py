@@ -48,6 +48,7 @@ from grader.commands.bundles import (
 )
 from grader.commands.kit_marker import KIT_FORMAT, KIT_MARKER
 from grader.errors import UsageError
+from grader.lab.loading import default_lab_root, load_lab
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: the same values, faster
 ROOT = "graphgrade-kit/"  # pip strips a zip's single top-level folder; `unzip` keeps things tidy
@@ -350,19 +351,19 @@ def public_spec_files(specs_dir) -> tuple[dict[str, str], dict[str, float]]:
 KIT_README = """\
 # graphgrade student kit
 
-The grader for the CUDA-graph capture and replay lab, with the public specs ({public_specs}
+The grader for the lab "{lab_title}", with the public specs ({public_specs}
 specs, {public_cases} cases, {public_points:g} points). {hidden_line}
 
 ```bash
 pip install graphgrade-kit.zip        # this file, from your course: installs `graphgrade`
 unzip graphgrade-kit.zip              # graphgrade-kit/: the template and docs/contract.md
-cp -r graphgrade-kit/student_template my-lab && cd my-lab    # then edit cudagraph.py
+cp -r graphgrade-kit/student_template my-lab && cd my-lab    # then edit {module_file}
 pytest -q                             # each public case as a test (the kit installs pytest)
 graphgrade grade . --out report       # open report/my-lab/report.html
 graphgrade repro SPEC/CASE            # one case as a script, to debug: ../my-lab-repro/SPEC--CASE.py
 ```
 
-`docs/contract.md` says what your `cudagraph.py` must provide; `student_template/README.md`
+`docs/contract.md` says what your `{module_file}` must provide; `student_template/README.md`
 says where to start. The kit holds no reference solution and no hidden case.
 """
 
@@ -397,7 +398,9 @@ def kit_entries(
         if counts["hidden_specs"]
         else ""
     )
-    entries[f"{ROOT}README.md"] = (KIT_README.format(hidden_line=hidden_line, **counts).encode(), 0o644)
+    lab = load_lab(default_lab_root())  # the lab the kit ships (default_lab_files): its title, the module file
+    readme = KIT_README.format(hidden_line=hidden_line, lab_title=lab.title, module_file=lab.module_file, **counts)
+    entries[f"{ROOT}README.md"] = (readme.encode(), 0o644)
     data = {k: [g for g in v if g != "*.md"] if k == "specs" else v for k, v in PACKAGE_DATA.items()}
     data["grader"] = [KIT_MARKER]
     data.update(lab_data)

@@ -2,7 +2,7 @@
 
 The named mutants in ``reference/mutants/`` are the mistakes the suite's author
 thought of. This module makes the ones nobody thought of: it walks the source
-of ``reference/cudagraph.py`` and makes one small change at a time, each one a
+of the lab's reference solution and makes one small change at a time, each one a
 complete submission of its own.
 
 The operators come from mutmut (``mutmut.mutation.mutators.mutation_operators``,
@@ -21,7 +21,7 @@ Not mutated: docstrings, annotations, imports, decorators, and lines marked
 ``# pragma: no mutate`` (mutmut's own marker).
 
 Each mutant is named by something that survives edits elsewhere in the file:
-the file, the enclosing function (``GraphRunner._load``), the text of the line
+the file, the enclosing function (``Class._method``), the text of the line
 the change starts on, and the change itself. ``reference/mutants/equivalent.yaml``
 uses that key.
 """
@@ -43,7 +43,7 @@ class Mutant:
 
     file: str  # as given, normally relative to the repository root
     line: int  # 1-based line the change starts on (for people; not part of the key)
-    scope: str  # enclosing class and function, "GraphRunner._load"; "<module>" at top level
+    scope: str  # enclosing class and function, "Class._method"; "<module>" at top level
     line_text: str  # that line, stripped
     change: str  # "a >= b -> a > b", "remove: run.clear()"
     operator: str  # the operator's name

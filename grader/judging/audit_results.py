@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-TARGET_NAME = "reference/cudagraph.py"  # what the deep audit mutates, as its output names it
-
 
 # ------------------------------------------------------------------ graphgrade audit
 @dataclass(frozen=True)
@@ -167,6 +165,7 @@ class DeepResult:
     duration_s: float = 0.0
     regraded: int = 0
     cases: tuple[str, ...] = field(default_factory=tuple)
+    target: str = "the reference"  # the file mutated, as the output names it (reference/MODULE.py)
 
     @property
     def killed(self) -> tuple[DeepMutant, ...]:

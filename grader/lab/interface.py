@@ -19,6 +19,11 @@ LAB_FORMAT = 1
 # answer in words and cited lines (no build step, not optional either).
 PARTS: tuple[str, ...] = ("core", "stretch", "answers")
 ENTRY_KINDS: tuple[str, ...] = ("class", "enum", "function")
+# What the spec loader knows statically of what a step of an entry point binds (``binds``):
+# runner: a buildable class built from the op list ``ops`` (keyed by its ``capture_sizes``), whose
+# calls return its ops run on their input; ops: a function returning an op list made from ``ops``
+# (the worker lists the list it returns); result: a function returning ``ops`` run on ``x``.
+BINDS: tuple[str, ...] = ("runner", "ops", "result")
 # The value kinds a step's argument may hold. plain and ref are the engine's own; array, ops and
 # capturable need the lab's value builders (a pack's ``values`` hook).
 VALUE_KINDS: tuple[str, ...] = ("plain", "ref", "array", "ops", "capturable")
@@ -44,6 +49,12 @@ class EntryPoint:
     kind: Literal["class", "enum", "function"]
     buildable: bool = False
     members: tuple[str, ...] = ()
+    binds: Literal["runner", "ops", "result"] | None = None  # see BINDS
+    params: tuple[str, ...] = ()  # its positional parameters' names, in order (where a step's args are)
+
+    def position(self, param: str) -> int | None:
+        """Where ``param`` is among the positional parameters (None: not one of them)."""
+        return self.params.index(param) if param in self.params else None
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,10 @@ class Lab:
     report_title: str = ""  # the line above every page's heading (``report.title``; default: the lab's title)
     all_pass_text: str = ""  # a report's sentence when every case passes (``report.all_pass``)
     points: tuple[tuple[str, float], ...] = ()  # declared totals: (total|core|stricter|stretch, points)
+    # pack.MODULE references: the pack's modules defining check kinds as the engine's own are
+    # written (Check subclasses, ``lab_owned``), each judged by the engine like one of its own
+    check_modules: tuple[str, ...] = ()
+    probe: tuple[str, ...] = ()  # the runners (binds: runner) a probe step may trace line by line
 
     # ------------------------------------------------------------ derived names (a Lab never changes)
     @cached_property
@@ -153,6 +168,14 @@ class Lab:
         """The enum entry point whose members are the step modes (the ``step_mode`` check's type)."""
         modes = set(self.step_modes)
         return next((e.name for e in self.entry_points if e.kind == "enum" and modes <= set(e.members)), None)
+
+    def entry_point(self, name: str) -> EntryPoint | None:
+        return next((e for e in self.entry_points if e.name == name), None)
+
+    def binding(self, name: str) -> str | None:
+        """What a step of the entry point ``name`` binds (``BINDS``), None for any other name."""
+        entry = self.entry_point(name)
+        return entry.binds if entry is not None else None
 
     def provided_object(self, name: str) -> ProvidedObject | None:
         return next((p for p in self.provided if p.name == name), None)

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from grader.lab.interface import (
+    BINDS,
     ENTRY_KINDS,
     LAB_FORMAT,
     PARTS,
@@ -42,6 +43,7 @@ LAB_ENV = "GRAPHGRADE_LAB"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TAG = re.compile(r"^[a-z][a-z0-9-]*$")
 _REF = re.compile(r"^pack(\.[A-Za-z_][A-Za-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*$")
+_MODULE_REF = re.compile(r"^pack(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _KEYS = (
     "format",
     "id",
@@ -54,6 +56,7 @@ _KEYS = (
     "checks",
     "step_modes",
     "launch_counter",
+    "probe",
     "backends",
     "behaviours",
     "points",
@@ -198,7 +201,7 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
     )
     if not behaviours or len({b.id for b in behaviours}) != len(behaviours):
         raise r.fail("behaviours", "expected one or more behaviours, each id once")
-    checks = r.mapping(top.get("checks", {}) or {}, "checks", ("shared", "own"))
+    checks = r.mapping(top.get("checks", {}) or {}, "checks", ("shared", "own", "modules"))
     shared = r.names(checks["shared"], "checks.shared") if "shared" in checks else None
     own = tuple(_own_check(r, c, f"checks.own[{i}]") for i, c in enumerate(checks.get("own", []) or []))
     for i, check in enumerate(own):
@@ -231,7 +234,13 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         points=tuple((k, r.number(v, f"points.{k}")) for k, v in points.items()),
         report_title=r.text(report["title"], "report.title") if "title" in report else r.text(top["title"], "title"),
         all_pass_text=r.text(report["all_pass"], "report.all_pass") if "all_pass" in report else "",
+        check_modules=r.names(checks.get("modules", []) or [], "checks.modules", _MODULE_REF),
+        probe=r.names(top.get("probe", []) or [], "probe"),
     )
+    runners = {e.name for e in entry_points if e.binds == "runner"}
+    for i, name in enumerate(lab.probe):
+        if name not in runners:
+            raise r.fail(f"probe[{i}]", f"{name!r} is not an entry point with binds: runner")
     if lab.step_modes and lab.step_mode_enum is None:
         raise r.fail("step_modes", "no enum entry point has these members")
     return lab
@@ -244,14 +253,28 @@ def r_list(r: _Reader, value: Any, key: str) -> list:
 
 
 def _entry_point(r: _Reader, value: Any, key: str) -> EntryPoint:
-    f = r.mapping(value, key, ("name", "kind", "buildable", "members"), ("name", "kind"))
+    f = r.mapping(value, key, ("name", "kind", "buildable", "members", "binds", "params"), ("name", "kind"))
     if f["kind"] not in ENTRY_KINDS:
         raise r.fail(f"{key}.kind", f"expected one of {', '.join(ENTRY_KINDS)}, got {f['kind']!r}")
     buildable = f.get("buildable", False)
     if not isinstance(buildable, bool) or (buildable and f["kind"] != "class"):
         raise r.fail(f"{key}.buildable", "expected true or false (only a class is buildable)")
+    binds = f.get("binds")
+    params = r.names(f.get("params", []), f"{key}.params")
+    if binds is not None:
+        if binds not in BINDS:
+            raise r.fail(f"{key}.binds", f"expected one of {', '.join(BINDS)}, got {binds!r}")
+        if (binds == "runner") != buildable or (binds != "runner" and f["kind"] != "function"):
+            raise r.fail(f"{key}.binds", f"{binds}: a runner is a buildable class, ops and result are functions")
+        if "ops" not in params:
+            raise r.fail(f"{key}.params", f"binds {binds}: expected the parameter 'ops' among {list(params)}")
     return EntryPoint(
-        r.name(f["name"], f"{key}.name"), f["kind"], buildable, r.names(f.get("members", []), f"{key}.members")
+        r.name(f["name"], f"{key}.name"),
+        f["kind"],
+        buildable,
+        r.names(f.get("members", []), f"{key}.members"),
+        binds,
+        params,
     )
 
 
@@ -315,6 +338,12 @@ def pack_package(lab: Lab) -> str:
     return "_graphgrade_pack_" + re.sub(r"[^A-Za-z0-9_]", "_", lab.id)
 
 
+def pack_module(lab: Lab, dotted: str) -> ModuleType:
+    """The pack's module ``pack.MODULE`` (a file, or a folder of them, inside ``pack/``), imported by
+    path under the pack's private name (:func:`pack_package`)."""
+    return _pack_module(lab, dotted)
+
+
 def _pack_module(lab: Lab, dotted: str) -> ModuleType:
     if lab.paths.pack is None:
         raise LabError(f"{lab.root / LAB_FILE}: pack: not given, but {dotted} names the pack's code")
@@ -330,12 +359,12 @@ def _pack_module(lab: Lab, dotted: str) -> ModuleType:
     if name not in sys.modules:
         parts = dotted.split(".")[1:]
         file = lab.paths.pack.joinpath(*parts[:-1], parts[-1] + ".py")
-        spec = importlib.util.spec_from_file_location(name, file)
-        if spec is None or not file.is_file():
+        folder = lab.paths.pack.joinpath(*parts)
+        if not file.is_file() and not (folder / "__init__.py").is_file():
             raise LabError(f"{lab.root / LAB_FILE}: {dotted}: no such file {file}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while a class is built
-        spec.loader.exec_module(module)
+        # the import system finds it beneath the private package's __path__ (the pack folder
+        # only), so a module of a sub-folder may import its siblings relatively
+        importlib.import_module(name)
     return sys.modules[name]
 
 

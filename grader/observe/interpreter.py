@@ -12,7 +12,7 @@ not reached), the returned value, the launch-counter delta, the grader ops'
 witness log (which buffer each op was handed), the address of the caller's
 input array, and, when a static-buffer check asked for it, a snapshot of the
 runner's ``graphs``; and where in the submission's own files each op call, each
-``LaunchCounter.bump`` and each exception came from (:mod:`grader.observe.locations`).
+bump of the lab's launch counter and each exception came from (:mod:`grader.observe.locations`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer
 from grader.observe.provided import ProvidedObjects
-from grader.ops import Witness, build_array, case_op_place, data_address, make_ops
+from grader.ops import GraderOp, Witness, build_array, case_op_place, data_address, make_ops
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 
@@ -69,7 +69,9 @@ def _describe_error(exc: BaseException, locator: Locator) -> dict:
 
 # The steps run under the origin tracer (grader.observe.origins): those that read the
 # submission's state or call its methods, which cost little; a runner's call, where the ops run,
-# is not slowed by it.
+# only when its graphs are observed or its first op's input is judged (then where its graph's
+# record's fields and its first op's input came from). Every other call runs untraced: following
+# every call would cost a passing submission about a third more step time.
 TRACED_ACTIONS = frozenset({"build", "method", "read", "set"})
 
 
@@ -82,6 +84,8 @@ class CaseInterpreter:
         self.to_host = to_host
         self.lab = active_lab()
         self.contract_names = self.lab.contract_names
+        # the functions whose returned op list is listed (lab.yaml: binds: ops)
+        self.lists_ops = frozenset(e.name for e in self.lab.entry_points if e.binds == "ops")
         self.locator = Locator.of_module(module)
         self.witness = Witness(self.locator)
         self.bumps: list = []  # this step's launch-counter bump calls (grader.observe.locations)
@@ -91,8 +95,8 @@ class CaseInterpreter:
         self.next_list_id = 0
         self.encoder = protocol.new_encoder()
         self.trace: dict | None = None  # the running probe step's line trace
-        self.kept_alive: list = []  # every GraphEntry and buffer a snapshot named: their ids stay theirs
-        self.origins = OriginTracer(self.locator)  # the lines a step's values came from
+        self.kept_alive: list = []  # every graph entry and buffer a snapshot named: their ids stay theirs
+        self.origins = OriginTracer(self.locator, GraderOp.__call__.__code__)  # the lines a step's values came from
 
     # ----------------------------------------------------------- values
     def contract(self, name: str) -> Any:
@@ -141,7 +145,7 @@ class CaseInterpreter:
             return None
         if step.action == "probe":  # build, capture, replay under the line tracer
             runner = self.target_object(step.target)(args[0], **kwargs)
-            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2])
+            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2], self.lab.launch_counter)
             return None
         array = self.target_object(step.target)  # mutate: the caller scribbles over a returned array
         array[...] = args[0]
@@ -235,7 +239,9 @@ class CaseInterpreter:
         try:
             if step.action in TRACED_ACTIONS:
                 result = self.origins.run(self.perform, step, args, kwargs)
-            else:  # a call of a runner or of run_eager: its ops and bumps are located as they happen
+            elif step.action == "call" and (step.observe_graphs or step.follow_values):
+                result = self.origins.run(self.perform, step, args, kwargs, fields=True)
+            else:  # a call of a runner or of a function: its ops and bumps are located as they happen
                 result = self.perform(step, args, kwargs)
         except _Missing as missing:
             record.outcome, record.note = "missing", str(missing)
@@ -249,7 +255,7 @@ class CaseInterpreter:
             if step.name:
                 self.env[step.name] = result
             record.value = self.encode_result(result)
-            if step.action == "call" and step.target == "fuse_elementwise":
+            if step.action == "call" and step.target in self.lists_ops:
                 record.ops = self.listed_ops(result)
         after = _launch_count(self.module, self.lab.launch_counter)
         record.launches = after - before if before is not None and after is not None else None
@@ -261,7 +267,7 @@ class CaseInterpreter:
         record.calls = self.provided.since(marks)
         record.trace = self.trace
         record.sites = self.locator.sites_wire()
-        if step.action in TRACED_ACTIONS:
+        if step.action in TRACED_ACTIONS or (step.action == "call" and (step.observe_graphs or step.follow_values)):
             record.origin = self.origins.origin(step.target if step.action == "read" else None)
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size

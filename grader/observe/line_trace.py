@@ -7,8 +7,8 @@ files. At every event of such a frame, the state that matters is compared with t
 event's, and a change is credited to the line that was running (the innermost frame of the
 submission) and to the line one level up that called it:
 
-* the launch counter (``LaunchCounter.n``; the counter's own methods are not followed, so a
-  bump is credited to the line that called ``bump``);
+* the launch counter (the ``n`` of the lab's ``launch_counter`` entry point; the counter's own
+  methods are not followed, so a bump is credited to the line that called ``bump``);
 * during the capture, the length of each dict the runner holds (its cache gains its entry);
 * during the replay, whether the captured static buffer (the array the first op was handed
   during the capture) now holds the new input in its real rows;
@@ -37,11 +37,12 @@ _OP_CALL = GraderOp.__call__.__code__
 MAX_SEQUENCE = 20000  # line events remembered per call, to find where the two calls part ways
 
 
-def _counter_codes(module: ModuleType) -> set:
-    """The code of ``LaunchCounter``'s own methods (not followed: a bump counts for its caller)."""
+def _counter_codes(module: ModuleType, name: str | None) -> set:
+    """The code of the launch counter's own methods (not followed: a bump counts for its caller);
+    ``name``: the lab's ``launch_counter`` entry point (None: the lab has none)."""
     codes = set()
     try:
-        counter = module.__dict__.get("LaunchCounter")
+        counter = module.__dict__.get(name) if name is not None else None
         for value in vars(counter).values() if isinstance(counter, type) else ():
             func = getattr(value, "__func__", value)
             for _ in range(4):  # the worker's own wrapper (observe_bumps) and what it wraps
@@ -54,9 +55,11 @@ def _counter_codes(module: ModuleType) -> set:
     return codes
 
 
-def _count(module: ModuleType) -> int | None:
+def _count(module: ModuleType, name: str | None) -> int | None:
+    if name is None:
+        return None
     try:
-        n = module.LaunchCounter.n
+        n = getattr(module, name).n
     except BaseException:  # noqa: BLE001
         return None
     return n if type(n) is int else None
@@ -71,17 +74,18 @@ def _dict_sizes(runner: Any) -> dict[str, int]:
 
 
 class _Tracer:
-    def __init__(self, module: ModuleType, locator: Locator, runner: Any) -> None:
+    def __init__(self, module: ModuleType, locator: Locator, runner: Any, counter: str | None) -> None:
         self.module = module
+        self.counter = counter
         self.locator = locator
         self.runner = runner
-        self.skip = _counter_codes(module)
+        self.skip = _counter_codes(module, counter)
         self.files: dict[str, str | None] = {}
         self.stack: list[list] = []  # [frame, current line] of the submission's frames being followed
         self.facts: dict[tuple[str, int], list] = {}  # (file, line) -> [function, flags, rb, rbc, cb]
         self.sequences: list[list[tuple[str, int]]] = [[], []]
         self.phase = 0  # 0: capture, 1: replay
-        self.last_n = _count(module)
+        self.last_n = _count(module, counter)
         self.sizes = _dict_sizes(runner)
         self.grown: dict[tuple[str, int, bool], set[str]] = {}  # capture: (file, line, via call) -> dicts grown
         self.first_input: Any = None  # what the first op was handed during the capture
@@ -124,7 +128,7 @@ class _Tracer:
         """Compare the state with the last event's; credit any change to the running line."""
         if not self.stack:
             return
-        n = _count(self.module)
+        n = _count(self.module, self.counter)
         if n is not None and self.last_n is not None and n != self.last_n:
             self._credit(0, 0, n - self.last_n)
         self.last_n = n
@@ -251,7 +255,7 @@ class _Tracer:
                 self.filled = bool(_array_equal(self.buffer[: self.rows], self.new_input))
             except BaseException:  # noqa: BLE001
                 self.filled = False
-        self.last_n = _count(self.module)
+        self.last_n = _count(self.module, self.counter)
 
     def branch(self) -> None:
         capture, replay = self.sequences
@@ -264,10 +268,13 @@ class _Tracer:
                 fact[1] |= tf.BRANCH
 
 
-def run_probe(module: ModuleType, locator: Locator, runner: Any, first: np.ndarray, second: np.ndarray) -> dict:
+def run_probe(
+    module: ModuleType, locator: Locator, runner: Any, first: np.ndarray, second: np.ndarray, counter: str | None
+) -> dict:
     """Capture with ``first``, replay with ``second``, under the tracer; the trace's wire form.
-    An exception of the submission's propagates (the probe step raised)."""
-    tracer = _Tracer(module, locator, runner)
+    ``counter``: the lab's launch counter entry point (None: none). An exception of the
+    submission's propagates (the probe step raised)."""
+    tracer = _Tracer(module, locator, runner, counter)
     previous = sys.gettrace()
     sys.settrace(tracer.on_call)
     try:
@@ -275,12 +282,12 @@ def run_probe(module: ModuleType, locator: Locator, runner: Any, first: np.ndarr
         sys.settrace(None)
         cache = tracer.after_capture(first)
         tracer.before_replay(second)
-        before = _count(module)
+        before = _count(module, counter)
         tracer.stack.clear()
         sys.settrace(tracer.on_call)
         runner(second)
         sys.settrace(None)
-        after = _count(module)
+        after = _count(module, counter)
     finally:
         sys.settrace(previous)
     tracer.branch()

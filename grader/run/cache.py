@@ -88,7 +88,7 @@ def runtime_key(settings: RunSettings) -> str:
         "format": FORMAT,
         "grader": grader.__version__,
         "grader_source": grader_source_digest(),
-        "observation": codec.OBSERVATION_VERSION,  # what a worker records (2: the submission's own lines; 3: each GraphEntry's identity)
+        "observation": codec.OBSERVATION_VERSION,  # what a worker records (2: the submission's own lines; 3: each graph entry's identity)
         "python": platform.python_version(),
         "implementation": sys.implementation.name,
         "numpy": numpy.__version__,

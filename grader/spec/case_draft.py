@@ -27,8 +27,6 @@ from grader.ops import OpSpec
 from grader.spec.spec_reading import NodeReader, node_line
 from grader.spec_model import ArrayValue, OpsValue, PlainValue, RefValue, Step, Value
 
-RUNNER_CLASSES = ("GraphRunner", "PiecewiseGraphRunner")
-
 
 @dataclass
 class DraftStep:
@@ -48,21 +46,23 @@ class DraftStep:
     args: list[Value] = field(default_factory=list)
     kwargs: dict[str, Value] = field(default_factory=dict)
     observe_graphs: bool = False
+    follow_values: bool = False
     implicit: bool = False
 
-    def arg(self, position: int, keyword: str) -> Value | None:
-        """The argument given by keyword, else at ``position``; None when not given."""
+    def arg(self, position: int | None, keyword: str) -> Value | None:
+        """The argument given by keyword, else at ``position`` (None: by keyword only); None when not given."""
         if keyword in self.kwargs:
             return self.kwargs[keyword]
-        return self.args[position] if len(self.args) > position else None
+        return self.args[position] if position is not None and len(self.args) > position else None
 
 
 @dataclass(frozen=True)
 class Bound:
     """What the loader knows statically about a name bound by a step.
 
-    ``kind``: ``runner`` (a built GraphRunner or PiecewiseGraphRunner), ``provided`` (an object
-    the lab provides), ``machine`` (another built object), ``ops`` (a list fuse_elementwise returned) or ``result`` (any other call).
+    ``kind``: ``runner`` (a built entry point the lab says ``binds: runner``), ``provided`` (an object
+    the lab provides), ``machine`` (another built object), ``ops`` (a list a ``binds: ops`` function
+    returned) or ``result`` (any other call).
     """
 
     kind: str
@@ -134,9 +134,11 @@ class CaseDraft:
 
     def _binding(self, step: DraftStep) -> Bound:
         action, target = step.action, step.target
-        if action == "build" and target in RUNNER_CLASSES:
-            chain = self.chain_of(step.arg(0, "ops"))
-            sizes_value = step.arg(1 if target == "GraphRunner" else 2, "capture_sizes")
+        entry = active_lab().entry_point(target)  # what the lab says a step of it binds (lab.yaml: binds, params)
+        binds = entry.binds if entry is not None else None
+        if action == "build" and binds == "runner":
+            chain = self.chain_of(step.arg(entry.position("ops"), "ops"))
+            sizes_value = step.arg(entry.position("capture_sizes"), "capture_sizes")
             sizes = None
             if (
                 isinstance(sizes_value, PlainValue)
@@ -149,16 +151,16 @@ class CaseDraft:
             return Bound("provided", cls=target)  # an object the lab provides (grader.observe.provided)
         if action == "build":
             return Bound("machine")
-        if action == "call" and target == "fuse_elementwise":
-            chain = self.chain_of(step.arg(0, "ops"))
+        if action == "call" and binds == "ops":
+            chain = self.chain_of(step.arg(entry.position("ops"), "ops"))
             return Bound("ops", chain[0] if chain else None, chain[1] if chain else None)
-        if action == "call" and target == "run_eager":
-            chain = self.chain_of(step.arg(0, "ops"))
+        if action == "call" and binds == "result":
+            chain = self.chain_of(step.arg(entry.position("ops"), "ops"))
             return Bound(
                 "result",
                 chain[0] if chain else None,
                 chain[1] if chain else None,
-                input=self._known_input(step.arg(1, "x")),
+                input=self._known_input(step.arg(entry.position("x"), "x")),
             )
         runner = self.bound.get(target) if action == "call" else None
         if runner is not None and runner.kind == "runner":
@@ -225,6 +227,7 @@ class CaseDraft:
                 args=tuple(s.args),
                 kwargs=tuple(s.kwargs.items()),
                 observe_graphs=s.observe_graphs,
+                follow_values=s.follow_values,
                 implicit=s.implicit,
                 line=s.line,
             )

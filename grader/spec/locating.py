@@ -3,10 +3,10 @@
 Judging side only: observations are validated data (:class:`grader.protocol.SourceFrame` and the
 step's ``sites`` and ``bumps``). A located failure reads, below the cause::
 
-    at cudagraph.py:104 in replay: np.copyto(entry.static_inputs, x)
+    at student.py:104 in replay: np.copyto(entry.static_inputs, x)
     your code's traceback (most recent call last):
-      cudagraph.py:131 in __call__: return self.replay(x)
-      cudagraph.py:104 in replay: np.copyto(entry.static_inputs, x)
+      student.py:131 in __call__: return self.replay(x)
+      student.py:104 in replay: np.copyto(entry.static_inputs, x)
 
 Only the submission's own frames are ever shown. Every text here is bounded
 (:data:`MAX_LOCATION`), and :func:`first_location` reads the file and line back out of a
@@ -21,7 +21,11 @@ from grader.protocol import Raised, SourceFrame, StepObservation
 
 MAX_LOCATION = 1200  # characters of the location block added to one message
 MAX_SHOWN_SITES = 4  # distinct call sites named in one message
-_AT = re.compile(r"^  (?:at|called at|counted at|decided at|returned at|last set at) (?P<where>\S+:\d+)(?: |$)", re.M)
+_AT = re.compile(
+    r"^  (?:at|called at|counted at|decided at|returned at|last set at) (?P<where>(?P<file>\S+):(?P<line>\d+))"
+    r"(?: in (?P<function>[^\s:]+)|(?= )|$)",
+    re.M,
+)
 
 
 def frame_text(frame: SourceFrame) -> str:
@@ -33,7 +37,7 @@ def short_where(frame: SourceFrame) -> str:
     return f"{frame.file}:{frame.line}"
 
 
-def _bounded(text: str) -> str:
+def bounded(text: str) -> str:
     return text if len(text) <= MAX_LOCATION else text[: MAX_LOCATION - 1] + "…"
 
 
@@ -46,15 +50,15 @@ def raised_at(error: Raised | None) -> str:
     if len(error.frames) > 1:
         text += "\n  your code's traceback (most recent call last):"
         text += "".join(f"\n    {frame_text(f)}" for f in error.frames)
-    return _bounded(text)
+    return bounded(text)
 
 
 def raised_where(error: Raised | None) -> str:
-    """`` at cudagraph.py:104`` for a step's one-line outcome, or ""."""
+    """`` at student.py:104`` for a step's one-line outcome, or ""."""
     return f" at {short_where(error.frames[-1])}" if error is not None and error.frames else ""
 
 
-def _site_lines(frames: tuple[SourceFrame, ...], lead: str, note: str = "") -> str:
+def site_lines(frames: tuple[SourceFrame, ...], lead: str, note: str = "") -> str:
     text = f"\n  {lead} {frame_text(frames[0])}{note}"
     return text + "".join(f"\n    called from {frame_text(f)}" for f in frames[1:])
 
@@ -65,45 +69,7 @@ def call_at(obs: StepObservation, site: int, what: str = "") -> str:
     if not frames:
         return ""
     lead = f"\n  {what}" if what else ""
-    return _bounded(lead + _site_lines(frames, "called at"))
-
-
-def bumps_at(obs: StepObservation) -> str:
-    """Lines naming where this step's ``LaunchCounter.bump`` calls were made, each site with the
-    number of calls and the launches they added ("" when none were observed)."""
-    if not obs.bumps:
-        return ""
-    by_site: dict[int, list[int]] = {}
-    for bump in obs.bumps:
-        by_site.setdefault(bump.site, []).append(bump.amount)
-    located = [(site, amounts) for site, amounts in by_site.items() if obs.site(site)]
-    if not located:
-        return ""
-    calls = len(obs.bumps)
-    text = f"\n  LaunchCounter.bump was called {calls} time{'s' if calls != 1 else ''} during this step:"
-    for site, amounts in located[:MAX_SHOWN_SITES]:
-        added = sum(a for a in amounts if a >= 0)
-        times = f"{len(amounts)} call{'s' if len(amounts) != 1 else ''}, {added} launch{'es' if added != 1 else ''}"
-        text += _site_lines(obs.site(site), "counted at", f"   ({times})")
-    if len(located) > MAX_SHOWN_SITES:
-        text += f"\n  and {len(located) - MAX_SHOWN_SITES} more places"
-    return _bounded(text)
-
-
-def eager_run_at(obs: StepObservation) -> str:
-    """When the step's launches were counted inside the submission's ``run_eager`` (its bump's
-    innermost frame is in ``run_eager``), the line that called it: on a replay, the cause of one
-    launch per op. "" otherwise: extra launches from anywhere else (a bump counted twice, say)
-    are named by :func:`bumps_at` alone, never blamed on the ops being called, which every
-    replay does to recompute them."""
-    for bump in obs.bumps:
-        frames = obs.site(bump.site)
-        if len(frames) > 1 and frames[0].function == "run_eager":
-            return _bounded(
-                "\n  the ops ran through run_eager on this replay, one launch per op:"
-                + _site_lines(frames[1:], "called at")
-            )
-    return ""
+    return bounded(lead + site_lines(frames, "called at"))
 
 
 def first_location(message: str) -> str:
@@ -112,20 +78,44 @@ def first_location(message: str) -> str:
     return found.group("where") if found else ""
 
 
+def first_frame(at: str) -> tuple[str, int, str]:
+    """The first place the location lines ``at`` (built here, by this module) name, as (file, line,
+    function): ("", 0, "") when none. The judge stores them as a check record's own fields, so no
+    renderer reads a location back out of text."""
+    found = _AT.search(at)
+    if not found:
+        return "", 0, ""
+    return found.group("file"), int(found.group("line")), found.group("function") or ""
+
+
 def origin_at(obs: StepObservation) -> str:
     """Lines naming where a step's wrong value came from in the submission (grader.observe.origins),
     the likeliest cause first: the test that chose a plain ``return`` (``if n <= warmup:`` above
-    ``return StepMode.WARMUP``), else the ``return`` that computed the value, else, for an
+    ``return Mode.WARMUP``), else the ``return`` that computed the value, else, for an
     attribute read, the line that last assigned it. "" when the worker saw none of them."""
     by_kind = {o.kind: o.frame for o in obs.origin}
     returned = by_kind.get("returned") or by_kind.get("returned-plain")
     tested = by_kind.get("tested")
     assigned = by_kind.get("assigned")
     if "returned-plain" in by_kind and tested is not None:
-        return _bounded(f"\n  decided at {frame_text(tested)}\n    then returned at {frame_text(returned)}")
+        return bounded(f"\n  decided at {frame_text(tested)}\n    then returned at {frame_text(returned)}")
     if "returned-plain" in by_kind and assigned is not None and assigned.function != "__init__":
         # return self._count, set by another method since: that method's line is the likelier cause
-        return _bounded(f"\n  last set at {frame_text(assigned)}\n    then returned at {frame_text(returned)}")
+        return bounded(f"\n  last set at {frame_text(assigned)}\n    then returned at {frame_text(returned)}")
     if returned is not None:
-        return _bounded(f"\n  returned at {frame_text(returned)}")
-    return _bounded(f"\n  last set at {frame_text(assigned)}") if assigned is not None else ""
+        return bounded(f"\n  returned at {frame_text(returned)}")
+    return bounded(f"\n  last set at {frame_text(assigned)}") if assigned is not None else ""
+
+
+def field_at(obs: StepObservation, field: str) -> str:
+    """Lines naming where, during a runner's call, its captured graph's record got ``field``
+    (grader.observe.origins): the line that made the value handed to it, "" when not seen."""
+    frame = next((o.frame for o in obs.origin if o.kind == f"field:{field}"), None)
+    return bounded(f"\n  last set at {frame_text(frame)}") if frame is not None else ""
+
+
+def argument_at(obs: StepObservation) -> str:
+    """Lines naming where the array the step's first op call was handed came from (the line that
+    bound the name handed to the op, or the call that passed it in), "" when not seen."""
+    frame = next((o.frame for o in obs.origin if o.kind == "argument"), None)
+    return bounded(f"\n  last set at {frame_text(frame)}") if frame is not None else ""

@@ -200,7 +200,8 @@ class Mutate(StepKind):
 
 
 class Probe(StepKind):
-    """Build a GraphRunner from ``args[0]`` (its ops) and ``kwargs``, call it with ``args[1]`` (the
+    """Build a runner the lab lets a probe trace (lab.yaml: ``probe``) from ``args[0]`` (its ops)
+    and ``kwargs``, call it with ``args[1]`` (the
     capture) and ``args[2]`` (the replay: a new input of the same shape), under the line tracer
     (:mod:`grader.observe.line_trace`). What each of the submission's lines did is the step's
     ``trace``; the ``cites`` check judges the student's answers with it."""
@@ -208,12 +209,15 @@ class Probe(StepKind):
     action, forbidden, description = (
         "probe",
         ("of", "value", "fill"),
-        "capture then replay a GraphRunner under the line tracer",
+        "capture then replay a runner under the line tracer",
     )
 
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
-        step.target = draft.reader.choice(fields["probe"][1], f"{where}.probe", ("GraphRunner",), "probed class")
+        probed = active_lab().probe
+        if not probed:
+            raise draft.reader.fail(node, where, "this lab names no runner a probe step may trace (lab.yaml: probe)")
+        step.target = draft.reader.choice(fields["probe"][1], f"{where}.probe", probed, "probed class")
         shapes = [getattr(a, "shape", None) for a in step.args[1:]]
         if len(step.args) != 3 or not isinstance(step.args[0], OpsValue) or None in shapes:
             raise draft.reader.fail(
@@ -226,7 +230,8 @@ class Probe(StepKind):
 
     @classmethod
     def schema(cls, common):
-        return schema_object({"probe": {"enum": ["GraphRunner"]}, **common}, ("probe", "args"), cls.description)
+        probed = list(active_lab().probe)
+        return schema_object({"probe": {"enum": probed}, **common}, ("probe", "args"), cls.description)
 
 
 STEP_KINDS: dict[str, type[StepKind]] = {kind.action: kind for kind in (Build, Call, Method, Read, Set, Mutate, Probe)}

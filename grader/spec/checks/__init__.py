@@ -15,7 +15,7 @@ import pkgutil
 
 from grader.lab import active as active_lab
 from grader.spec.checks.base import REGISTRY, Check, Judging
-from grader.spec.checks.pack_owned import pack_check_class
+from grader.spec.checks.pack_owned import pack_check_class, pack_kind_classes
 
 
 def _import_every_kind() -> None:
@@ -37,22 +37,33 @@ CHECK_CLASSES: tuple[type[Check], ...] = tuple(sorted(REGISTRY.values(), key=lam
 CHECK_KINDS: tuple[str, ...] = tuple(cls.kind for cls in CHECK_CLASSES)
 
 
-def lab_check_kinds() -> tuple[str, ...]:
-    """The check kinds a spec of the active lab may use: the engine's kinds the lab shares (all of
-    them unless its lab.yaml lists some), then the lab's own, in its order."""
+def lab_check_classes() -> tuple[type[Check], ...]:
+    """The check classes a spec of the active lab may use, in their order: the engine's kinds the
+    lab shares (all of them unless its lab.yaml lists some) and the kinds its pack's
+    ``checks.modules`` define (the pack's Python, loaded by path)."""
     lab = active_lab()
-    return tuple(k for k in CHECK_KINDS if lab.allows_check(k)) + tuple(c.kind for c in lab.own_checks)
+    shared = [cls for cls in CHECK_CLASSES if lab.allows_check(cls.kind)]
+    return tuple(sorted([*shared, *pack_kind_classes(lab)], key=lambda cls: cls.order))
+
+
+def lab_check_kinds() -> tuple[str, ...]:
+    """The check kinds a spec of the active lab may use: :func:`lab_check_classes`' kinds, then
+    the lab's own declared ones (``checks.own``), in its order."""
+    return tuple(cls.kind for cls in lab_check_classes()) + tuple(c.kind for c in active_lab().own_checks)
 
 
 def check_class(kind: str) -> type[Check]:
-    """The class of a check kind: the engine's, or one of the active lab's own (KeyError for an
-    unknown one)."""
+    """The class of a check kind: the engine's, one of the active lab's pack kinds, or one of its
+    own declared ones (KeyError for an unknown one)."""
     if kind in REGISTRY:
         return REGISTRY[kind]
+    packed = next((cls for cls in pack_kind_classes(active_lab()) if cls.kind == kind), None)
+    if packed is not None:
+        return packed
     own = active_lab().own_check(kind)
     if own is None:
         raise KeyError(kind)
     return pack_check_class(active_lab(), own)
 
 
-__all__ = ["CHECK_CLASSES", "CHECK_KINDS", "Check", "Judging", "check_class", "lab_check_kinds"]
+__all__ = ["CHECK_CLASSES", "CHECK_KINDS", "Check", "Judging", "check_class", "lab_check_classes", "lab_check_kinds"]

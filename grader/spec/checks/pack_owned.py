@@ -21,8 +21,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from grader.lab import Lab
 from grader.lab.interface import OwnCheck
-from grader.lab.loading import pack_attribute
-from grader.spec.checks.base import Check
+from grader.lab.loading import LAB_FILE, LabError, pack_attribute, pack_module
+from grader.spec.checks.base import REGISTRY, Check
 from grader.spec.describing import outcome
 from grader.spec.locating import call_at
 from grader.spec.schema_parts import STEP_NAME, schema_object
@@ -105,3 +105,45 @@ def pack_check_class(lab: Lab, own: OwnCheck) -> type[PackCheck]:
     order = 1000 + lab.own_checks.index(own)
     name = "PackCheck_" + own.kind
     return dataclass(frozen=True)(type(name, (PackCheck,), {"kind": own.kind, "order": order, "own": own, "lab": lab}))
+
+
+@cache
+def pack_kind_classes(lab: Lab) -> tuple[type[Check], ...]:
+    """The check kinds the pack's ``checks.modules`` define, written as the engine's own kinds are
+    (one :class:`Check` subclass each, with ``lab_owned = True`` so that it stays out of the
+    engine's registry), checked as the registry checks the engine's: a kind, an integer order
+    that no other kind takes, and its parse, schema and judge. A wrong one is a :class:`LabError`."""
+    found: dict[str, type[Check]] = {}
+    taken = {cls.order: kind for kind, cls in REGISTRY.items()}
+    for i, dotted in enumerate(lab.check_modules):
+        module = pack_module(lab, dotted)
+        where = f"{lab.root / LAB_FILE}: checks.modules[{i}]: {dotted}"
+        kinds = [
+            v
+            for v in vars(module).values()
+            if isinstance(v, type) and issubclass(v, Check) and v.__module__ == module.__name__ and "kind" in v.__dict__
+        ]
+        if not kinds:
+            raise LabError(f"{where}: defines no check kind (a Check subclass with a kind)")
+        for cls in kinds:
+            missing = [
+                n for n in ("parse", "schema", "judge") if next(k for k in cls.__mro__ if n in k.__dict__) is Check
+            ]
+            problem = (
+                "is not marked lab_owned = True"
+                if not cls.__dict__.get("lab_owned", False)
+                else f"does not define {', '.join(missing)}"
+                if missing
+                else "sets no integer 'order'"
+                if not isinstance(cls.__dict__.get("order"), int)
+                else "is a kind the engine already has"
+                if cls.kind in REGISTRY or cls.kind in found
+                else f"takes order {cls.order}, already the order of {taken.get(cls.order)!r}"
+                if cls.order in taken
+                else ""
+            )
+            if problem:
+                raise LabError(f"{where}: check kind {cls.kind!r} {problem}")
+            found[cls.kind] = cls
+            taken[cls.order] = cls.kind
+    return tuple(found.values())

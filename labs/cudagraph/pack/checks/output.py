@@ -8,10 +8,12 @@ import numpy as np
 
 from grader.ops import FLOAT_DTYPES, OpSpec, build_array, dtype_name
 from grader.spec.checks.base import Check
-from grader.spec.describing import compare_arrays, describe, padded_batch
+from grader.spec.describing import compare_arrays, describe
 from grader.spec.schema_parts import STEP_NAME, schema_object
 from grader.spec.spec_reading import read_array
 from grader.spec_model import ArrayValue
+
+from .runner_steps import padded_batch
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class OutputCheck(Check):
 
     kind = "output"
     order = 20
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
 
     @classmethod
     def parse(cls, draft, body, at, line):

@@ -22,6 +22,7 @@ class FusedOpsCheck(Check):
 
     kind = "fused_ops"
     order = 120
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
 
     @classmethod
     def parse(cls, draft, body, at, line):

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.spec.checks.base import Check
-from grader.spec.checks.static_buffer import graph_calls, graph_calls_schema, graph_entry_after
 from grader.spec.describing import compare_arrays, describe
+
+from .static_buffer import graph_calls, graph_calls_schema, graph_entry_after
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class EntryOutputCheck(Check):
 
     kind = "entry_output"
     order = 95
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
     step_fields = ("steps",)
 
     @classmethod

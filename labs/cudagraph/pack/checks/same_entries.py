@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.spec.checks.base import Check
-from grader.spec.checks.static_buffer import calls_of
 from grader.spec.describing import outcome
 from grader.spec.schema_parts import STEP_NAME, schema_object
+
+from .static_buffer import calls_of
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class SameEntriesCheck(Check):
 
     kind = "same_entries"
     order = 85
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
     step_fields = ("steps",)
 
     @classmethod

@@ -25,6 +25,7 @@ class SameOutputCheck(Check):
 
     kind = "same_output"
     order = 130
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
     step_fields = ("steps",)
 
     @classmethod

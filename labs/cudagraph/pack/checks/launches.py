@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.spec.checks.base import Check
-from grader.spec.describing import given_arg, runner_build, step_kind
-from grader.spec.locating import bumps_at, eager_run_at, first_location, origin_at
+from grader.spec.locating import first_location, origin_at
 from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 from grader.spec_model import MaskValue
+
+from .runner_steps import bumps_at, eager_run_at, given_arg, runner_build, step_kind
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class LaunchesCheck(Check):
 
     kind = "launches"
     order = 10
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
 
     @classmethod
     def parse(cls, draft, body, at, line):
