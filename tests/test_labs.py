@@ -68,11 +68,8 @@ def test_the_engine_names_nothing_of_the_decode_step_lab():
 DEFAULT_LAB_NAMED_IN = {
     "grader/codec.py",
     "grader/commands/repro.py",
-    "grader/judging/answers.py",
     "grader/observe/origins.py",
     "grader/protocol.py",
-    "grader/spec/answer_slots.py",
-    "grader/spec/checks/cites.py",
 }
 
 
