@@ -67,7 +67,6 @@ def test_the_engine_names_nothing_of_the_decode_step_lab():
 # that starts naming the lab fails, and so does a file listed here that no longer does.
 DEFAULT_LAB_NAMED_IN = {
     "grader/codec.py",
-    "grader/commands/repro.py",
     "grader/observe/origins.py",
     "grader/protocol.py",
 }
