@@ -1,14 +1,20 @@
 """First-cause precision: how often "Fix this first" names the bug's own line (issue 34, point 3).
 
-Each mutant of reference/mutants/ is the reference with one bug edited in. This writes every
-mutant out as a student's cudagraph.py, grades the lot with ``graphgrade grade`` (the whole
-suite: the staff view, where every failing case is shown in full), and for each reads the cause
-the report puts first (the staff page's "Fix this first") and where it points: the student's
-line it names (report.json's ``origin``), if any. A hit is a first cause naming a line the
-mutant's edit wrote.
+Two sets of buggy submissions, measured apart:
 
-    python benchmarks/first_cause.py            # the table and the precision
-    python benchmarks/first_cause.py --keep DIR # keep the class and the reports
+* the suite's own mutants (reference/mutants/): the reference with one bug edited in; a hit is a
+  first cause naming a line the mutant's edit wrote;
+* benchmarks/bugs/: 16 bugs written independently of the suite, each a whole student's
+  cudagraph.py whose second line names the bug's lines (``# bug-lines: 42, 43``); no test reads
+  them, so the figure on them is not one the suite was tuned to.
+
+Each set is written out as a class of students, graded with ``graphgrade grade`` (the whole
+suite: the staff view, where every failing case is shown in full), and for each submission the
+first cause report.json records for staff (``first_cause.staff``, the cause the staff page's
+"Fix this first" shows) is read: a hit when the line it names is one of the bug's lines.
+
+    python benchmarks/first_cause.py            # both tables and both figures
+    python benchmarks/first_cause.py --keep DIR # keep the classes and the reports
 
 Not a timed benchmark: the figure is a count, the same on any machine.
 """
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +38,6 @@ from grader.judging.results import read_report  # noqa: E402
 from grader.spec.loader import load_suite  # noqa: E402
 from grader.spec_model import point_group  # noqa: E402
 from reference.mutants._base import REFERENCE_SOURCE, apply_edits  # noqa: E402
-from reports.view import page_causes, spec_views  # noqa: E402
 
 
 def mutant_sources() -> dict[str, tuple[str, set[int]]]:
@@ -54,6 +60,22 @@ def mutant_sources() -> dict[str, tuple[str, set[int]]]:
     return out
 
 
+BUGS = ROOT / "benchmarks" / "bugs"
+_BUG_LINES = re.compile(r"^# bug-lines: (?P<lines>\d+(?:, *\d+)*)$", re.M)
+
+
+def bug_sources() -> dict[str, tuple[str, set[int]]]:
+    """Each independently written bug of benchmarks/bugs/: its source and its bug's lines."""
+    out = {}
+    for path in sorted(BUGS.glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        found = _BUG_LINES.search(source)
+        if found is None:
+            raise SystemExit(f"{path}: no '# bug-lines: N, M' line names the bug's lines")
+        out[path.stem] = (source, {int(n) for n in found.group("lines").split(",")})
+    return out
+
+
 def code_specs(into: Path) -> Path:
     """The shipped spec files but the notebook answers' (a mutant is a code bug and ships no
     answers.md: its first cause would be the missing answers)."""
@@ -64,9 +86,10 @@ def code_specs(into: Path) -> Path:
     return into
 
 
-def measure(work: Path) -> list[tuple[str, str, bool]]:
-    """Per mutant: its name, the first cause's origin ("" when it names no line), and a hit."""
-    sources = mutant_sources()
+def measure(work: Path, sources: dict[str, tuple[str, set[int]]] | None = None) -> list[tuple[str, str, bool]]:
+    """Per submission (the mutants unless ``sources`` are given): its name, the first cause's
+    ``file:line`` ("" when it names no line of the code), and whether that is the bug's line."""
+    sources = mutant_sources() if sources is None else sources
     specs = code_specs(work / "specs")
     subs = []
     for name, (source, _) in sources.items():
@@ -97,11 +120,23 @@ def measure(work: Path) -> list[tuple[str, str, bool]]:
     rows = []
     for name, (_, written) in sources.items():
         report = read_report(work / "out" / name / "report.json")
-        ranked = [cause for cause in page_causes(spec_views(report, staff=True)).causes if cause.message]
-        origin = ranked[0].lead.view.origin if ranked else ""  # the cause Fix this first shows
-        line = int(origin.rsplit(":", 1)[1]) if origin else 0
-        rows.append((name, origin, line in written))
+        first = report.first_cause.staff if report.first_cause is not None else None
+        origin = f"{first.file}:{first.line}" if first is not None and first.line else ""
+        rows.append((name, origin, bool(first and first.line in written)))
     return rows
+
+
+def table(title: str, rows: list[tuple[str, str, bool]]) -> str:
+    lines = [f"{title:40} {'first cause names':28} bug's line?"]
+    for name, origin, hit in rows:
+        lines.append(f"{name:40} {origin or '(no line of the code)':28} {'yes' if hit else 'no'}")
+    hits = sum(hit for *_, hit in rows)
+    named = sum(1 for _, origin, _ in rows if origin)
+    lines.append(
+        f"{title}: {hits} of {len(rows)} first causes name the bug's own line "
+        f"({16 * hits / len(rows):.1f} of every 16); {named} name some line of the code"
+    )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,19 +146,14 @@ def main(argv: list[str] | None = None) -> int:
     work = args.keep or Path(tempfile.mkdtemp(prefix="graphgrade-first-cause-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        rows = measure(work)
+        mutants = measure(work / "mutants")
+        bugs = measure(work / "bugs", bug_sources())
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"{'mutant':40} {'first cause names':28} bug's line?")
-    for name, origin, hit in rows:
-        print(f"{name:40} {origin or '(no line of the code)':28} {'yes' if hit else 'no'}")
-    hits = sum(hit for *_, hit in rows)
-    named = sum(1 for _, origin, _ in rows if origin)
-    print(
-        f"\n{hits} of {len(rows)} first causes name the bug's own line ({16 * hits / len(rows):.1f} of every 16); "
-        f"{named} name some line of the code"
-    )
+    print(table("mutants", mutants))
+    print()
+    print(table("bugs", bugs))
     return 0
 
 

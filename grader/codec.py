@@ -41,8 +41,17 @@ READABLE_OBSERVATIONS = (1, 2, 3, 4)
 OBSERVATION_V2_STEP_FIELDS = frozenset({"sites", "bumps"})
 OBSERVATION_V3_STEP_FIELDS = frozenset({"origin", "calls"})
 OBSERVATION_V4_STEP_FIELDS = frozenset({"trace"})
-ORIGIN_KINDS = ("returned", "returned-plain", "tested", "assigned")
-MAX_ORIGIN_FRAMES = 3
+ORIGIN_KINDS = (
+    "returned",
+    "returned-plain",
+    "tested",
+    "assigned",
+    "field:shape",
+    "field:static_input",
+    "field:output",
+    "argument",
+)  # field:<name>: where a captured graph's record got that field during a runner's call
+MAX_ORIGIN_FRAMES = 4
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).
 MAX_FRAME_TEXT = 200  # characters of a frame's file, function or source line
@@ -174,6 +183,7 @@ def case_message(uid: str, steps: tuple[Step, ...]) -> bytes:
                     "args": [_value_to_json(a) for a in s.args],
                     "kwargs": [[k, _value_to_json(v)] for k, v in s.kwargs],
                     "observe_graphs": s.observe_graphs,
+                    "follow_values": s.follow_values,
                 }
                 for s in steps
             ],
@@ -196,6 +206,7 @@ def read_case_message(data: bytes) -> tuple[str, tuple[Step, ...]]:
             args=tuple(_value_from_json(a) for a in s["args"]),
             kwargs=tuple((k, _value_from_json(v)) for k, v in s["kwargs"]),
             observe_graphs=bool(s["observe_graphs"]),
+            follow_values=bool(s.get("follow_values", False)),
         )
         for i, s in enumerate(msg["steps"])
     )

@@ -45,6 +45,9 @@ def point_group(tag: str, reading: str = "handout") -> str:
 
 
 VISIBILITIES: tuple[str, ...] = ("visible", "hidden", "after_due_date", "after_published")
+# How a case's points are earned (a spec's ``scoring:``): all or nothing ("whole-case", the default),
+# or split evenly over the case's checks, each passed check earning its share ("per-check").
+SCORINGS: tuple[str, ...] = ("whole-case", "per-check")
 
 
 def contract_names() -> tuple[str, ...]:
@@ -135,6 +138,7 @@ class Step:
     args: tuple[Value, ...] = ()
     kwargs: tuple[tuple[str, Value], ...] = ()
     observe_graphs: bool = False
+    follow_values: bool = False  # a runner's call whose first op's input a check judges: trace where it came from
     implicit: bool = False
     line: int = 0
 
@@ -204,6 +208,7 @@ class Spec:
     line: int = 0
     reading: str = "handout"  # READINGS: the handout's rule, or graphgrade's stricter reading
     cause_hints: tuple[tuple[str, str], ...] = ()  # ``hints:``: (cause, hint) for a case failing of that cause
+    scoring: str = "whole-case"  # SCORINGS: all of a case's points or none, or a share per passed check
 
     @property
     def group(self) -> str:

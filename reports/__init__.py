@@ -31,6 +31,7 @@ from .junit import to_junit_xml
 __all__ = [
     "render_submission",
     "render_summary",
+    "submission_outputs",
     "to_gradescope",
     "to_junit_xml",
     "write_batch_outputs",
@@ -61,14 +62,20 @@ def write_submission_outputs(
     with ``staff=False``, a student's own run), ``results.json`` (Gradescope;
     ``hidden_visibility`` is the test visibility of hidden cases) and ``junit.xml`` into ``out_dir``."""
     out_dir = Path(out_dir)
-    write_file(out_dir / "report.html", render_submission(report))
+    for name, text in submission_outputs(report, hidden_visibility, staff).items():
+        write_file(out_dir / name, text)
+
+
+def submission_outputs(report: Report, hidden_visibility: str = "hidden", staff: bool = True) -> dict[str, str]:
+    """What :func:`write_submission_outputs` writes: each file's name and text."""
+    texts = {"report.html": render_submission(report)}
     if staff:
-        write_file(out_dir / "staff.html", render_submission(report, staff=True))
-    write_file(
-        out_dir / "results.json",
-        json.dumps(to_gradescope(report, hidden_visibility), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+        texts["staff.html"] = render_submission(report, staff=True)
+    texts["results.json"] = (
+        json.dumps(to_gradescope(report, hidden_visibility), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     )
-    write_file(out_dir / "junit.xml", to_junit_xml(report))
+    texts["junit.xml"] = to_junit_xml(report)
+    return texts
 
 
 def report_link(report_dir, out_dir, page: str = "report.html") -> str:

@@ -62,6 +62,7 @@ def environment() -> jinja2.Environment:
         seconds=v.fmt_seconds,
         stepno=v.step_no,
         oneline=v.one_line,
+        observed=v.observed_text,
         taglabel=v.tag_label,
         taggroup=v.tag_group,
         slug=v.slug,
@@ -81,7 +82,9 @@ def environment() -> jinja2.Environment:
 def compile_templates() -> None:
     """Compile the pages' templates now (once per process; forked report writers inherit them)."""
     env = environment()
-    for name in ("submission.html.j2", "summary.html.j2"):
+    # every template the pages extend, import or include too: loaded on first use otherwise,
+    # that is once in every writer process and again here for the class summary
+    for name in sorted(p.name for p in TEMPLATE_DIR.glob("*.j2")):
         env.get_template(name)
 
 
@@ -93,6 +96,13 @@ def _require_report(report: Any) -> Report:
 
 # ---------------------------------------------------------------------------
 # One submission
+
+
+def _first_for(report: Report, staff: bool):
+    """The report's first cause for this page's reader (grader.judging.first_cause), or None."""
+    if report.first_cause is None:
+        return None
+    return report.first_cause.staff if staff else report.first_cause.student
 
 
 def render_submission(report: Report, staff: bool = False) -> str:
@@ -121,7 +131,7 @@ def render_submission(report: Report, staff: bool = False) -> str:
             page=causes,
             groups=v.tag_groups(report.specs, report.cases),
             headline=v.headline(report),
-            fix=v.fix_first(specs, causes),
+            fix=v.fix_first(specs, causes, _first_for(report, staff)),
             notes=v.page_notes(specs, causes),
             duration=report.duration_s if staff else v.student_duration(report),
             n_cases=n_cases,
@@ -269,11 +279,19 @@ def _spec_stats(reports: Sequence[Report], top_n: int = 5) -> tuple[SpecStat, ..
             if s.id not in meta:
                 order.append(s.id)
                 meta[s.id] = s
+    # each report's first summary of a spec, and its cases by spec: read once, not once per spec
+    firsts = [{s.id: s for s in reversed(r.specs)} for r in reports]
+    by_spec: list[dict[str, list]] = []
+    for r in reports:
+        grouped: dict[str, list] = {}
+        for c in r.cases:
+            grouped.setdefault(c.spec, []).append(c)
+        by_spec.append(grouped)
     stats = []
     for sid in order:
-        subs = [(r, next(s for s in r.specs if s.id == sid)) for r in reports if any(s.id == sid for s in r.specs)]
-        n_full = sum(1 for _, s in subs if s.max_score > 0 and s.score >= s.max_score - 1e-9)
-        cases = [(r, c) for r, _ in subs for c in r.cases if c.spec == sid]
+        subs = [(i, r, first[sid]) for i, (r, first) in enumerate(zip(reports, firsts)) if sid in first]
+        n_full = sum(1 for _, _, s in subs if s.max_score > 0 and s.score >= s.max_score - 1e-9)
+        cases = [(r, c) for i, r, _ in subs for c in by_spec[i].get(sid, ())]
         failing: dict[str, list] = {}
         for r, c in cases:
             if c.status == "passed":
@@ -295,7 +313,7 @@ def _spec_stats(reports: Sequence[Report], top_n: int = 5) -> tuple[SpecStat, ..
                 n_full=n_full,
                 n_cases=len(cases),
                 n_cases_passed=sum(1 for _, c in cases if c.status == "passed"),
-                mean_score=statistics.fmean([s.score for _, s in subs]) if subs else 0.0,
+                mean_score=statistics.fmean([s.score for _, _, s in subs]) if subs else 0.0,
                 max_score=meta[sid].max_score,
                 failures=tuple(groups[:top_n]),
                 more_failures=max(0, len(groups) - top_n),

@@ -13,6 +13,10 @@ from grader.run.worker.sandbox import SINGLE_THREADED  # imports no numpy
 for _name, _value in SINGLE_THREADED.items():
     os.environ.setdefault(_name, _value)
 
+# Every report.json the suite writes, here and in every `graphgrade` it starts, is checked
+# against the published schema (grader.judging.report_schema; tests/test_verdict_records.py).
+os.environ["GRAPHGRADE_REPORT_SCHEMA"] = str(Path(__file__).resolve().parents[1] / "docs" / "report.schema.json")
+
 import pytest  # noqa: E402
 
 import reference.cudagraph as reference_module  # noqa: E402

@@ -120,6 +120,11 @@ def test_the_seven_ways_a_hidden_case_ends_are_one_bit_to_the_student(graded):
         in messages["v-eager"]
     )
     assert len({messages[n] for n in FAILING}) == len(FAILING)
+    # report.json's first cause: the staff's names the hidden case; the student's (what an LMS
+    # comment or a tool may show them) is worked out from visible cases only: none failed
+    for name in FAILING:
+        assert staff[name]["first_cause"]["staff"]["case"].startswith("replay-edge/"), name
+        assert staff[name]["first_cause"]["student"] is None, name
     for name in VARIANTS:
         assert "hidden from students" in (graded / name / "staff.html").read_text()
     # ... and a student cannot tell the four failures apart, in any file they can read.
@@ -128,6 +133,15 @@ def test_the_seven_ways_a_hidden_case_ends_are_one_bit_to_the_student(graded):
         assert len({views[n][f] for n in FAILING_ALL}) == 1, f
         for name in FAILING:  # the line in the submission's code is the staff's alone
             assert "cudagraph.py:" not in views[name][f] and "static_inputs" not in views[name][f]
+    # The check records of the hidden cases (report.json format 4: an id, a cause key, the
+    # student's file, line and function per line) are the staff's alone as well.
+    typo = [k for c in staff["v-typo"]["cases"] if c["redacted"] for k in c["checks"] if not k["passed"]]
+    assert any((k["file"], k["function"]) == ("cudagraph.py", "_typo") and k["line"] > 0 for k in typo)
+    for name in FAILING:
+        records = [k for c in staff[name]["cases"] if c["redacted"] for k in c["checks"]]
+        for f in ("report.html", "junit.xml", "results.json"):
+            assert "_typo" not in views[name][f]
+            assert not [k["id"] for k in records if k["id"] in views[name][f]], (name, f)
     # nor does the terminal line of a submission name a hidden case's line
     terminal = (graded.parent / "terminal.txt").read_text(encoding="utf-8")
     assert "first failure at" not in terminal and "cudagraph.py:" not in terminal

@@ -90,7 +90,7 @@ def _data() -> dict:
         (lambda d: d["specs"][0].pop("hint"), "report.specs[0]: missing key 'hint'"),
         (lambda d: d.update(extra=1), "report: unknown key 'extra'"),
         (lambda d: d["cases"][0].update(message="x" * (MAX_TEXT + 1)), f"longer than {MAX_TEXT} characters"),
-        (lambda d: d.update(format=4), "this grader reads formats 1, 2, 3, the file says 4"),
+        (lambda d: d.update(format=5), "this grader reads formats 1, 2, 3, 4, the file says 5"),
         (lambda d: d.update(format=1), "report.flags: format 1 has no flags"),
         (lambda d: d["flags"][0].update(line=-1), "report.flags[0].line: expected a line number (0 or more)"),
         (lambda d: d.update(scope="some"), "report.scope: 'some' is not 'all' or 'public'"),

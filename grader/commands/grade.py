@@ -22,10 +22,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grader
+from grader.commands import report_manifest
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
 from grader.judging.answers import read_answers
 from grader.judging.integrity import ScanService
-from grader.judging.results import Report, write_report
+from grader.judging.results import Report, report_json_text
 from grader.judging.scoring import build_report
 from grader.lab import active as active_lab
 from grader.run.runner import (
@@ -43,6 +44,8 @@ from grader.spec.loader import LoadedSuite
 from grader.spec_model import Spec
 
 SWITCH_INTERVAL_S = 0.001  # while grading (see grade_submissions)
+# What _write_outputs writes into OUT/<name>/ in a staff's run (a student kit's has no staff.html)
+STAFF_FILES = ("report.json", "report.html", "staff.html", "results.json", "junit.xml")
 
 
 MAX_NAME_CHARS = 96  # of an output folder's name, before a "-N" that tells equal ones apart
@@ -106,13 +109,27 @@ class GradedSubmission:
     is_reference: bool = False  # the bundled solution, graded because no submission was given
 
 
-def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True) -> None:
-    """A submission's report.json and the files rendered from it (see reports.write_submission_outputs)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_report(report, out_dir / "report.json")
-    from reports import write_submission_outputs
+def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True) -> int:
+    """A submission's report.json and the files rendered from it (see reports.write_submission_outputs);
+    returns how many files were written. Only what changed is written: nothing when the folder
+    already holds the files these inputs render (see grader.commands.report_manifest), else each
+    file whose bytes differ from the file there (the others keep their inode and mtime)."""
+    from reports import submission_outputs, write_file
 
-    write_submission_outputs(report, out_dir, hidden_visibility, staff)
+    digest = report_manifest.inputs_digest(report, hidden_visibility, staff) if staff else ""
+    if staff and report_manifest.unchanged(out_dir, digest, STAFF_FILES):
+        return 0
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report_manifest.forget(out_dir)
+    texts = {"report.json": report_json_text(report), **submission_outputs(report, hidden_visibility, staff)}
+    written = 0
+    for name, text in texts.items():
+        if not report_manifest.holds(out_dir / name, text):
+            write_file(out_dir / name, text)
+            written += 1
+    if staff:
+        report_manifest.record(out_dir, digest, STAFF_FILES)
+    return written
 
 
 def grade_submissions(
@@ -172,6 +189,62 @@ def grade_submissions(
             path=str(submissions[index]),
         )
 
+    def judged(index: int, run: SubmissionRun, flags, answers) -> Report:
+        """The submission's report, judged and scored from its run (in this process or a report process)."""
+        report = replace(
+            build_report(names[index], specs, run, loaded, grader.__version__, withheld_points, answers),
+            flags=flags,
+            path=str(submissions[index]),
+        )
+        return replace(report, answers=answers.report_lines(report.cases))
+
+    def judge_and_write_cached(index: int, flags, answers, entry_key: str, keys: list[str]):
+        """In a report process: a submission whose every case the cache holds, judged and its files
+        written; (its report, the write's failure or None), or None when the cache does not hold
+        it whole (the grader then grades it as usual)."""
+        from grader.run.cache import stored_run
+
+        run = stored_run(cache, entry_key, keys, cases)
+        if run is None:
+            return None
+        report = judged(index, run, flags, answers)
+        try:
+            write_outputs(report, out_dir / names[index], hidden_visibility)
+        except Exception as exc:  # noqa: BLE001 - the grader makes it the submission's problem, as it does a writer's
+            return report, (type(exc).__name__, str(exc))
+        return report, None
+
+    def run_cases(index: int, apart: bool, counted: bool = False) -> SubmissionRun | None:
+        """The submission's run, its cases run in a slot (those the cache does not hold, with a
+        cache); None when ``apart`` and the cache now holds it whole (see run_with_cache)."""
+        slot = slots.get()
+        try:
+            if cache is None:
+                return run_submission(
+                    zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
+                )
+            from grader.run.cache import run_with_cache
+
+            return run_with_cache(
+                cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted,
+                judged_apart=apart, count=not counted,
+            )  # fmt: skip
+        finally:
+            slots.put(slot)  # its cases have run: the next submission's start while this one is judged
+
+    def judge_apart(index: int, scan, keyed) -> tuple[Report, WriteFailed | None] | None:
+        """A submission the cache holds whole, judged and written by a report process, so that a
+        rejudge spreads over the machine's cores (what it returns is what this process would have
+        judged: the same function on the same data); None when it must be graded here.
+        ``keyed``: its keys in the cache."""
+        flags = scan.flags()
+        answers = read_answers(submissions[index])
+        outcome = writers.judge(index, flags, answers, *keyed)
+        if outcome is None or outcome[0] is None:  # not whole in the cache, or judging failed there
+            return None
+        report, write_failed = outcome[0]
+        return report, None if write_failed is None else WriteFailed(*write_failed)
+
     def grade_one(index: int) -> None:
         """Grade, judge, write and print one submission. Whatever fails in the grader on the way
         becomes this submission's problem, in its report: never another's, never the batch's."""
@@ -181,41 +254,43 @@ def grade_submissions(
         target = out_dir / names[index]
         failed = False
         scan = None
+        write_failed: WriteFailed | None = None
+        written = False
         try:
             scan = scans.submit(submissions[index])  # in a bounded process, while the cases run
-            slot = slots.get()
-            try:
-                if cache is None:
-                    run = run_submission(
-                        zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
-                    )
-                else:
-                    from grader.run.cache import run_with_cache
+            # a submission the cache holds (whole, or all but the cases a spec's edit changed) is
+            # judged and written in a report process; a cold one here, from the frames its cases sent
+            from grader.run.cache import cache_keys
 
-                    run = run_with_cache(
-                        cache, zygote, area, slot, submissions[index], cases, settings, messages, look_ahead, redacted
-                    )
-            finally:
-                slots.put(slot)  # its cases have run: the next submission's start while this one is judged
-            flags = scan.flags()  # waited for outside the judging lock
-            answers = read_answers(submissions[index])  # the student's cited lines, read as data
-            with reporting:
-                report = replace(
-                    build_report(names[index], specs, run, loaded, grader.__version__, withheld_points, answers),
-                    flags=flags,
-                    path=str(submissions[index]),
-                )
-                report = replace(report, answers=answers.report_lines(report.cases))
+            keyed = cache_keys(submissions[index], settings, messages, redacted) if judging_apart else None
+            apart = keyed is not None and cache.holds(keyed[0])
+            run = run_cases(index, apart)
+            if run is None:  # the cache holds it whole (once its missing cases ran): judged apart
+                judged_apart = judge_apart(index, scan, keyed)
+                if judged_apart is not None:
+                    report, write_failed = judged_apart
+                    written = True
+                else:
+                    run = run_cases(index, False, counted=True)
+            if not written:
+                flags = scan.flags()  # waited for outside the judging lock
+                answers = read_answers(submissions[index])  # the student's cited lines, read as data
+                with reporting:
+                    report = judged(index, run, flags, answers)
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
             failed = True
+            written = False
             report = problem_report(index, grader_problem("grading", exc))
         finally:
             if scan is not None and scan.result is None:
                 scan.service.kill(scan.ident)  # a scan not waited for (a grading that failed) is ended
         try:
-            writers.write(report, target, hidden_visibility)
+            if write_failed is not None:
+                raise write_failed
+            if not written:
+                writers.write(report, target, hidden_visibility)
         except Exception as exc:  # noqa: BLE001
             failed = True
             report = problem_report(index, grader_problem("writing its reports", exc))
@@ -257,6 +332,7 @@ def grade_submissions(
     from reports.html import compile_templates
 
     compile_templates()
+    report_manifest.renderers_digest()  # once, here: the forked writers inherit it
     # What exists now (the specs, their oracles, every module, the templates) lives as long as
     # the grading: the collector's full passes skip it instead of walking it again and again
     # (in a forked writer, walking it would also copy every page of it).
@@ -264,9 +340,11 @@ def grade_submissions(
     gc.freeze()
     # Writing the reports, pure Python too, happens in processes of their own, forked now, while
     # this process has no other thread (see grader.commands.report_writers).
+    write_outputs = functools.partial(_write_outputs, staff=not student_only)
     writers = ReportWriters(
-        writer_count(jobs, len(submissions)), functools.partial(_write_outputs, staff=not student_only)
+        writer_count(jobs, len(submissions)), write_outputs, judge_and_write_cached if cache is not None else None
     )
+    judging_apart = cache is not None and writers.forked > 0
     try:
         for future in [pool.submit(grade_one, i) for i in range(len(submissions))]:
             future.result()

@@ -9,7 +9,6 @@ import time
 from grader.commands.grade import GradedSubmission
 from grader.judging.results import STATUSES
 from grader.safetext import one_line as safe_one_line
-from grader.spec.locating import first_location
 
 
 def _counts(graded: GradedSubmission) -> str:
@@ -35,10 +34,12 @@ def one_line(graded: GradedSubmission) -> str:
     parts = _counts(graded)
     problem = f"  [{safe_one_line(r.problem)}]" if r.problem else ""  # never a line of its own
     name = f"{graded.name} (bundled solution)" if graded.is_reference else graded.name
-    first = next((c for c in r.cases if c.status != "passed" and not c.redacted and first_location(c.message)), None)
+    # the student's first cause (report.json's first_cause.student: visible cases only), where it
+    # names a line of their code: the same cause their page's "Fix this first" shows
+    first = r.first_cause.student if r.first_cause is not None else None
     located = (
-        f"  [first failure at {safe_one_line(f'{first_location(first.message)} ({first.spec}/{first.case})')}]"
-        if first
+        f"  [first failure at {safe_one_line(f'{first.file}:{first.line} ({first.case})')}]"
+        if first is not None and first.line
         else ""
     )
     if r.scope == "public":

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable
 from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
+from typing import Any
 
 from grader.judging.results import Report
 
@@ -44,8 +45,9 @@ class ReportWriters:
     """Up to ``count`` forked writer processes; :meth:`write` may be called from many threads
     at once. Make it while this process has no other thread; :meth:`close` it when done."""
 
-    def __init__(self, count: int, write_outputs: WriteOutputs) -> None:
+    def __init__(self, count: int, write_outputs: WriteOutputs, judge: Callable[..., Any] | None = None) -> None:
         self.write_outputs = write_outputs
+        self.judge_here = judge  # see judge()
         self.cpu_s = 0.0  # user + system time of the writers, known after close()
         # one token per writer: (its pid, this process's end of its pipe); (0, None) once it is gone
         self._tokens: queue.Queue[tuple[int, Connection | None]] = queue.Queue()
@@ -82,15 +84,22 @@ class ReportWriters:
         try:
             while True:
                 try:
-                    report, out_dir, hidden_visibility = conn.recv()
+                    kind, args = conn.recv()
                 except EOFError:
                     break
                 try:
-                    self.write_outputs(report, out_dir, hidden_visibility)
-                    answer = None
+                    if kind == "judge" and self.judge_here is not None:
+                        answer = ("ok", self.judge_here(*args))
+                    else:
+                        self.write_outputs(*args)
+                        answer = ("ok", None)
                 except Exception as exc:  # noqa: BLE001 - the grader makes it the submission's problem
-                    answer = (type(exc).__name__, str(exc))
-                conn.send(answer)
+                    answer = ("error", type(exc).__name__, str(exc))
+                try:
+                    payload = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
+                except Exception as exc:  # noqa: BLE001 - an answer that cannot be sent says so
+                    payload = pickle.dumps(("error", type(exc).__name__, str(exc)), pickle.HIGHEST_PROTOCOL)
+                conn.send_bytes(payload)
         except BaseException:  # noqa: BLE001 - Ctrl-C, a broken pipe: the grader writes the rest
             code = 1
         finally:
@@ -99,31 +108,51 @@ class ReportWriters:
     def write(self, report: Report, out_dir: Path, hidden_visibility: str) -> None:
         """Write one submission's files; raises what the write raised (as :class:`WriteFailed`
         when a writer met it)."""
-        if not self.forked:
+        answer = self._ask("write", (report, out_dir, hidden_visibility)) if self.forked else None
+        if answer is None:  # no writer to ask
             self._write_here(report, out_dir, hidden_visibility)
-            return
+        elif answer[0] != "ok":
+            raise WriteFailed(*answer[1:])
+
+    def judge(self, *args: Any) -> tuple[Any, WriteFailed | None] | None:
+        """What the ``judge`` given at start returns for ``args``, computed in a writer process,
+        so that judging, like writing, spreads over the machine's cores: (its value, None), or
+        (None, the failure it raised). None when there is no writer to ask (the caller does the
+        work in this process, as it always did)."""
+        if not self.forked or self.judge_here is None:
+            return None
+        answer = self._ask("judge", args)
+        if answer is None:
+            return None
+        if answer[0] == "ok":
+            return answer[1], None
+        return None, WriteFailed(*answer[1:])
+
+    def _ask(self, kind: str, args: tuple) -> tuple | None:
+        """A writer's answer to one request; None when no writer could be asked (all gone, or
+        the request cannot be sent)."""
         pid, conn = self._tokens.get()
         try:
             if conn is None:
-                self._write_here(report, out_dir, hidden_visibility)
-                return
+                return None
             try:
-                payload = pickle.dumps((report, out_dir, hidden_visibility), pickle.HIGHEST_PROTOCOL)
+                payload = pickle.dumps((kind, args), pickle.HIGHEST_PROTOCOL)
             except Exception:  # noqa: BLE001 - cannot be sent (it never is, but a report is data)
-                self._write_here(report, out_dir, hidden_visibility)
-                return
+                return None
             try:
                 conn.send_bytes(payload)
-                answer = conn.recv()
-            except (OSError, EOFError, pickle.UnpicklingError):  # the writer is gone: write it here
+                answer = pickle.loads(conn.recv_bytes())
+            except (OSError, EOFError, pickle.UnpicklingError):  # the writer is gone
                 self._end(pid, conn, kill=True)
                 pid, conn = 0, None
-                self._write_here(report, out_dir, hidden_visibility)
-                return
+                return None
+            if not isinstance(answer, tuple) or not answer or answer[0] not in ("ok", "error"):
+                self._end(pid, conn, kill=True)  # not a writer's answer: that writer is done
+                pid, conn = 0, None
+                return None
+            return answer
         finally:
             self._tokens.put((pid, conn))
-        if answer is not None:
-            raise WriteFailed(*answer)
 
     def _write_here(self, report: Report, out_dir: Path, hidden_visibility: str) -> None:
         with self._local:

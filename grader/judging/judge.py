@@ -21,7 +21,7 @@ from grader.ops import apply_chain, build_array
 from grader.protocol import CaseObservation, StepObservation
 from grader.spec.case_draft import OracleCall
 from grader.spec.describing import MAX_MESSAGE, cut, describe, outcome
-from grader.spec.locating import first_location, raised_at, raised_where
+from grader.spec.locating import first_frame, raised_at, raised_where
 from grader.spec_model import ArrayValue, Case, RefValue, Step, contract_names
 
 __all__ = ["CaseVerdict", "Oracle", "describe", "judge_case", "root_causes"]
@@ -37,6 +37,7 @@ class CaseVerdict:
     line: int = 0  # the spec line of the check (or step) behind the first failure, 0 if none
     cause: str = ""  # what failed first: a check kind, or a step's own cause (STEP_CAUSES)
     origin: str = ""  # the student's file:line the first failure names, "" when it names none
+    origin_function: str = ""  # the function at that line, "" when not known
 
 
 # A step's own failure, by what it did (grader.spec_model.OWN_CAUSES; a check's failure is named
@@ -145,23 +146,40 @@ class CaseJudge:
         self.dead: set[int] = set()  # steps that did not run as the spec needs (see step_health)
         self.current_line = 0  # the spec line of the check being judged (0: a step's own health)
         self.current_cause = ""  # the kind of the check being judged, or a step's own cause
+        self.current_check: int | None = None  # index in case.checks of the check being judged
+        self.check_lines = 0  # lines the check being judged has recorded so far
         self.first_failure_line = 0
         self.first_failure_cause = ""
         self.first_failure_origin = ""
+        self.first_failure_function = ""
 
     def record(
         self, step: Step | None, what: str, expected: str, observed: str, problem: str | None, at: str = ""
     ) -> None:
         """One line of the verdict; ``at``: the lines naming the submission's code behind a failure
         (:mod:`grader.spec.locating`), added below the message's cause."""
-        located = first_location(at) if problem is not None else ""
+        file, line, function = first_frame(at) if problem is not None else ("", 0, "")
+        located = f"{file}:{line}" if file else ""
+        if self.current_check is None:
+            line_id = f"step{step.index + 1}.runs" if step else "case.runs"
+        else:
+            line_id = f"{self.current_cause}#{self.current_check}"
+            self.check_lines += 1
+            if self.check_lines > 1:
+                line_id += f".{self.check_lines}"
         self.lines.append(
             CheckLine(
                 step=step.index if step else None,
                 what=what,
                 expected=expected,
-                observed=f"{observed} (at {located})" if located else observed,
+                observed=observed,
                 passed=problem is None,
+                id=line_id,
+                check=self.current_check,
+                cause=self.current_cause,
+                file=file,
+                line=line,
+                function=function,
             )
         )
         if problem is not None and self.first_failure is None:
@@ -170,6 +188,7 @@ class CaseJudge:
             self.first_failure_line = self.current_line or (step.line if step else 0)
             self.first_failure_cause = self.current_cause
             self.first_failure_origin = located
+            self.first_failure_function = first_frame(at)[2] if located else ""
 
     def step_health(self) -> None:
         """A step that raised, or could not run, fails the case unless a check expected it. The
@@ -247,10 +266,11 @@ def judge_case(
     ``answers``: the student's notebook answers (grader.judging.answers), for a ``cites`` check."""
     judge = CaseJudge(case, oracles, observation, answers)
     judge.step_health()
-    for check in case.checks:
+    for n, check in enumerate(case.checks):
         if set(check.looks_at()) & judge.dead:
             continue  # collapsed into the line that names the step that stopped it
         judge.current_line, judge.current_cause = check.line, check.kind
+        judge.current_check, judge.check_lines = n, 0
         check.judge(judge)
     steps = tuple(
         StepLine(index=s.index, action=s.label, outcome=_step_outcome(case, s, o))
@@ -276,4 +296,5 @@ def judge_case(
         line=judge.first_failure_line,
         cause=judge.first_failure_cause,
         origin=judge.first_failure_origin,
+        origin_function=judge.first_failure_function,
     )

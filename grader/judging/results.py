@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from grader import validation
-from grader.spec_model import READINGS, VISIBILITIES
+from grader.spec_model import READINGS, SCORINGS, VISIBILITIES
 
 # 2 added ``flags``, ``scope``, ``ungraded_points`` and hidden cases in full (staff record); 3 added
-# each case's ``cause``, ``origin`` and ``hint``. Formats 1 and 2 are still read.
-REPORT_FORMAT = 3
-READABLE_FORMATS = (1, 2, 3)
+# each case's ``cause``, ``origin`` and ``hint``; 4 made each check line a record (``id``, ``check``,
+# ``cause``, ``file``, ``line``, ``function``; ``observed`` without the location), added each case's
+# and spec's ``scoring`` and a case's ``checks_passed``/``checks_total``, and the optional
+# ``first_cause``. Formats 1 to 3 are still read. The schema: docs/report.schema.json.
+REPORT_FORMAT = 4
+READABLE_FORMATS = (1, 2, 3, 4)
 
 Status = Literal["passed", "failed", "error", "timeout", "crashed", "skipped"]
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "timeout", "crashed", "skipped")
@@ -38,13 +41,35 @@ STEP_RUNS = "the step runs"  # CheckLine.expected of a step's own health line (a
 
 @dataclass(frozen=True)
 class CheckLine:
-    """One expectation of a case, judged: what was wanted against what happened."""
+    """One expectation of a case, judged: what was wanted against what happened. A record, not a
+    sentence: renderers build what they show from these fields and never parse the texts.
+
+    ``id`` is stable for a given spec: ``<kind>#<n>`` for the line of the case's check ``n``
+    (0-based, in the spec's order; ``<kind>`` its kind), with ``.<k>`` added to the k-th line
+    (k >= 2) of a check that records several, and ``step<i>.runs`` for step i's (1-based) own
+    health line. Together with
+    the spec and case ids it names the line across reports (``spec/case/id``)."""
 
     step: int | None  # index into CaseResult.steps, or None for a whole-case check
-    what: str  # "launches during this call", "output equals the op chain", ...
-    expected: str
-    observed: str
-    passed: bool
+    what: str  # the claim, in words: "launches during this call", "output equals the op chain", ...
+    expected: str  # what the spec wants, a short display text (already cut)
+    observed: str  # what the submission did, a short display text (already cut; no location)
+    passed: bool  # the status: passed, or failed
+    id: str = ""  # see above; "" in reports of formats 1-3
+    check: int | None = None  # index of the spec check that recorded the line; None: a step's own health
+    cause: str = ""  # the cause key of a failure: the check's kind, or the step's own cause (OWN_CAUSES)
+    file: str = ""  # the student's code a failed line names: file (relative to the submission), "" if none
+    line: int = 0  # ... its line, 0 when none
+    function: str = ""  # ... its function, "" when none or not known
+
+    @property
+    def status(self) -> str:
+        return "passed" if self.passed else "failed"
+
+    @property
+    def where(self) -> str:
+        """``file:line`` of the student's code the line names, or ""."""
+        return f"{self.file}:{self.line}" if self.file else ""
 
 
 @dataclass(frozen=True)
@@ -86,6 +111,10 @@ class CaseResult:
     cause: str = ""  # what failed first: a check kind or a step's own cause (grader.judging.judge)
     origin: str = ""  # the submission's file:line its first failure names, or ""
     hint: str = ""  # the spec's hint for that cause (``hints:``), or "": its spec's hint applies
+    scoring: str = "whole-case"  # SCORINGS: the spec's; "per-check": ``score`` is the passed checks' shares
+    checks_passed: int = 0  # per-check scoring: the spec checks that passed (0 under whole-case scoring)
+    checks_total: int = 0  # per-check scoring: the case's spec checks (0 under whole-case scoring)
+    origin_function: str = ""  # the function of the submission's code at ``origin``, or ""
 
 
 @dataclass(frozen=True)
@@ -100,6 +129,7 @@ class SpecSummary:
     score: float
     max_score: float
     reading: str = "handout"  # grader.spec_model.READINGS: a core tag's "graphgrade" reading counts outside the core
+    scoring: str = "whole-case"  # SCORINGS: a case earns all its points or none, or a share per passed check
 
 
 @dataclass(frozen=True)
@@ -125,6 +155,29 @@ class Answer:
 
 
 @dataclass(frozen=True)
+class CauseAt:
+    """A first cause as one reader may see it (grader.judging.first_cause): the case that shows it,
+    its cause key, its text, and the line of the student's code it names (``file`` "" and ``line``
+    0 when it names none)."""
+
+    case: str  # "spec/case"
+    cause: str  # the case's cause key (a check kind, or a step's own cause)
+    text: str  # the cause in one line, as its reader may see it
+    file: str
+    line: int
+    function: str
+
+
+@dataclass(frozen=True)
+class FirstCause:
+    """The cause to fix first, as the student sees it (visible cases only; None when no visible
+    case failed) and as staff see it (every case)."""
+
+    student: CauseAt | None
+    staff: CauseAt | None
+
+
+@dataclass(frozen=True)
 class Report:
     submission: str
     score: float
@@ -141,6 +194,7 @@ class Report:
     scope: str = "all"  # "all": every spec graded; "public": the visible specs only (a student's run)
     ungraded_points: float = 0.0  # points of the specs a "public" run left to the autograder
     answers: tuple[Answer, ...] = ()  # the notebook answers, slot by slot (staff and the student)
+    first_cause: FirstCause | None = None  # the cause to fix first (grader.judging.first_cause)
 
     @property
     def percent(self) -> float:
@@ -281,7 +335,11 @@ def report_json_text(report: Report) -> str:
 def write_report(report: Report, path) -> None:
     from pathlib import Path
 
-    Path(path).write_text(report_json_text(report), encoding="utf-8")
+    from grader.judging.report_schema import check_report_text
+
+    text = report_json_text(report)
+    check_report_text(text, str(path))  # against docs/report.schema.json while the tests run
+    Path(path).write_text(text, encoding="utf-8")
 
 
 class ReportError(validation.Invalid):
@@ -321,18 +379,7 @@ def _case_from_json(obj: Any, where: str) -> CaseResult:
         for i, s in enumerate(_opt(obj, "steps", list, where, []))
     )
     checks = tuple(
-        CheckLine(
-            step=_opt_int(
-                _check_keys(c, {"step", "what", "expected", "observed", "passed"}, f"{where}.checks[{i}]"),
-                "step",
-                f"{where}.checks[{i}]",
-            ),
-            what=_need(c, "what", str, f"{where}.checks[{i}]"),
-            expected=_need(c, "expected", str, f"{where}.checks[{i}]"),
-            observed=_need(c, "observed", str, f"{where}.checks[{i}]"),
-            passed=_need(c, "passed", bool, f"{where}.checks[{i}]"),
-        )
-        for i, c in enumerate(_opt(obj, "checks", list, where, []))
+        _check_from_json(c, f"{where}.checks[{i}]") for i, c in enumerate(_opt(obj, "checks", list, where, []))
     )
     launches = tuple(
         LaunchPoint(
@@ -367,7 +414,38 @@ def _case_from_json(obj: Any, where: str) -> CaseResult:
         cause=_opt(obj, "cause", str, where, ""),
         origin=_opt(obj, "origin", str, where, ""),
         hint=_opt(obj, "hint", str, where, ""),
+        scoring=validation.one_of(_opt(obj, "scoring", str, where, "whole-case"), SCORINGS, f"{where}.scoring"),
+        checks_passed=_count(obj, "checks_passed", where),
+        checks_total=_count(obj, "checks_total", where),
+        origin_function=_opt(obj, "origin_function", str, where, ""),
     )
+
+
+_CHECK_KEYS = frozenset(CheckLine.__dataclass_fields__)
+
+
+def _check_from_json(obj: Any, where: str) -> CheckLine:
+    obj = _check_keys(obj, _CHECK_KEYS, where)
+    return CheckLine(
+        step=_opt_int(obj, "step", where),
+        what=_need(obj, "what", str, where),
+        expected=_need(obj, "expected", str, where),
+        observed=_need(obj, "observed", str, where),
+        passed=_need(obj, "passed", bool, where),
+        id=_opt(obj, "id", str, where, ""),
+        check=_opt_int(obj, "check", where),
+        cause=_opt(obj, "cause", str, where, ""),
+        file=_opt(obj, "file", str, where, ""),
+        line=_count(obj, "line", where),
+        function=_opt(obj, "function", str, where, ""),
+    )
+
+
+def _count(obj: dict, key: str, where: str) -> int:
+    value = _opt(obj, key, int, where, 0)
+    if value < 0:
+        raise ReportError(f"{where}.{key}: expected 0 or more, got {value}")
+    return value
 
 
 def _spec_from_json(obj: Any, where: str) -> SpecSummary:
@@ -384,6 +462,7 @@ def _spec_from_json(obj: Any, where: str) -> SpecSummary:
         score=_need(obj, "score", float, where),
         max_score=_need(obj, "max_score", float, where),
         reading=validation.one_of(_opt(obj, "reading", str, where, "handout"), READINGS, f"{where}.reading"),
+        scoring=validation.one_of(_opt(obj, "scoring", str, where, "whole-case"), SCORINGS, f"{where}.scoring"),
     )
 
 
@@ -432,6 +511,34 @@ def _report_from_json(data: Any, where: str) -> Report:
             for i, a in enumerate(_opt(obj, "answers", list, where, []))
             if _check_keys(a, {"slot", "text", "verdict"}, f"{where}.answers[{i}]") is not None
         ),
+        first_cause=_first_cause_from_json(obj.get("first_cause"), f"{where}.first_cause"),
+    )
+
+
+def _cause_at_from_json(obj: Any, where: str) -> CauseAt | None:
+    if obj is None:
+        return None
+    obj = _check_keys(obj, set(CauseAt.__dataclass_fields__), where)
+    line = _need(obj, "line", int, where)
+    if line < 0:
+        raise ReportError(f"{where}.line: expected a line number (0 or more), got {line}")
+    return CauseAt(
+        case=_need(obj, "case", str, where),
+        cause=_need(obj, "cause", str, where),
+        text=_need(obj, "text", str, where),
+        file=_need(obj, "file", str, where),
+        line=line,
+        function=_need(obj, "function", str, where),
+    )
+
+
+def _first_cause_from_json(obj: Any, where: str) -> FirstCause | None:
+    if obj is None:
+        return None
+    obj = _check_keys(obj, {"student", "staff"}, where)
+    return FirstCause(
+        student=_cause_at_from_json(obj.get("student"), f"{where}.student"),
+        staff=_cause_at_from_json(obj.get("staff"), f"{where}.staff"),
     )
 
 

@@ -15,7 +15,10 @@ case as one bit (passed or not, with one fixed message) through
 
 from __future__ import annotations
 
-from grader.judging.judge import judge_case
+from dataclasses import replace
+
+from grader.judging.first_cause import first_cause
+from grader.judging.judge import CaseVerdict, judge_case
 from grader.judging.results import CaseResult, Report, SpecSummary
 from grader.run.runner import CaseRun, SubmissionRun
 from grader.spec.loader import LoadedSuite
@@ -43,9 +46,31 @@ def add_points(values) -> float:
     return sum(to_cents(v) for v in values) / CENTS
 
 
+def passed_checks(case: Case, verdict: CaseVerdict) -> int:
+    """How many of the case's spec checks passed: a check passes when it was made (no step it
+    looks at failed to run) and every line it recorded passed. A case that failed although every
+    check passed (a step failed on its own, and no check looks at it) counts its last check failed,
+    so a failed case never earns all its points."""
+    made: dict[int, bool] = {}
+    for line in verdict.checks:
+        if line.check is not None:
+            made[line.check] = made.get(line.check, True) and line.passed
+    passed = sum(1 for ok in made.values() if ok)
+    if verdict.status != "passed" and passed == len(case.checks):
+        passed -= 1
+    return passed
+
+
+def check_share(share: float, n_checks: int, passed: int) -> float:
+    """Per-check scoring: the points ``passed`` checks of ``n_checks`` earn of a case's ``share``
+    (split in hundredths by :func:`split_points`, the first checks' shares counted first)."""
+    return add_points(split_points(share, n_checks)[:passed])
+
+
 def _case_result(
     spec: Spec, case: Case, share: float, run: CaseRun, loaded: LoadedSuite, answers: object = None
 ) -> CaseResult:
+    per_check = spec.scoring == "per-check"
     common = dict(
         spec=spec.id,
         case=case.id,
@@ -55,12 +80,20 @@ def _case_result(
         description=case.description,
         duration_s=run.duration_s,
         redacted=spec.visibility != "visible",
+        scoring=spec.scoring,
+        checks_total=len(case.checks) if per_check else 0,
     )
     if run.status == "observed" and run.observation is not None:
         verdict = judge_case(case, loaded.oracles[case.uid], run.observation, answers)
+        passed = passed_checks(case, verdict) if per_check else 0
+        if per_check:
+            score = check_share(share, len(case.checks), passed)
+        else:
+            score = share if verdict.status == "passed" else 0.0
         return CaseResult(
             status=verdict.status,
-            score=share if verdict.status == "passed" else 0.0,
+            score=score,
+            checks_passed=passed,
             message=verdict.message,
             steps=verdict.steps,
             checks=verdict.checks,
@@ -68,11 +101,19 @@ def _case_result(
             output_tail=run.output_tail,
             cause=verdict.cause,
             origin=verdict.origin,
-            hint=dict(spec.cause_hints).get(verdict.cause, "") if verdict.status != "passed" else "",
+            origin_function=verdict.origin_function,
+            hint=_cause_hint(spec, verdict),
             **common,
         )
     status = run.status if run.status != "observed" else "error"
     return CaseResult(status=status, score=0.0, message=run.message, output_tail=run.output_tail, **common)
+
+
+def _cause_hint(spec: Spec, verdict: CaseVerdict) -> str:
+    """The spec's hint for the cause key of the case's first failed check record (``hints:``),
+    or "" (the spec's own hint applies)."""
+    first = next((line for line in verdict.checks if not line.passed), None)
+    return dict(spec.cause_hints).get(first.cause, "") if first is not None else ""
 
 
 def build_report(
@@ -110,9 +151,10 @@ def build_report(
                 score=add_points(r.score for r in results),
                 max_score=add_points(shares),
                 reading=spec.reading,
+                scoring=spec.scoring,
             )
         )
-    return Report(
+    report = Report(
         submission=submission,
         score=add_points(c.score for c in cases),
         max_score=add_points(s.max_score for s in summaries),
@@ -127,3 +169,4 @@ def build_report(
             [*(s.points for s in loaded.suite.specs if s.id not in {x.id for x in specs}), withheld_points]
         ),
     )
+    return replace(report, first_cause=first_cause(report))

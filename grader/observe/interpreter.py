@@ -29,7 +29,7 @@ from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer
 from grader.observe.provided import ProvidedObjects
-from grader.ops import Witness, build_array, case_op_place, data_address, make_ops
+from grader.ops import GraderOp, Witness, build_array, case_op_place, data_address, make_ops
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 
@@ -69,7 +69,9 @@ def _describe_error(exc: BaseException, locator: Locator) -> dict:
 
 # The steps run under the origin tracer (grader.observe.origins): those that read the
 # submission's state or call its methods, which cost little; a runner's call, where the ops run,
-# is not slowed by it.
+# only when its graphs are observed or its first op's input is judged (then where its graph's
+# record's fields and its first op's input came from). Every other call runs untraced: following
+# every call would cost a passing submission about a third more step time.
 TRACED_ACTIONS = frozenset({"build", "method", "read", "set"})
 
 
@@ -94,7 +96,7 @@ class CaseInterpreter:
         self.encoder = protocol.new_encoder()
         self.trace: dict | None = None  # the running probe step's line trace
         self.kept_alive: list = []  # every graph entry and buffer a snapshot named: their ids stay theirs
-        self.origins = OriginTracer(self.locator)  # the lines a step's values came from
+        self.origins = OriginTracer(self.locator, GraderOp.__call__.__code__)  # the lines a step's values came from
 
     # ----------------------------------------------------------- values
     def contract(self, name: str) -> Any:
@@ -237,6 +239,8 @@ class CaseInterpreter:
         try:
             if step.action in TRACED_ACTIONS:
                 result = self.origins.run(self.perform, step, args, kwargs)
+            elif step.action == "call" and (step.observe_graphs or step.follow_values):
+                result = self.origins.run(self.perform, step, args, kwargs, fields=True)
             else:  # a call of a runner or of a function: its ops and bumps are located as they happen
                 result = self.perform(step, args, kwargs)
         except _Missing as missing:
@@ -263,7 +267,7 @@ class CaseInterpreter:
         record.calls = self.provided.since(marks)
         record.trace = self.trace
         record.sites = self.locator.sites_wire()
-        if step.action in TRACED_ACTIONS:
+        if step.action in TRACED_ACTIONS or (step.action == "call" and (step.observe_graphs or step.follow_values)):
             record.origin = self.origins.origin(step.target if step.action == "read" else None)
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size

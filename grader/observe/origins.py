@@ -14,6 +14,20 @@ without line events). It notes, for the step:
   (``return self._count``), the last line of the case so far that assigned an attribute of that
   name (``self.graph_id = ...``, ``cls.n += k``).
 
+While a runner is called (a ``call`` step) it notes one more thing, the value-flow of the
+record a capture stores (:data:`FIELDS`, a ``GraphEntry``'s):
+
+* ``field:<name>``: the line a field of the record got its value from during the step. When the
+  submission builds the record (``GraphEntry(key, static, out, n)``), that is the line that last
+  assigned the local name handed to the field (``static = np.zeros(key)``: the float64 buffer is
+  made there, not where the entry is built), else the constructor's own line; when it assigns the
+  field later (``entry.static_input = np.zeros(...)``), that line.
+
+* ``argument``: where the array the step's first op call was handed came from: the line that
+  last bound the name handed to the op (``out = padded`` two lines above ``out = op(out)``), or,
+  when that name is the calling function's own parameter (``run_eager(ops, x)``), the line that
+  called it with it (``run_eager(self.ops, x)`` where the static buffer was meant).
+
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
 (:mod:`grader.spec.locating`).
@@ -27,6 +41,60 @@ import sys
 from types import CodeType, FrameType
 
 PLAIN_RETURN = (ast.Constant, ast.Name, ast.Attribute)  # hands back what was decided elsewhere
+FIELDS = ("shape", "static_input", "output")  # the fields of a captured graph's record the grader judges
+Where = tuple[str, int, str]  # file, line, function
+
+
+def _targets(node: ast.AST) -> tuple[list[str], list[str]]:
+    """The attribute names and the plain local names an assignment or ``for`` statement binds."""
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
+        targets = [node.target]
+    else:
+        return [], []
+    attributes = [t.attr for target in targets for t in ast.walk(target) if isinstance(t, ast.Attribute)]
+    names = [
+        t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+    ]
+    return attributes, names
+
+
+@functools.lru_cache(maxsize=64)
+def local_names(filename: str) -> dict[int, tuple[str, ...]]:
+    """Per line of a source file: the local names it binds (``static = ...``, ``for a, b in ...``)."""
+    tree = _tree(filename)
+    found: dict[int, tuple[str, ...]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        names = _targets(node)[1]
+        if names:
+            found[node.lineno] = found.get(node.lineno, ()) + tuple(names)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def calls_on(filename: str) -> dict[int, tuple[ast.Call, ...]]:
+    """Per line of a source file: the calls that start on it."""
+    tree = _tree(filename)
+    found: dict[int, tuple[ast.Call, ...]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call):
+            found[node.lineno] = found.get(node.lineno, ()) + (node,)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _tree(filename: str) -> ast.AST | None:
+    try:
+        with open(filename, encoding="utf-8") as source:
+            return ast.parse(source.read(), filename)
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _callee_name(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
 @functools.lru_cache(maxsize=64)
@@ -34,10 +102,8 @@ def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, st
     """Per line of a source file: the attribute names it assigns, whether it is an
     ``if``/``elif``/``while`` test, whether it is a ``return`` of a plain value, and the
     attribute that return hands back (``return self._count``: ``_count``), else ""."""
-    try:
-        with open(filename, encoding="utf-8") as source:
-            tree = ast.parse(source.read(), filename)
-    except (OSError, SyntaxError, ValueError, RecursionError):
+    tree = _tree(filename)
+    if tree is None:
         return {}
     facts: dict[int, tuple[tuple[str, ...], bool, bool, str]] = {}
 
@@ -62,14 +128,21 @@ def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, st
 class OriginTracer:
     """One case's tracer: :meth:`run` runs one step under it; :meth:`origin` is what it saw."""
 
-    def __init__(self, locator) -> None:
+    def __init__(self, locator, op_code: CodeType | None = None) -> None:
         self.locator = locator
+        self.op_code = op_code  # the code of the grader's op's __call__: its first call's argument is followed
+        self.argument: Where | None = None
         self._mine: dict[CodeType, str | None] = {}  # code -> its file when it is the submission's
         self.assigned: dict[str, tuple[str, int, str]] = {}  # attribute name -> its last assignment
         self._top: FrameType | None = None
         self.returned: tuple[str, int, str, bool] | None = None
         self.returned_attribute = ""  # the attribute a plain return handed back
         self.tested: tuple[str, int, str] | None = None
+        self.fields = False  # whether this step follows the value-flow of FIELDS (a runner's call)
+        # frame -> local name -> the line that last bound it and the one before (a line event comes
+        # before its line runs: ``out = op(out)`` reads the ``out`` an earlier line bound)
+        self._locals: dict[FrameType, dict[str, tuple[Where, Where | None]]] = {}
+        self.field_origins: dict[str, Where] = {}  # field -> where its value came from during this step
 
     def _file(self, code: CodeType) -> str | None:
         try:
@@ -80,7 +153,13 @@ class OriginTracer:
             return mine
 
     def _call(self, frame: FrameType, event: str, arg) -> object:
-        if event != "call" or self._file(frame.f_code) is None:
+        if event != "call":
+            return None
+        if self._file(frame.f_code) is None:
+            if self.fields and frame.f_code.co_name == "__init__":
+                self._built(frame)
+            elif self.fields and self.argument is None and frame.f_code is self.op_code:
+                self._handed(frame.f_back)
             return None
         if self._top is None and self.returned is None:
             self._top = frame
@@ -94,8 +173,17 @@ class OriginTracer:
                 names, test = facts[0], facts[1]
                 for name in names:
                     self.assigned[name] = (code.co_filename, frame.f_lineno, code.co_name)
+                    if self.fields and name in FIELDS:
+                        self.field_origins[name] = self.assigned[name]
                 if test and frame is self._top:
                     self.tested = (code.co_filename, frame.f_lineno, code.co_name)
+            if self.fields:
+                bound = local_names(code.co_filename).get(frame.f_lineno)
+                if bound:
+                    mine = self._locals.setdefault(frame, {})
+                    here = (code.co_filename, frame.f_lineno, code.co_name)
+                    for name in bound:
+                        mine[name] = (here, mine[name][0] if name in mine else None)
         elif event == "return" and frame is self._top:
             facts = line_facts(code.co_filename).get(frame.f_lineno)
             self.returned = (code.co_filename, frame.f_lineno, code.co_name, bool(facts and facts[2]))
@@ -103,9 +191,66 @@ class OriginTracer:
             self._top = None
         return self._line
 
-    def run(self, perform, *args):
-        """``perform(*args)`` under the tracer; what it returns or raises passes through."""
+    def _built(self, frame: FrameType) -> None:
+        """A record built by the submission's code (its ``__init__`` is not the submission's, as a
+        dataclass's is not): for each of its FIELDS, where the value handed to it came from."""
+        code, caller = frame.f_code, frame.f_back
+        if caller is None or self._file(caller.f_code) is None:
+            return
+        params = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
+        if not set(params) & set(FIELDS):
+            return
+        try:
+            record = type(frame.f_locals.get("self")).__name__
+        except Exception:  # noqa: BLE001 - an odd object: nothing to note
+            return
+        caller_code = caller.f_code
+        here = (caller_code.co_filename, caller.f_lineno, caller_code.co_name)
+        call = next(
+            (c for c in calls_on(caller_code.co_filename).get(caller.f_lineno, ()) if _callee_name(c) == record), None
+        )
+        if call is None:
+            return
+        handed = dict(zip(params, call.args))
+        handed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+        for field in FIELDS:
+            value = handed.get(field)
+            if value is not None:
+                bound = self._bound_before(caller, value.id) if isinstance(value, ast.Name) else None
+                self.field_origins[field] = bound or here
+
+    def _bound_before(self, frame: FrameType, name: str) -> Where | None:
+        """The line that bound local ``name`` of ``frame`` as the frame's current line reads it."""
+        last, before = self._locals.get(frame, {}).get(name, (None, None))
+        return before if last is not None and last[1] == frame.f_lineno else last
+
+    def _handed(self, caller: FrameType | None) -> None:
+        """The first op call of the step, made from ``caller``: where the array it was handed came from."""
+        if caller is None or self._file(caller.f_code) is None:
+            return
+        code = caller.f_code
+        here = (code.co_filename, caller.f_lineno, code.co_name)
+        call = next(iter(calls_on(code.co_filename).get(caller.f_lineno, ())), None)
+        value = call.args[0] if call is not None and len(call.args) == 1 else None
+        if not isinstance(value, ast.Name):
+            self.argument = here
+            return
+        bound = self._bound_before(caller, value.id)
+        if bound is not None:
+            self.argument = bound
+            return
+        outer = caller.f_back
+        parameter = value.id in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        if parameter and outer is not None and self._file(outer.f_code) is not None:
+            self.argument = (outer.f_code.co_filename, outer.f_lineno, outer.f_code.co_name)
+        else:
+            self.argument = here
+
+    def run(self, perform, *args, fields: bool = False):
+        """``perform(*args)`` under the tracer; what it returns or raises passes through.
+        ``fields``: follow the value-flow of a captured graph's record (a runner's call)."""
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
+        self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
         try:
@@ -113,9 +258,19 @@ class OriginTracer:
         finally:
             sys.settrace(previous)
             self._top = None
+            self._locals.clear()
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""
+        if self.fields:  # a runner's call: where its record's fields and its ops' input came from
+            frames = [
+                [f"field:{field}", *self.locator.frame_wire(*self.field_origins[field])]
+                for field in FIELDS
+                if field in self.field_origins
+            ]
+            if self.argument is not None:
+                frames.append(["argument", *self.locator.frame_wire(*self.argument)])
+            return frames
         frames = []
         if self.returned is not None:
             filename, line, function, plain = self.returned

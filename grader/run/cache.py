@@ -165,6 +165,10 @@ class ObservationCache:
         except OSError as exc:
             raise UsageError(f"--cache {directory}: cannot write to the cache directory ({exc.strerror})") from None
 
+    def holds(self, key: str) -> bool:
+        """Whether a submission's entry is stored under ``key`` (whole or not: a reader checks)."""
+        return self._path(key).is_file()
+
     def _path(self, key: str) -> Path:
         return self.dir / f"v{FORMAT}" / key[:2] / f"{key}.json"
 
@@ -321,6 +325,37 @@ def submission_key(runtime: str, submission: str) -> str:
     return hashlib.sha256(b"submission\0" + runtime.encode() + b"\0" + submission.encode()).hexdigest()
 
 
+def cache_keys(submission: Path, settings: RunSettings, messages, redacted) -> tuple[str, list[str]] | None:
+    """The key of a submission's entry and of each of its cases; None when the submission cannot
+    be read (nothing is stored for it)."""
+    digest = submission_hash(submission)
+    if digest is None:
+        return None
+    runtime = runtime_key(settings)
+    hidden = redacted if redacted is not None else (False,) * len(messages)
+    keys = [case_key(runtime, digest, message, h) for message, h in zip(messages, hidden)]
+    return submission_key(runtime, digest), keys
+
+
+def stored_run(
+    cache: ObservationCache, entry_key: str, keys: list[str], cases: tuple[Case, ...]
+) -> SubmissionRun | None:
+    """The whole run of a submission from the cache, when it holds every case whole (and the
+    submission's output tail); else None, and nothing is counted: the caller runs it as usual.
+    Used by report processes (grader.commands.report_writers), which judge a cached submission
+    apart from the grader's process."""
+    stored = cache.read_submission(entry_key, 0)
+    if stored.output_tail is None or not all(key in stored.cases for key in keys):
+        return None
+    found = []
+    for key, case in zip(keys, cases):
+        run = cache.case_run(stored.cases[key], case)
+        if run is None:
+            return None
+        found.append(run)
+    return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))
+
+
 def run_with_cache(
     cache: ObservationCache,
     zygote,
@@ -332,22 +367,39 @@ def run_with_cache(
     messages,
     look_ahead,
     redacted,
-) -> SubmissionRun:
-    """:func:`grader.run.runner.run_submission`, running only the cases the cache does not hold."""
-    digest = submission_hash(submission)
-    if digest is None:  # nothing will be stored: no raw frame is kept past decoding
+    judged_apart: bool = False,
+    count: bool = True,
+) -> SubmissionRun | None:
+    """:func:`grader.run.runner.run_submission`, running only the cases the cache does not hold.
+
+    With ``judged_apart`` (a report process judges from the cache: see grader.commands.grade),
+    the stored cases are not decoded here: once the missing ones have run and been stored, None
+    says that the cache now holds the submission whole; a run is returned as usual when it does
+    not (a case that timed out, crashed or sent too large a frame is never stored; a submission
+    that no longer imports). ``count``: False when this submission's cases were already counted
+    in the cache's statistics (a second pass)."""
+    keyed = cache_keys(submission, settings, messages, redacted)
+    if keyed is None:  # nothing will be stored: no raw frame is kept past decoding
         return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
-    runtime = runtime_key(settings)
-    hidden = redacted if redacted is not None else (False,) * len(messages)
-    keys = [case_key(runtime, digest, message, h) for message, h in zip(messages, hidden)]
-    entry_key = submission_key(runtime, digest)
+    entry_key, keys = keyed
     stored = cache.read_submission(entry_key, len(cases))
-    found = [cache.case_run(stored.cases.get(key), case) for key, case in zip(keys, cases)]
-    missing = [i for i, run in enumerate(found) if run is None]
+    found: list[CaseRun | None]
+    if judged_apart:  # decoded later, by the report process; an entry it cannot decode, it says so
+        found = [None] * len(cases)
+        missing = [i for i, key in enumerate(keys) if not isinstance(stored.cases.get(key), dict)]
+    else:
+        found = [cache.case_run(stored.cases.get(key), case) for key, case in zip(keys, cases)]
+        missing = [i for i, run in enumerate(found) if run is None]
     with cache._lock:
-        cache.stats.hits += len(cases) - len(missing)
-        cache.stats.misses += len(missing)
+        if count:
+            cache.stats.hits += len(cases) - len(missing)
+            cache.stats.misses += len(missing)
+        else:  # a second pass: every case was counted as held; those that did not decode were not
+            cache.stats.hits -= len(missing)
+            cache.stats.misses += len(missing)
     if not missing and stored.output_tail is not None:
+        if judged_apart:
+            return None
         return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))  # type: ignore[union-attr]
     if len(missing) == len(cases):
         fresh = run_submission(
@@ -366,12 +418,26 @@ def run_with_cache(
             return run_submission(zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted)
         return fresh
     entries = dict(stored.cases)  # other specs' cases stay, for a run with those specs
+    stored_all = True
     for i, run in zip(missing, fresh.cases):
         entry = case_entry(run)
         if entry is None:
             entries.pop(keys[i], None)  # a damaged entry goes; a timeout is not kept
+            stored_all = False
         else:
             entries[keys[i]] = entry
         found[i] = replace(run, frame=b"")
-    cache.put(entry_key, {"output_tail": fresh.output_tail, "cases": within_budget(entries, keys)})
+    kept = within_budget(entries, keys)
+    cache.put(entry_key, {"output_tail": fresh.output_tail, "cases": kept})
+    if judged_apart:
+        if stored_all and all(key in kept for key in keys):
+            return None
+        wanted = set(missing)  # decoded here after all: the report process could not judge from the cache
+        for i, (key, case) in enumerate(zip(keys, cases)):
+            if i not in wanted:
+                found[i] = cache.case_run(stored.cases.get(key), case)
+        if any(run is None for run in found):  # an entry that does not decode: that case runs again
+            return run_with_cache(
+                cache, zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, count=False
+            )
     return SubmissionRun("", tuple(found), fresh.output_tail, fresh.duration_s)  # type: ignore[arg-type]

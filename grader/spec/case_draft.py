@@ -46,6 +46,7 @@ class DraftStep:
     args: list[Value] = field(default_factory=list)
     kwargs: dict[str, Value] = field(default_factory=dict)
     observe_graphs: bool = False
+    follow_values: bool = False
     implicit: bool = False
 
     def arg(self, position: int | None, keyword: str) -> Value | None:
@@ -226,6 +227,7 @@ class CaseDraft:
                 args=tuple(s.args),
                 kwargs=tuple(s.kwargs.items()),
                 observe_graphs=s.observe_graphs,
+                follow_values=s.follow_values,
                 implicit=s.implicit,
                 line=s.line,
             )

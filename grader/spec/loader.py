@@ -26,7 +26,7 @@ from grader.spec.case_draft import CaseDraft, OracleCall
 from grader.spec.checks import check_class, lab_check_kinds
 from grader.spec.spec_reading import NodeReader, SpecError, node_line, refuse_tags
 from grader.spec.steps import parse_step
-from grader.spec_model import OWN_CAUSES, READINGS, SPEC_FORMAT, VISIBILITIES, Case, Spec, SpecFile, Suite
+from grader.spec_model import OWN_CAUSES, READINGS, SCORINGS, SPEC_FORMAT, VISIBILITIES, Case, Spec, SpecFile, Suite
 
 __all__ = ["LoadedSuite", "OracleCall", "SpecError", "SpecErrors", "load_spec_text", "load_suite", "spec_files"]
 
@@ -76,7 +76,7 @@ def _parse_case(reader: NodeReader, node: Node, where: str, spec_id: str) -> tup
 
 # ------------------------------------------------------------ specs and files
 _SPEC_KEYS = ("id", "title", "tag", "points", "visibility", "explanation", "hint", "cases")
-_SPEC_OPTIONAL = ("reading", "hints")  # "handout" when left out; no hint per cause
+_SPEC_OPTIONAL = ("reading", "hints", "scoring")  # "handout" when left out; no hint per cause; "whole-case"
 
 
 def _parse_spec(reader: NodeReader, node: Node, where: str, oracles: dict[str, tuple[OracleCall, ...]]) -> Spec:
@@ -111,7 +111,26 @@ def _parse_spec(reader: NodeReader, node: Node, where: str, oracles: dict[str, t
         if "reading" in fields
         else "handout",
         cause_hints=_cause_hints(reader, fields["hints"][1], f"{where}.hints") if "hints" in fields else (),
+        scoring=_scoring(reader, fields, where),
     )
+
+
+def _scoring(reader: NodeReader, fields: dict, where: str) -> str:
+    """``scoring: whole-case | per-check``. Per-check scoring only for a visible spec: a case that
+    is one bit to its students (passed or not) cannot earn a share that says how many checks passed."""
+    if "scoring" not in fields:
+        return "whole-case"
+    node = fields["scoring"][1]
+    scoring = reader.choice(node, f"{where}.scoring", SCORINGS, "scoring")
+    visibility = fields["visibility"][1]
+    if scoring == "per-check" and getattr(visibility, "value", "visible") != "visible":
+        raise reader.fail(
+            node,
+            f"{where}.scoring",
+            f"per-check scoring needs a visible spec (this one is {visibility.value}): a share per check"
+            " would tell students how many checks of a hidden case passed",
+        )
+    return scoring
 
 
 def _cause_hints(reader: NodeReader, node: Node, where: str) -> tuple[tuple[str, str], ...]:

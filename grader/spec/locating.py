@@ -21,7 +21,11 @@ from grader.protocol import Raised, SourceFrame, StepObservation
 
 MAX_LOCATION = 1200  # characters of the location block added to one message
 MAX_SHOWN_SITES = 4  # distinct call sites named in one message
-_AT = re.compile(r"^  (?:at|called at|counted at|decided at|returned at|last set at) (?P<where>\S+:\d+)(?: |$)", re.M)
+_AT = re.compile(
+    r"^  (?:at|called at|counted at|decided at|returned at|last set at) (?P<where>(?P<file>\S+):(?P<line>\d+))"
+    r"(?: in (?P<function>[^\s:]+)|(?= )|$)",
+    re.M,
+)
 
 
 def frame_text(frame: SourceFrame) -> str:
@@ -74,6 +78,16 @@ def first_location(message: str) -> str:
     return found.group("where") if found else ""
 
 
+def first_frame(at: str) -> tuple[str, int, str]:
+    """The first place the location lines ``at`` (built here, by this module) name, as (file, line,
+    function): ("", 0, "") when none. The judge stores them as a check record's own fields, so no
+    renderer reads a location back out of text."""
+    found = _AT.search(at)
+    if not found:
+        return "", 0, ""
+    return found.group("file"), int(found.group("line")), found.group("function") or ""
+
+
 def origin_at(obs: StepObservation) -> str:
     """Lines naming where a step's wrong value came from in the submission (grader.observe.origins),
     the likeliest cause first: the test that chose a plain ``return`` (``if n <= warmup:`` above
@@ -91,3 +105,17 @@ def origin_at(obs: StepObservation) -> str:
     if returned is not None:
         return bounded(f"\n  returned at {frame_text(returned)}")
     return bounded(f"\n  last set at {frame_text(assigned)}") if assigned is not None else ""
+
+
+def field_at(obs: StepObservation, field: str) -> str:
+    """Lines naming where, during a runner's call, its captured graph's record got ``field``
+    (grader.observe.origins): the line that made the value handed to it, "" when not seen."""
+    frame = next((o.frame for o in obs.origin if o.kind == f"field:{field}"), None)
+    return bounded(f"\n  last set at {frame_text(frame)}") if frame is not None else ""
+
+
+def argument_at(obs: StepObservation) -> str:
+    """Lines naming where the array the step's first op call was handed came from (the line that
+    bound the name handed to the op, or the call that passed it in), "" when not seen."""
+    frame = next((o.frame for o in obs.origin if o.kind == "argument"), None)
+    return bounded(f"\n  last set at {frame_text(frame)}") if frame is not None else ""

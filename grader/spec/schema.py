@@ -14,7 +14,7 @@ from grader.ops import FLOAT_DTYPES, OP_KINDS
 from grader.spec.checks import check_class, lab_check_kinds
 from grader.spec.schema_parts import schema_ident, schema_object
 from grader.spec.steps import steps_schema
-from grader.spec_model import OWN_CAUSES, READINGS, SPEC_FORMAT, VISIBILITIES
+from grader.spec_model import OWN_CAUSES, READINGS, SCORINGS, SPEC_FORMAT, VISIBILITIES
 
 SCHEMA_ID = "https://graphgrade.invalid/spec-format-1.schema.json"
 
@@ -100,9 +100,17 @@ def build_schema() -> dict:
                 "description": "where the spec's rule comes from: the students' handout, or graphgrade's stricter"
                 " reading where the handout is silent (a core tag's stricter reading counts outside the core points)",
             },
+            "scoring": {
+                "enum": list(SCORINGS),
+                "default": "whole-case",
+                "description": "how a case's points are earned: all or nothing (whole-case), or split evenly over"
+                " the case's checks, each passed check earning its share (per-check; a visible spec only)",
+            },
         },
         ("id", "title", "tag", "points", "visibility", "explanation", "hint", "cases"),
     )
+    spec["if"] = {"properties": {"scoring": {"const": "per-check"}}, "required": ["scoring"]}
+    spec["then"] = {"properties": {"visibility": {"const": "visible"}}}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,

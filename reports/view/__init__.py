@@ -20,7 +20,16 @@ Renderers import what they need from here (``from reports import view as v``).
 
 from __future__ import annotations
 
-from .cases import HIDDEN_NOT_PASSED, HIDDEN_PASSED, CaseView, case_views, full_view, one_bit, student_duration
+from .cases import (
+    HIDDEN_NOT_PASSED,
+    HIDDEN_PASSED,
+    CaseView,
+    case_views,
+    full_view,
+    observed_text,
+    one_bit,
+    student_duration,
+)
 from .causes import FixFirst, failure_cause, fix_first, page_causes
 from .chart import Bar, LaunchChart, LaunchGroup, Tick, launch_chart, nice_top
 from .formats import fmt_percent, fmt_points, fmt_seconds, percent, step_no
@@ -33,6 +42,7 @@ from .tags import GroupView, TagView, stretch_tags, tag_group, tag_groups, tag_s
 from .text import clean_text, one_line, slug
 
 __all__ = [
+    "observed_text",
     "GROUP_TITLES",
     "HIDDEN_NOT_PASSED",
     "HIDDEN_PASSED",

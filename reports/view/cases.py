@@ -4,20 +4,25 @@ other fields it carries (the report is the staff's full record; staff views ask 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from grader.judging.results import STEP_RUNS, CaseResult, CheckLine, LaunchPoint, Report, StepLine
 
 from .text import clean_text
 
-# The location grader.judging.judge adds to an observation (" (at module.py:65)") and to a
-# step's outcome (" at module.py:65"): the same place, written two ways.
-_LOCATION = re.compile(r"(?: \(at [^()]*:\d+\)| at [^()]*:\d+)$")
+
+def observed_text(check: CheckLine) -> str:
+    """What a page shows as the submission's side of a check: the observation, then the place
+    in the student's code it names, from the record's own fields (``... (at module.py:65)``)."""
+    return f"{check.observed} (at {check.where})" if check.where else check.observed
 
 
-def _unlocated(text: str | None) -> str | None:
-    return _LOCATION.sub("", text) if text is not None else None
+def _is_step_outcome(check: CheckLine, outcome: str | None) -> bool:
+    """True when a step's health line observed just what the step's own line says: the step's
+    outcome is the observation, followed by where it raised (grader.spec.locating.raised_where)."""
+    if outcome is None:
+        return False
+    return outcome == check.observed or (bool(check.where) and outcome == f"{check.observed} at {check.where}")
 
 
 @dataclass(frozen=True)
@@ -43,10 +48,22 @@ class CaseView:
     cause: str = ""  # what failed first (a check kind, or a step's own cause); "" for one bit
     origin: str = ""  # the student's file:line the failure names; "" for one bit
     hint: str = ""  # the spec's hint for this cause, when it has one; "" for one bit
+    scoring: str = "whole-case"  # the spec's scoring (grader.spec_model.SCORINGS)
+    checks_passed: int = 0  # per-check scoring: the case's checks that passed; 0 for one bit
+    checks_total: int = 0  # per-check scoring: the case's checks; 0 for one bit
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    @property
+    def partial_credit(self) -> str:
+        """``partial credit: 2 of 3 checks`` for a not-passed case of a per-check spec, else ""."""
+        if self.scoring != "per-check" or self.passed or not self.checks_total:
+            return ""
+        return (
+            f"partial credit: {self.checks_passed} of {self.checks_total} check{'s' if self.checks_total != 1 else ''}"
+        )
 
     @property
     def failed_checks(self) -> tuple[CheckLine, ...]:
@@ -57,11 +74,11 @@ class CaseView:
         """The failed checks a page shows as expected-against-observed: all but a check that
         the step ran whose observation is that step's own outcome ("raised ValueError: ..."),
         which the step's line already says, marked as the first failing check."""
-        outcomes = {s.index: _unlocated(s.outcome) for s in self.steps}
+        outcomes = {s.index: s.outcome for s in self.steps}
         return tuple(
             c
             for c in self.failed_checks
-            if not (c.expected == STEP_RUNS and c.step is not None and outcomes.get(c.step) == _unlocated(c.observed))
+            if not (c.expected == STEP_RUNS and c.step is not None and _is_step_outcome(c, outcomes.get(c.step)))
         )
 
     @property
@@ -160,6 +177,9 @@ def full_view(c: CaseResult, label: str | None = None) -> CaseView:
         cause=c.cause,
         origin=clean_text(c.origin),
         hint=clean_text(c.hint),
+        scoring=c.scoring,
+        checks_passed=c.checks_passed,
+        checks_total=c.checks_total,
     )
 
 

@@ -1,9 +1,12 @@
-"""Causes: one message per cause, whatever step numbers and counts it names; the causes of one
+"""Causes: one per bug, whatever step numbers and counts its cases name; the causes of one
 page's failures, ranked by the points they stop (core points first), each shown in full once;
 and the one a student should fix first.
 
-A cause is the failure message with what varies per case taken out (:func:`failure_cause`),
-and the case's status. On a page, every not-passed case a reader sees in full belongs to one
+What a cause is and how causes rank is the grader's (:mod:`grader.judging.first_cause`, which
+also records report.json's ``first_cause``): the cases naming one line of the student's code
+are one cause whatever each check saw there; a case naming no line is grouped by its message
+with what varies per case taken out. This module lays them out on a page, and "Fix this first"
+shows the cause holding the report's own first cause. On a page, every not-passed case a reader sees in full belongs to one
 :class:`Cause`; within a spec its cases sit in one :class:`FailureBlock`. The cause's *lead*
 case (the first of its cases in the most important part: core before stretch) is shown in full
 once per page; every other case is one line, still with its own anchor. A hidden case a
@@ -13,38 +16,17 @@ grouping it would tell nothing, and grouping it by its real cause would tell too
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import lru_cache
+
+from grader.judging.first_cause import PARTS, cause_key, failure_cause, rank_key
+from grader.judging.results import CauseAt
 
 from .cases import CaseView
 from .specs import SpecView
 from .tags import tag_group
-from .text import one_line, slug
+from .text import slug
 
-_STEP_PREFIX = re.compile(r"^Step \d+ \((?P<label>.*?)\): (?P<rest>.*)$", re.S)
-_CONSEQUENCE = re.compile(
-    r"\s*(?:Steps? [\d\u2013, ]+ needs? its result and did not run[^.]*\.|\d+ checks? of this step could not be made\.)"
-)
-_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e-?\d+)?")
-PARTS = ("core", "stricter", "answers", "stretch", "other")  # the order a student should work in (tags.tag_group)
-
-
-def _callee(label: str) -> str:
-    label = re.sub(r"^\w+ = ", "", label)
-    return re.sub(r"\(.*", "(\u2026)", label, flags=re.S)
-
-
-@lru_cache(maxsize=8192)  # a class repeats the same few messages hundreds of times
-def failure_cause(message: str) -> str:
-    """A failure message with what varies per case taken out (step numbers and arguments,
-    counts, values), so that one cause is one row however many cases it stops."""
-    text = one_line(message)
-    m = _STEP_PREFIX.match(text)
-    if m:
-        text = f"{_callee(m.group('label'))}: {m.group('rest')}"
-    text = _CONSEQUENCE.sub("", text)
-    return _NUMBER.sub("#", text).strip()
+__all__ = ["PARTS", "Cause", "FailureBlock", "FixFirst", "PageCauses", "failure_cause", "fix_first", "page_causes"]
 
 
 def case_anchor(spec: SpecView, case: CaseView) -> str:
@@ -110,10 +92,9 @@ class Cause:
         return len(self.spec_anchors)
 
     def rank_key(self) -> tuple:
-        """Core points stopped first, then all points stopped (a cause that stops only stretch
-        points never comes before one that stops a core case), then cases, then page order."""
-        n_core = sum(1 for c in self.cases if c.part == "core")
-        return (-self.core_points, -n_core, -self.points, -self.n_cases, self.cases[0].order)
+        """The grader's ranking (grader.judging.first_cause.rank_key): core points stopped first,
+        then core cases, then all points stopped, then cases, then page order."""
+        return rank_key(((c.part, c.points) for c in self.cases), self.cases[0].order)
 
 
 @dataclass(frozen=True)
@@ -181,12 +162,7 @@ def page_causes(specs: tuple[SpecView, ...]) -> PageCauses:
                 order=order,
             )
             order += 1
-            # One bug is one cause: failures naming the same line of the student's code are one
-            # cause whatever each check saw there; any other failure, by its message (so is a part
-            # not written yet: the part called, not a stub's shared raise line, is what to write).
-            by_origin = c.origin and c.cause != "not-written"
-            key = (c.status, f"at {c.origin}") if by_origin else (c.status, failure_cause(c.message))
-            by_key.setdefault(key, []).append(stopped)
+            by_key.setdefault(cause_key(c), []).append(stopped)  # one bug, one cause (the grader's key)
     causes = sorted((Cause(key=key[1], cases=tuple(cases)) for key, cases in by_key.items()), key=Cause.rank_key)
     blocks: list[tuple[str, tuple[FailureBlock, ...]]] = []
     for s in specs:
@@ -225,13 +201,20 @@ class FixFirst:
     then: tuple[Cause, ...] = ()
 
 
-def fix_first(specs: tuple[SpecView, ...], causes: PageCauses | None = None) -> FixFirst | None:
-    """The first of the page's ranked causes that has a message (a hidden case's cause is never
-    used: to a student it is one bit). Ranked by the points it stops, core points first, so
-    while a core part is unwritten the student is never sent to a stretch part."""
+def fix_first(
+    specs: tuple[SpecView, ...], causes: PageCauses | None = None, first: CauseAt | None = None
+) -> FixFirst | None:
+    """The cause holding ``first``, the report's own first cause for this page's reader
+    (report.json's ``first_cause``), so that the page, the terminal and report.json name one
+    cause; without it (a report written before the grader recorded it), the first of the page's
+    ranked causes that has a message (a hidden case's cause is never used: to a student it is
+    one bit), ranked the same way."""
     ranked = [c for c in (causes or page_causes(specs)).causes if c.message]
     if not ranked:
         return None
+    if first is not None:
+        holding = [c for c in ranked if any(f"{s.view.spec}/{s.view.label}" == first.case for s in c.cases)]
+        ranked = holding + [c for c in ranked if c not in holding]
     top = ranked[0]
     lead = top.lead
     return FixFirst(

@@ -7,7 +7,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-from .cases import CaseView
+from .cases import CaseView, observed_text
 from .causes import PageCauses
 from .specs import SpecView
 
@@ -48,7 +48,7 @@ def case_texts(view: CaseView) -> tuple[str, ...]:
         *(s.outcome for s in view.steps),
         *(c.what for c in view.checks),
         *(c.expected for c in view.checks),
-        *(c.observed for c in view.checks),
+        *(observed_text(c) for c in view.checks),
     )
 
 

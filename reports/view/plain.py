@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cases import CaseView
+from .cases import CaseView, observed_text
 from .formats import step_no
 from .text import clean_text, one_line
 
@@ -19,6 +19,8 @@ def case_text(view: CaseView, hint: str = "") -> str:
         parts.append(view.description)
     if view.message:
         parts.append(view.message)
+    if view.partial_credit:
+        parts.append(f"Scored check by check: {view.partial_credit}.")
     if view.steps:
         lines = ["Steps:"]
         for s in view.steps:
@@ -32,7 +34,7 @@ def case_text(view: CaseView, hint: str = "") -> str:
             lines.append(f"  [{mark}] {where}{one_line(c.what)}")
             if not c.passed:
                 lines.append(f"         expected: {clean_text(c.expected)}")
-                lines.append(f"         observed: {clean_text(c.observed)}")
+                lines.append(f"         observed: {clean_text(observed_text(c))}")
         parts.append("\n".join(lines))
     if view.launches:
         cells = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader.spec.checks.base import Check
-from grader.spec.locating import call_at
+from grader.spec.locating import argument_at, call_at
 from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 
 
@@ -57,6 +57,7 @@ class WitnessCheck(Check):
             if step.target != of:
                 raise reader.fail(node, at, f"step {step.name!r} does not call {of!r}")
         op = op_position(draft, fields, at, of)
+        capture.follow_values = replay.follow_values = True  # where op 0's input came from (its failure names it)
         if capture.position >= replay.position:
             raise reader.fail(fields["replay"][1], f"{at}.replay", "the replay step must come after the capture step")
         return cls(of, draft.bound[of].list_id, capture.key, replay.key, op, line)
@@ -97,7 +98,8 @@ class WitnessCheck(Check):
                 "the static input buffer",
                 "the caller's own array",
                 f"at capture op {self.op} was handed the caller's array instead of the new static input buffer. A graph is recorded on the buffer it will read on every replay: copy x into the static buffer, then run the ops on that buffer.",
-                at=call_at(j.obs[self.capture], at_capture.site, f"op {self.op} was handed the caller's array:"),
+                at=self._handed(j.obs[self.capture])
+                + call_at(j.obs[self.capture], at_capture.site, f"op {self.op} was handed the caller's array:"),
             )
             return
         if at_replay.address == j.obs[self.replay].input_address:
@@ -107,7 +109,8 @@ class WitnessCheck(Check):
                 "the static input buffer",
                 "the caller's own array",
                 "on replay the ops ran on the caller's array instead of the static input buffer. Constraint 2: a graph reads fixed addresses, so copy the new input into the buffer the graph was captured with and run the ops from it.",
-                at=call_at(j.obs[self.replay], at_replay.site, f"op {self.op} was handed the caller's array:"),
+                at=self._handed(j.obs[self.replay])
+                + call_at(j.obs[self.replay], at_replay.site, f"op {self.op} was handed the caller's array:"),
             )
             return
         ok = at_replay.address == at_capture.address
@@ -123,3 +126,7 @@ class WitnessCheck(Check):
             if ok
             else call_at(j.obs[self.replay], at_replay.site, f"op {self.op} was handed a different buffer:"),
         )
+
+    def _handed(self, obs) -> str:
+        """Where op 0's wrong array came from (the origin outranks the call that used it)."""
+        return argument_at(obs) if self.op == 0 else ""

@@ -9,6 +9,7 @@ import numpy as np
 from grader.spec.case_draft import padded_shape
 from grader.spec.checks.base import Check
 from grader.spec.describing import describe, outcome
+from grader.spec.locating import field_at
 from grader.spec.schema_parts import STEP_NAME, schema_object
 from grader.spec_model import ArrayValue
 
@@ -55,6 +56,7 @@ class StaticBufferCheck(Check):
                     "the buffer made at capture",
                     "a different array",
                     "the input was copied into a new buffer. Constraint 2: a captured graph only ever reads the static input buffer it was captured with, so every replay must copy into that same array.",
+                    at=field_at(j.obs[index], "static_input"),
                 )
                 return
             x = j.oracle.inputs.get(index)
@@ -65,6 +67,7 @@ class StaticBufferCheck(Check):
                     str(x.dtype),
                     str(entry.static_input.dtype),
                     f"the static input buffer is {entry.static_input.dtype} but the input is {x.dtype}: allocate the buffer with the input's dtype, or every replay computes in another precision than the caller asked for.",
+                    at=field_at(j.obs[index], "static_input"),
                 )
                 return
             if x is not None:
@@ -100,6 +103,7 @@ class StaticBufferCheck(Check):
                 str(shape),
                 str(got_shape),
                 f"the GraphEntry's shape is {got_shape}, not the shape {shape} the graph was captured for.",
+                at=field_at(j.obs[index], "shape"),
             )
             return False
         if self.num_ops is not None and entry.num_ops != self.num_ops:

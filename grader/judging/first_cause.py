@@ -1,0 +1,137 @@
+"""The cause to fix first, worked out on the judging side (issue 34, point 3): report.json's
+``first_cause``, which the page's "Fix this first" and the terminal's "[first failure at ...]"
+both show, so that every reader (and any tool or LMS comment) names the same cause.
+
+A cause is a group of not-passed cases: those naming the same line of the student's code are one
+cause whatever each check saw there (one bug is one cause); a case naming no line is grouped by
+its cause key and its message with what varies per case taken out (:func:`failure_cause`).
+Causes are ranked by the points they stop, core points first (a cause that stops only stretch
+points never comes before one that stops a core case), then all points, then cases, then the
+report's order; the first is the one to fix first.
+
+Two scopes. Staff see every case. A student sees the visible cases only: a hidden case is one
+bit to a student (SECURITY.md), and which line of their code a hidden case failed at, or what it
+claimed, would tell them what it checks. So ``first_cause.student`` is computed from the visible
+cases alone, and is absent (None) when no visible case failed, whatever the hidden cases did.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from grader.judging.results import CaseResult, CauseAt, FirstCause, Report, SpecSummary
+from grader.lab import active as active_lab
+from grader.safetext import one_line
+from grader.spec_model import point_group
+
+PARTS = ("core", "stricter", "answers", "stretch", "other")  # the order a student should work in
+MAX_TEXT = 300  # characters of a first cause's text
+
+# Only for a case that names no line of the student's code (a crash, a missing name, a check
+# that could not locate anything): its message with step numbers, arguments and counts taken out.
+_STEP_PREFIX = re.compile(r"^Step \d+ \((?P<label>.*?)\): (?P<rest>.*)$", re.S)
+_CONSEQUENCE = re.compile(
+    r"\s*(?:Steps? [\d\u2013, ]+ needs? its result and did not run[^.]*\.|\d+ checks? of this step could not be made\.)"
+)
+_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+def _callee(label: str) -> str:
+    label = re.sub(r"^\w+ = ", "", label)
+    return re.sub(r"\(.*", "(\u2026)", label, flags=re.S)
+
+
+@lru_cache(maxsize=8192)  # a class repeats the same few messages hundreds of times
+def failure_cause(message: str) -> str:
+    """A failure message with what varies per case taken out (step numbers and arguments,
+    counts, values), so that one cause is one row however many cases it stops."""
+    text = " ".join(message.split())
+    m = _STEP_PREFIX.match(text)
+    if m:
+        text = f"{_callee(m.group('label'))}: {m.group('rest')}"
+    text = _CONSEQUENCE.sub("", text)
+    return _NUMBER.sub("#", text).strip()
+
+
+def cause_key(case: CaseResult) -> tuple[str, str]:
+    """The cause a not-passed case belongs to: its status and the student's line it names (a part
+    not written yet is grouped by what was called, not by a stub's shared ``raise`` line), else
+    its cause key and message."""
+    if case.origin and case.cause != "not-written":
+        return case.status, f"at {case.origin}"
+    return case.status, failure_cause(case.message)
+
+
+def case_part(tag: str, reading: str = "handout") -> str:
+    """``core``, ``stricter``, ``answers``, ``stretch``, or ``other`` for a tag outside the lab."""
+    return point_group(tag, reading) if tag in active_lab().tags else "other"
+
+
+def rank_key(parts_points: Iterable[tuple[str, float]], first_order: int) -> tuple:
+    """The rank of a cause from its cases' (part, points stopped): core points first, then core
+    cases, then all points, then cases, then the place of its first case."""
+    pairs = list(parts_points)
+    core = round(sum(p for part, p in pairs if part == "core"), 2)
+    n_core = sum(1 for part, _ in pairs if part == "core")
+    return (-core, -n_core, -round(sum(p for _, p in pairs), 2), -len(pairs), first_order)
+
+
+@dataclass(frozen=True)
+class _Stopped:
+    case: CaseResult
+    part: str
+    points: float
+    order: int
+
+
+def ranked_causes(cases: Iterable[CaseResult], specs: Iterable[SpecSummary]) -> list[list[_Stopped]]:
+    """The not-passed cases with a message, grouped by cause and ranked (the first to fix first);
+    each group's lead (its first case in its most important part) first."""
+    readings = {s.id: s.reading for s in specs}
+    groups: dict[tuple[str, str], list[_Stopped]] = {}
+    for order, case in enumerate(cases):
+        if case.status == "passed" or not case.message:
+            continue
+        part = case_part(case.tag, readings.get(case.spec, "handout"))
+        stopped = _Stopped(case, part, max(0.0, case.max_score - case.score), order)
+        groups.setdefault(cause_key(case), []).append(stopped)
+    ranked = sorted(groups.values(), key=lambda g: rank_key(((s.part, s.points) for s in g), g[0].order))
+    out = []
+    for group in ranked:
+        best = min((s.part for s in group), key=PARTS.index)
+        lead = next(s for s in group if s.part == best)
+        out.append([lead, *(s for s in group if s is not lead)])
+    return out
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1].rstrip() + "\u2026"
+
+
+def _cause_at(case: CaseResult) -> CauseAt:
+    file, _, line = case.origin.rpartition(":")
+    located = bool(file) and line.isdigit()
+    return CauseAt(
+        case=f"{case.spec}/{case.case}",
+        cause=case.cause or case.status,
+        text=_cut(one_line(case.message.split("\n  ", 1)[0])),
+        file=file if located else "",
+        line=int(line) if located else 0,
+        function=case.origin_function if located else "",
+    )
+
+
+def first_cause(report: Report) -> FirstCause | None:
+    """The report's first cause as the student sees it and as staff see it; None when nothing
+    failed."""
+    staff = ranked_causes(report.cases, report.specs)
+    if not staff:
+        return None
+    student = ranked_causes((c for c in report.cases if not c.redacted), report.specs)
+    return FirstCause(
+        student=_cause_at(student[0][0].case) if student else None,
+        staff=_cause_at(staff[0][0].case),
+    )

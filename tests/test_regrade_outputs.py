@@ -1,0 +1,255 @@
+"""A regrade writes only what changed (issue 35, point 3): after one edit of the specs (a hint, a
+title, a weight, a check, each alone), exactly the files whose bytes the edit changes are written
+again, every other file keeps its bytes, inode and mtime, and the folder holds what a grading
+into an empty folder writes. With nothing changed, nothing is written."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.commands import report_manifest
+from grader.commands.grade import STAFF_FILES, _write_outputs
+from grader.judging.results import CaseResult, Report, SpecSummary
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC_FILE = "01_launch_counter.yaml"
+# (what to find in SPEC_FILE, once; what it becomes): each edit alone, of launch-counter-basics
+EDITS = {
+    "hint": ("bump's k defaults to 1.", "bump's k is 1 when it is not given."),
+    "title": (
+        "title: LaunchCounter counts launches, bumps by k and resets\n",
+        "title: LaunchCounter counts launches, bumps by k and resets to zero\n",
+    ),
+    "weight": ("    points: 4\n    visibility: visible\n    explanation: >-\n      LaunchCounter is how",
+               "    points: 5\n    visibility: visible\n    explanation: >-\n      LaunchCounter is how"),
+    "check": ("value: {step: n_after_reset, equals: 0}", "value: {step: n_after_reset, equals: 1}"),
+}  # fmt: skip
+BATCH_FILES = ("summary.html", "grades.csv")
+
+
+def _class(root: Path) -> list[Path]:
+    """The reference, a correct variant and a copy whose reset() does nothing (it fails
+    launch-counter-basics: its pages show that spec's hint, the others' do not)."""
+    buggy = root / "buggy"
+    buggy.mkdir(parents=True)
+    source = (ROOT / "reference" / "cudagraph.py").read_text()
+    assert source.count("        cls.n = 0\n") == 1
+    (buggy / "cudagraph.py").write_text(source.replace("        cls.n = 0\n", "        pass\n", 1))
+    return [ROOT / "reference", ROOT / "tests" / "correct_variants" / "minimal", buggy]
+
+
+def _grade(subs: list[Path], out: Path, cache: Path, specs: Path) -> None:
+    cmd = [sys.executable, "-P", "-m", "grader.commands.cli", "grade", *map(str, subs)]
+    cmd += ["--out", str(out), "--cache", str(cache), "--specs", str(specs), "--no-similarity", "--jobs", "2"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+
+
+def _specs(where: Path, edit: str | None) -> Path:
+    specs = where / f"specs-{edit or 'base'}"
+    if not specs.exists():
+        shutil.copytree(ROOT / "specs", specs)
+        if edit is not None:
+            find, replace = EDITS[edit]
+            text = (specs / SPEC_FILE).read_text()
+            assert text.count(find) == 1, edit
+            (specs / SPEC_FILE).write_text(text.replace(find, replace))
+    return specs
+
+
+def _snapshot(out: Path, names: list[str]) -> dict[str, tuple[int, int, bytes]]:
+    """Each submission file and batch file: (inode, mtime in ns, bytes)."""
+    files = [f"{n}/{f}" for n in names for f in (*STAFF_FILES, report_manifest.MANIFEST)] + list(BATCH_FILES)
+    snap = {}
+    for rel in files:
+        st = os.stat(out / rel)
+        snap[rel] = (st.st_ino, st.st_mtime_ns, (out / rel).read_bytes())
+    return snap
+
+
+def _rewritten(before: dict, after: dict) -> set[str]:
+    """The submission files written again (a write makes a new inode: a temporary file renamed)."""
+    return {rel for rel in before if "/" in rel and not rel.endswith(report_manifest.MANIFEST) and before[rel][:2] != after[rel][:2]}  # fmt: skip
+
+
+def _changed(before: dict, after: dict) -> set[str]:
+    return {rel for rel in before if "/" in rel and not rel.endswith(report_manifest.MANIFEST) and before[rel][2] != after[rel][2]}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_regrade_writes_exactly_the_files_an_edit_changes(tmp_path):
+    subs = _class(tmp_path / "class")
+    names = ["reference", "minimal", "buggy"]
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    _grade(subs, out, cache, _specs(tmp_path, None))  # cold: fills the cache
+    _grade(subs, out, cache, _specs(tmp_path, None))  # from the cache (its timings are the cache's from now on)
+    base = _snapshot(out, names)
+    _grade(subs, out, cache, _specs(tmp_path, None))  # nothing changed: nothing written
+    assert _snapshot(out, names) | {b: base[b] for b in BATCH_FILES} == base
+    for edit in EDITS:
+        specs = _specs(tmp_path, edit)
+        _grade(subs, out, cache, specs)
+        after = _snapshot(out, names)
+        _grade(subs, tmp_path / f"fresh-{edit}", cache, specs)  # the same grading into an empty folder
+        fresh = _snapshot(tmp_path / f"fresh-{edit}", names)
+        assert {rel: v[2] for rel, v in after.items()} == {rel: v[2] for rel, v in fresh.items()}, edit
+        changed = _changed(base, after)
+        assert _rewritten(base, after) == changed, edit  # every changed file written, no other
+        assert changed, edit
+        if edit == "hint":  # shown on the failing submission's pages only: most files stay as they were
+            assert len(changed) < len(names) * len(STAFF_FILES) - 4, changed
+        _grade(subs, out, cache, _specs(tmp_path, None))  # back to the base specs: the edit undone
+        undone = _snapshot(out, names)
+        assert {rel: v[2] for rel, v in undone.items()} == {rel: v[2] for rel, v in base.items()}, edit
+        assert _rewritten(after, undone) == changed, edit
+        base = undone
+        if edit == "hint":  # shown where its spec fails: the buggy submission's page, not the others'
+            assert "buggy/report.html" in changed and "reference/report.html" not in changed, changed
+
+
+def _report(**changes) -> Report:
+    spec = SpecSummary("s", "A spec", "core", 1.0, "visible", "why", "a hint", 1.0, 1.0)
+    hidden = SpecSummary("h", "Hidden", "core", 1.0, "hidden", "", "", 0.0, 1.0)
+    cases = (
+        CaseResult("s", "a", "core", "passed", 1.0, 1.0, ""),
+        CaseResult("h", "b", "core", "failed", 0.0, 1.0, "no", visibility="hidden", redacted=True),
+    )
+    return dataclasses.replace(Report("alice", 1.0, 2.0, cases, (spec, hidden)), **changes)
+
+
+def _stats(out: Path) -> dict[str, tuple[int, int]]:
+    return {f: (os.stat(out / f).st_ino, os.stat(out / f).st_mtime_ns) for f in STAFF_FILES}
+
+
+def test_unchanged_inputs_write_nothing_and_a_damaged_folder_is_repaired(tmp_path):
+    out = tmp_path / "alice"
+    assert _write_outputs(_report(), out) == len(STAFF_FILES)
+    first = {f: (out / f).read_bytes() for f in STAFF_FILES}
+    stats = _stats(out)
+    assert _write_outputs(_report(), out) == 0 and _stats(out) == stats
+    # one file edited, one removed: those two are written again, from the same inputs
+    (out / "report.html").write_text("edited")
+    (out / "junit.xml").unlink()
+    assert _write_outputs(_report(), out) == 2
+    assert {f: (out / f).read_bytes() for f in STAFF_FILES} == first
+    # a damaged manifest: every file rendered again and compared, none written, the manifest made anew
+    stats = _stats(out)
+    (out / report_manifest.MANIFEST).write_text("{not json")
+    assert _write_outputs(_report(), out) == 0 and _stats(out) == stats
+    assert _write_outputs(_report(), out) == 0  # and it vouches for them again
+    # another option: only Gradescope's file shows hidden cases' visibility
+    assert _write_outputs(_report(), out, "after_published") == 1
+    assert _stats(out)["results.json"] != stats["results.json"]
+    assert {f: v for f, v in _stats(out).items() if f != "results.json"} == {
+        f: v for f, v in stats.items() if f != "results.json"
+    }
+
+
+def test_the_manifest_vouches_only_for_the_inputs_it_was_written_from(tmp_path):
+    out = tmp_path / "alice"
+    _write_outputs(_report(), out)
+    digest = report_manifest.inputs_digest(_report(), "hidden", True)
+    assert report_manifest.unchanged(out, digest, STAFF_FILES)
+    for other in (_report(score=0.5), _report(problem="it did not import"), _report(path="x/alice")):
+        assert not report_manifest.unchanged(out, report_manifest.inputs_digest(other, "hidden", True), STAFF_FILES)
+    assert report_manifest.inputs_digest(_report(), "visible", True) != digest
+    assert report_manifest.inputs_digest(_report(), "hidden", False) != digest
+    # a link in a file's place is never vouched for (nor followed)
+    (out / "junit.xml").unlink()
+    (out / "junit.xml").symlink_to(tmp_path / "elsewhere.xml")
+    assert not report_manifest.unchanged(out, digest, STAFF_FILES)
+    assert _write_outputs(_report(), out) == 1 and not (out / "junit.xml").is_symlink()
+    assert not (tmp_path / "elsewhere.xml").exists()
+
+
+def test_a_student_kit_run_writes_no_manifest(tmp_path):
+    out = tmp_path / "alice"
+    assert _write_outputs(_report(), out, staff=False) == len(STAFF_FILES) - 1
+    assert sorted(p.name for p in out.iterdir()) == sorted(f for f in STAFF_FILES if f != "staff.html")
+
+
+def test_a_rejudge_spread_over_report_processes_writes_what_one_process_writes(tmp_path, monkeypatch):
+    """A submission the cache holds whole is judged and written by a report process; the files
+    and reports are those the grader's own process makes (judging there, as without a pool)."""
+    import specs as specs_package
+    from grader.commands import grade
+    from grader.commands.report_writers import ReportWriters
+    from grader.run.cache import ObservationCache
+    from grader.run.runner import RunSettings, Zygote
+    from grader.spec.loader import load_suite
+
+    subs = [*_class(tmp_path / "class"), ROOT / "reference" / "mutants" / "counter_reset_noop.py"]  # one never cached
+    cache = ObservationCache(tmp_path / "cache")
+    judge = ReportWriters.judge
+    apart: list[str] = []
+
+    def counted(self, *args):
+        outcome = judge(self, *args)
+        if outcome is not None and outcome[0] is not None:
+            apart.append(outcome[0][0].submission)
+        return outcome
+
+    def graded_into(out: Path):
+        with Zygote() as zygote:
+            loaded = load_suite(Path(specs_package.__file__).resolve().parent)
+            return grade.grade_submissions(zygote, loaded, loaded.suite.specs, subs, out, RunSettings(), cache=cache)
+
+    graded_into(tmp_path / "cold")  # fills the cache
+    monkeypatch.setattr(ReportWriters, "judge", counted)
+    apart_graded = graded_into(tmp_path / "apart")
+    assert sorted(apart) == ["buggy", "minimal", "reference"]  # the mutant does not import: graded here
+    monkeypatch.setattr(ReportWriters, "judge", lambda self, *args: None)  # every submission judged here
+    here_graded = graded_into(tmp_path / "here")
+    # the mutant runs (its import fails) every time: its timings differ, nothing else
+    assert [g.report for g in apart_graded[:3]] == [g.report for g in here_graded[:3]]
+    assert apart_graded[3].report.problem == here_graded[3].report.problem != ""
+    assert not any(g.grader_failed for g in apart_graded)
+    files = sorted(p.relative_to(tmp_path / "here") for p in (tmp_path / "here").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "apart") for p in (tmp_path / "apart").rglob("*") if p.is_file())
+    assert len(files) > 4 * len(STAFF_FILES)
+    for rel in (f for f in files if f.parts[0] != "counter_reset_noop"):
+        assert (tmp_path / "apart" / rel).read_bytes() == (tmp_path / "here" / rel).read_bytes(), rel
+
+
+def test_a_report_process_that_fails_to_write_costs_that_submission_only(tmp_path, monkeypatch):
+    import specs as specs_package
+    from grader.commands import grade
+    from grader.run.cache import ObservationCache
+    from grader.run.runner import RunSettings, Zygote
+    from grader.spec.loader import load_suite
+
+    subs = _class(tmp_path / "class")[1:]  # minimal, buggy
+    cache = ObservationCache(tmp_path / "cache")
+
+    def graded_into(out: Path):
+        with Zygote() as zygote:
+            loaded = load_suite(Path(specs_package.__file__).resolve().parent)
+            specs = loaded.suite.only_visible().specs[:2]
+            return grade.grade_submissions(zygote, loaded, specs, subs, out, RunSettings(), cache=cache)
+
+    graded_into(tmp_path / "cold")
+    real_write = grade._write_outputs
+
+    def write(report, out_dir, *rest, **options):
+        if report.submission == "buggy" and "grader failed" not in report.problem:
+            raise RuntimeError("disk on fire")
+        return real_write(report, out_dir, *rest, **options)
+
+    monkeypatch.setattr(grade, "_write_outputs", write)
+    from grader.commands.report_writers import ReportWriters
+
+    judge, asked = ReportWriters.judge, []
+    monkeypatch.setattr(ReportWriters, "judge", lambda self, *args: asked.append(judge(self, *args)) or asked[-1])
+    minimal, buggy = graded_into(tmp_path / "out")
+    assert len(asked) == 2 and all(outcome[0] is not None for outcome in asked)  # both judged in a report process
+    assert not minimal.grader_failed and minimal.report.problem == ""
+    assert buggy.grader_failed
+    assert "writing its reports (RuntimeError: disk on fire)" in buggy.report.problem
+    assert "disk on fire" in (tmp_path / "out" / "buggy" / "report.json").read_text()
