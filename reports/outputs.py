@@ -47,8 +47,10 @@ class Batch:
 class Output:
     id: str  # unique: the file name, or "<command>:<file name>" where two outputs share a name
     file: str
+    # student: written by a student's own run too (then of the public specs only); staff: never
+    # written there, nor shown to students (staff.html, answers.csv)
     audience: Audience
-    scope: Scope
+    scope: Scope  # submission: into OUT/<name>/ (prairielearn: ROOT/results/); batch: into OUT/
     # submission: (report, hidden_visibility) -> text; batch: Batch -> text, or None (not written)
     render: Callable
     commands: tuple[str, ...]
