@@ -20,7 +20,7 @@ import pytest
 from grader.judging.answers import read_answers
 from grader.judging.judge import judge_case
 from grader.run.runner import RunSettings, ScratchArea, Zygote, case_messages, run_submission
-from grader.spec.answer_slots import WHERE_TO_WRITE
+from grader.spec.answer_slots import where_to_write
 from tests.support.answer_lines import accepted_lines, answer_cases
 from tests.support.shipped import shipped_suite
 
@@ -201,7 +201,7 @@ def test_no_answers_lose_only_those_points_and_say_where_to_write(zygote, tmp_pa
     shutil.copytree(SOLUTIONS / "slice_copy", sub, ignore=shutil.ignore_patterns("answers.md"))
     verdicts = grade_answers(zygote, sub)
     for verdict in verdicts.values():
-        assert verdict.status == "failed" and WHERE_TO_WRITE in verdict.message
+        assert verdict.status == "failed" and where_to_write() in verdict.message
 
 
 def test_the_notebook_form_judges_as_answers_md(zygote, tmp_path):

@@ -64,7 +64,7 @@ def renderers_digest() -> str:
         repr(lab),
         source_digest(lab.root),  # the lab's own code (its pack: check kinds, words the pages use)
         sys.version,
-        *(_version(name, version, PackageNotFoundError) for name in ("jinja2", "markupsafe")),
+        *(_version(name, version, PackageNotFoundError) for name in ("jinja2", "markupsafe", "orjson")),
     ):
         data = part.encode("utf-8", "surrogateescape")
         h.update(len(data).to_bytes(8, "little") + data)

@@ -3,7 +3,8 @@
 The script builds the case's inputs exactly as the grader does (:func:`grader.ops.build_array`:
 ``numpy.random.default_rng(seed).standard_normal(shape).astype(dtype)``, or the literal
 values), hands the submission the grader's own ops (:func:`grader.ops.make_ops`, the same
-callables, witness included), runs the steps against ``cudagraph.py`` in the student's own
+callables, witness included), runs the steps against the student's module (the lab's
+``MODULE.py``, lab.yaml's ``student.module``) in the student's own
 interpreter (so ``breakpoint()`` and a debugger work), and prints after each step what it
 returned and cost next to what the grader expects: the launches a ``launches`` check pins,
 the value a ``value`` check wants, the exception a ``raises`` check wants, and the output the
@@ -14,8 +15,9 @@ line (exit 2); the full package writes any case, for staff.
 
 Where the script goes: never inside the submission, whose every ``.py`` the integrity scan reads
 (the script imports the grader's ops, which is the ``import-grader`` flag). With a submission
-(the SUBMISSION argument, or the current folder when it holds ``cudagraph.py`` or the handout's
-``mini_vllm/cudagraph.py``, which the script then imports as ``mini_vllm.cudagraph``) the default is
+(the SUBMISSION argument, or the current folder when it holds ``MODULE.py`` or the handout's
+layout, ``student.handout_path`` such as ``package/MODULE.py``, which the script then imports as
+``package.MODULE``) the default is
 ``<submission>-repro/<spec>--<case>.py`` beside it; ``-o FILE`` anywhere but inside it (a FILE
 inside is refused in one line); ``-o -`` standard output. Without one, standard output.
 """
@@ -28,15 +30,37 @@ import sys
 from pathlib import Path
 
 from grader.errors import UsageError
+from grader.lab import active as active_lab
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value, contract_names
 
-SUBMISSION_FILE = "cudagraph.py"
-HANDOUT_PACKAGE = "mini_vllm"  # the handout's layout: mini_vllm/cudagraph.py, relative imports allowed
+
+def module_name() -> str:
+    """The student's module, as the script imports it (the lab's ``student.module``)."""
+    return active_lab().module
+
+
+def submission_file() -> str:
+    return active_lab().module_file
+
+
+def handout_package() -> str | None:
+    """The package folder of the handout's layout (``student.handout_path``'s folder, where
+    relative imports are allowed), None when the lab has no such layout."""
+    path = active_lab().handout_path
+    parent = Path(path).parent.as_posix() if path else "."
+    return None if parent == "." else parent
+
+
+def launch_count() -> str:
+    """The script's expression for the launches counted so far (0 without a launch counter)."""
+    lab = active_lab()
+    return f"{lab.module}.{lab.launch_counter}.n" if lab.launch_counter else "0"
+
 
 HEADER = '''"""Reproduce {uid}: {title}
 
-{description}Written by `graphgrade repro {uid}`. Run it where your cudagraph.py is: python {name}
-Put breakpoint() in your cudagraph.py (or below) to step through a failure.
+{description}Written by `graphgrade repro {uid}`. Run it where your {module_file} is: python {name}
+Put breakpoint() in your {module_file} (or below) to step through a failure.
 """
 
 import sys
@@ -113,7 +137,7 @@ def raised(number, label, exc, expected_raise=None):
 '''
 
 
-RESERVED = ("array", "show", "same", "raised", "cudagraph", "np", "sys", "Path", "WITNESS", "expected", "want")
+RESERVED = ("array", "show", "same", "raised", "np", "sys", "Path", "WITNESS", "expected", "want")
 RESERVED += ("before", "result", "exc", "OpSpec", "Witness", "apply_chain", "make_ops", "data_address", "x", "mark")
 RESERVED += ("BUFFERS", "ops_called", "compare_arrays")
 
@@ -147,7 +171,7 @@ class _Writer:
                 if name.isidentifier() and not keyword.iskeyword(name)
                 else "v_" + "".join(c if c.isalnum() else "_" for c in name)
             )
-            while safe in RESERVED or (safe in self.names.values()):
+            while safe in RESERVED or safe == module_name() or (safe in self.names.values()):
                 safe += "_"
             self.names[name] = safe
         return self.names[name]
@@ -170,7 +194,8 @@ class _Writer:
         return repr(_plain(value.value))
 
     def target(self, name: str) -> str:
-        return f"cudagraph.{name}" if name in contract_names() and name not in self.names else self.py_name(name)
+        in_module = name in contract_names() and name not in self.names
+        return f"{module_name()}.{name}" if in_module else self.py_name(name)
 
     def expression(self, step, given: str = "None") -> str:
         values = [self.value(a) for a in step.args]
@@ -207,13 +232,11 @@ class _Writer:
         first, second = self.value(step.args[1]), self.value(step.args[2])
         self.lines.append("# the grader follows your lines through these two calls to check answers.md's citations")
         self.lines.append("try:")
-        self.lines.append(f"    probed = cudagraph.GraphRunner({built})")
+        self.lines.append(f"    probed = {module_name()}.{step.target}({built})")
         self.lines.append(f"    for phase, x in (('capture', {first}), ('replay', {second})):")
-        self.lines.append("        before = cudagraph.LaunchCounter.n")
+        self.lines.append(f"        before = {launch_count()}")
         self.lines.append("        probed(x)")
-        self.lines.append(
-            f"        print(f'step {number}: {{phase}}: {{cudagraph.LaunchCounter.n - before}} launch(es)')"
-        )
+        self.lines.append(f"        print(f'step {number}: {{phase}}: {{{launch_count()} - before}} launch(es)')")
         self.lines.append("except Exception as exc:")
         self.lines.append(f"    raised({number}, {_quote(label)!r}, exc)")
 
@@ -239,7 +262,7 @@ class _Writer:
         if step.action == "call" and step.args and isinstance(step.args[-1], (ArrayValue, RefValue)):
             self.lines.append(f"x = {self.value(step.args[-1])}")
             given = "x"
-        self.lines.append("before, mark = cudagraph.LaunchCounter.n, WITNESS.mark()")
+        self.lines.append(f"before, mark = {launch_count()}, WITNESS.mark()")
         self.lines.append("try:")
         if step.action == "set":
             self.lines.append(f"    {self.target(step.on)}.{step.target} = {self.value(step.args[0])}")
@@ -262,7 +285,7 @@ class _Writer:
             self.lines.append(
                 f"    print('step {number}: returned, but the grader expects it to raise {expected_raise}')"
             )
-        call = f"show({number}, {_quote(label)!r}, {result}, cudagraph.LaunchCounter.n - before"
+        call = f"show({number}, {_quote(label)!r}, {result}, {launch_count()} - before"
         self.lines.append(f"    {call}{''.join(', ' + e for e in extras)})")
         self.lines.append(f"ops_called({number}, mark, {given})")
 
@@ -295,7 +318,7 @@ def _quote(text: str) -> str:
 
 
 def script(spec, case, oracles, folder: Path | None, name: str = "repro.py") -> str:
-    """The script of one case. ``folder``: where it imports cudagraph from (None: its own folder)."""
+    """The script of one case. ``folder``: where it imports the student's module from (None: its own folder)."""
     writer = _Writer(case, oracles)
     writer.lines.append("expected = {}  # the oracle's outputs, by step name (a later step may use one)")
     for step in case.steps:
@@ -304,12 +327,13 @@ def script(spec, case, oracles, folder: Path | None, name: str = "repro.py") -> 
     writer.lines += [f"print({'  ' + _check_text(c)!r})" for c in case.checks]
     description = f"{case.description.strip()}\n\n" if case.description.strip() else ""
     where = repr(str(folder)) if folder is not None else "str(Path(__file__).resolve().parent)"
-    imports = f"sys.path.insert(0, {where})\nimport cudagraph  # noqa: E402"
+    module = module_name()
+    imports = f"sys.path.insert(0, {where})\nimport {module}  # noqa: E402"
     if folder is not None and is_handout_layout(folder):
-        package = repr(str(folder / HANDOUT_PACKAGE))
+        package = repr(str(folder / handout_package()))
         imports = (
             f"sys.path.insert(0, {where})\nsys.path.insert(1, {package})  # its modules by their bare names too\n"
-            f"from {HANDOUT_PACKAGE} import cudagraph  # noqa: E402"
+            f"from {handout_package().replace('/', '.')} import {module}  # noqa: E402"
         )
     header = HEADER.format(
         uid=case.uid,
@@ -317,6 +341,7 @@ def script(spec, case, oracles, folder: Path | None, name: str = "repro.py") -> 
         description=description.replace('"""', "'''"),
         name=name,
         imports=imports,
+        module_file=submission_file(),
     )
     return header + HELPERS + "\n\n" + "\n".join(writer.lines) + "\n"
 
@@ -352,7 +377,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
         folder = submission_root((path.parent if path.is_file() else path).resolve())
-    elif Path(SUBMISSION_FILE).is_file() or Path(HANDOUT_PACKAGE, SUBMISSION_FILE).is_file():
+    elif Path(submission_file()).is_file() or is_handout_layout(Path.cwd()):
         folder = submission_root(Path.cwd().resolve())
     text = script(spec, case, loaded.oracles[case.uid], folder)
     target = output_path(args.output, folder, case.uid)
@@ -369,12 +394,19 @@ def cmd_repro(args: argparse.Namespace) -> int:
 
 
 def is_handout_layout(folder: Path) -> bool:
-    return not (folder / SUBMISSION_FILE).is_file() and (folder / HANDOUT_PACKAGE / SUBMISSION_FILE).is_file()
+    """Whether ``folder`` holds the student's module where the handout keeps it, and not at its top."""
+    package = handout_package()
+    return (
+        package is not None
+        and not (folder / submission_file()).is_file()
+        and (folder / package / submission_file()).is_file()
+    )
 
 
 def submission_root(folder: Path) -> Path:
-    """The submission a folder belongs to: ``mini_vllm/`` is the handout's package inside it."""
-    if folder.name == HANDOUT_PACKAGE and is_handout_layout(folder.parent):
+    """The submission a folder belongs to: the handout's package folder is inside it."""
+    package = handout_package()
+    if package is not None and "/" not in package and folder.name == package and is_handout_layout(folder.parent):
         return folder.parent
     return folder
 
@@ -404,11 +436,11 @@ def register(sub) -> None:
     """Add ``graphgrade repro`` to the CLI's subparsers."""
     p = sub.add_parser(
         "repro",
-        help="print a short Python script that reruns one case against your cudagraph.py (to debug it)",
+        help="print a short Python script that reruns one case against your module (to debug it)",
         description=(
             "Write a runnable Python script for one case, beside your submission (never inside it, where the grader "
             "would flag it): the same inputs (dtype, shape, seed and generator), "
-            "the grader's own ops, the case's steps against your cudagraph.py in your own interpreter (so "
+            "the grader's own ops, the case's steps against your module (the lab's MODULE.py) in your own interpreter (so "
             "breakpoint() works), and after each step what it returned and cost next to what the grader expects. "
             "In the student kit a hidden case is refused."
         ),
@@ -418,7 +450,7 @@ def register(sub) -> None:
         "submission",
         nargs="?",
         default=None,
-        help="your folder or cudagraph.py (default: the current folder when it holds cudagraph.py or mini_vllm/cudagraph.py)",
+        help="your folder or module file (default: the current folder when it holds the lab's MODULE.py, or holds it where the handout keeps it)",
     )
     from grader.commands.spec_source import SPECS_HELP
 

@@ -3,15 +3,16 @@
 The handout's definition of done ends with questions answered by citing lines of the
 student's own code. The student writes one slot line per question::
 
-    constraint-1: cudagraph.py:131
-    constraint-2: mini_vllm/cudagraph.py:186
+    constraint-1: MODULE.py:131
+    constraint-2: package/MODULE.py:186
     win: 178
     two-graphs: two capturable runs surround the one eager op
 
 in ``answers.md``, or in the markdown or raw cells of ``answers.ipynb`` (or of the one
 ``.ipynb`` the submission holds, read with nbformat). A citation is ``[FILE:]LINE``, a range
-``42-43`` or several lines ``42, 57``; a bare number means the student's cudagraph.py, and
-``cudagraph.py`` means that file wherever the submission keeps it.
+``42-43`` or several lines ``42, 57``; a bare number means the student's module (the lab's
+``MODULE.py``), and ``MODULE.py`` means that file wherever the submission keeps it. The slots
+are the lab's (lab.yaml: ``answers``; the CUDA-graph lab's are above).
 
 Nothing here is imported or run: the files are read as bounded text, the notebook as JSON.
 A problem with a slot (missing, no line number, a line past the end of its file, a file that
@@ -22,29 +23,32 @@ with the whole file (none, two notebooks, too large) is every slot's message.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import os
 import re
 import tokenize
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.lab import active as active_lab
 from grader.run.copying import SubmissionProblem, module_file, walk_submission
 from grader.safetext import safe_text
-from grader.spec.answer_slots import (
-    ANSWERS_FILE,
-    FREE_SLOT,
-    NOTEBOOK_FILE,
-    SLOTS,
-    WHERE_TO_WRITE,
-    Cited,
-)
+from grader.spec.answer_slots import ANSWERS_FILE, NOTEBOOK_FILE, Cited, free_slots, where_to_write
+from grader.spec.answer_slots import slots as slot_names
 
 MAX_ANSWERS_BYTES = 1 << 20  # an answers file or notebook larger than this is not read
 MAX_SOURCE_BYTES = 1 << 20  # a cited source file larger than this is not read
 MAX_FREE_TEXT = 2000  # characters of the free-text answer kept
 MAX_CITED_LINES = 8  # lines one slot may cite
-_SLOT_LINE = re.compile(r"^[\s>*_`#-]*(constraint-1|constraint-2|win|two-graphs)[*_`]*\s*:\s*(.*)$", re.IGNORECASE)
+
+
+@functools.cache
+def _slot_line(names: tuple[str, ...]) -> re.Pattern:
+    """A slot line of the lab's slots ``names``: ``name: value``, markdown around the name allowed."""
+    return re.compile(r"^[\s>*_`#-]*(" + "|".join(map(re.escape, names)) + r")[*_`]*\s*:\s*(.*)$", re.IGNORECASE)
+
+
 _CITE = re.compile(r"^(?:(?P<file>[^\s:,]+\.py)\s*:\s*)?(?P<first>\d{1,7})(?:\s*[-–]\s*(?P<last>\d{1,7}))?$")
 
 
@@ -69,7 +73,9 @@ class Answers:
     source: str  # the file the answers were read from, relative to the submission; "" if none
     slots: dict[str, SlotAnswer]
     problem: str = ""  # why no answers could be read at all
-    module: str = "cudagraph.py"  # the student's cudagraph.py, relative to the submission
+    module: str = field(
+        default_factory=lambda: active_lab().module_file
+    )  # the student's module, relative to the submission
     files: dict[str, SourceFile] | None = None
 
     def report_lines(self, cases) -> tuple:
@@ -77,14 +83,15 @@ class Answers:
         slot with its case's status, the free text as ``not scored``, a slot left out ``missing``."""
         from grader.judging.results import Answer
 
-        status = {c.case: c.status for c in cases if c.spec == "notebook-answers"}
+        answer_tags = {b.id for b in active_lab().behaviours if b.part == "answers"}
+        status = {c.case: c.status for c in cases if c.tag in answer_tags}
         lines = []
-        for name in SLOTS:
+        for name in slot_names():
             answer = self.slots.get(name)
             if answer is None:
                 lines.append(Answer(name, "", "missing"))
             else:
-                verdict = "not scored" if name == FREE_SLOT else status.get(name, "not graded")
+                verdict = "not scored" if name in free_slots() else status.get(name, "not graded")
                 lines.append(Answer(name, answer.text, verdict))
         return tuple(lines)
 
@@ -104,24 +111,26 @@ class Answers:
         if self.problem:
             return SlotAnswer(name, "", problem=self.problem)
         return self.slots.get(name) or SlotAnswer(
-            name, "", problem=f"{self.source} has no '{name}:' line; add one, e.g. '{name}: cudagraph.py:42'"
+            name,
+            "",
+            problem=f"{self.source} has no '{name}:' line; add one, e.g. '{name}: {active_lab().module_file}:42'",
         )
 
 
 def read_answers(submission: Path) -> Answers:
     """The answers of the submission folder ``submission``; never raises on a student's files."""
     if not submission.is_dir():  # a single file: no room for answers.md
-        return Answers("", {}, problem=f"no answers found: hand in a folder, and {WHERE_TO_WRITE}")
+        return Answers("", {}, problem=f"no answers found: hand in a folder, and {where_to_write()}")
     try:
         _, regular = walk_submission(submission)
-        module = module_file(regular, "cudagraph.py")
+        module = module_file(regular, active_lab().module_file)
     except (SubmissionProblem, OSError) as exc:
         return Answers("", {}, problem=safe_text(str(exc))[:300])
     found = _answers_file(regular, module)
     if isinstance(found, str) and found.startswith("!"):
         return Answers("", {}, problem=found[1:], module=module)
     if found is None:
-        return Answers("", {}, problem=f"no answers found: {WHERE_TO_WRITE}", module=module)
+        return Answers("", {}, problem=f"no answers found: {where_to_write()}", module=module)
     try:
         text = _read_text(submission / found, MAX_ANSWERS_BYTES)
         if found.endswith(".ipynb"):
@@ -131,14 +140,14 @@ def read_answers(submission: Path) -> Answers:
     files: dict[str, SourceFile] = {}
     slots = {}
     for raw in text.splitlines():
-        match = _SLOT_LINE.match(raw)
+        match = _slot_line(slot_names()).match(raw)
         if match is None:
             continue
         slot, value = match.group(1).lower(), match.group(2).strip().strip("`*").strip()
         if slot in slots:
             continue  # the first line of a slot counts
         shown = safe_text(value)[:MAX_FREE_TEXT]
-        if slot == FREE_SLOT:  # the template's "<your answer ...>" is no answer yet
+        if slot in free_slots():  # the template's "<your answer ...>" is no answer yet
             slots[slot] = SlotAnswer(slot, "" if re.fullmatch(r"<[^<>]*>", value) else shown)
         else:
             slots[slot] = _citation(submission, regular, module, slot, value, shown, files)
@@ -192,7 +201,7 @@ def _citation(
 ) -> SlotAnswer:
     if not value or "<" in value:
         return SlotAnswer(
-            slot, shown, problem=f"'{slot}:' has no line number yet; write e.g. '{slot}: cudagraph.py:42'"
+            slot, shown, problem=f"'{slot}:' has no line number yet; write e.g. '{slot}: {active_lab().module_file}:42'"
         )
     cited: list[Cited] = []
     current = module
@@ -200,7 +209,9 @@ def _citation(
         match = _CITE.match(part.strip())
         if match is None:
             return SlotAnswer(
-                slot, shown, problem=f"'{slot}: {shown[:60]}' is not a citation; write FILE:LINE, e.g. cudagraph.py:42"
+                slot,
+                shown,
+                problem=f"'{slot}: {shown[:60]}' is not a citation; write FILE:LINE, e.g. {active_lab().module_file}:42",
             )
         if match.group("file"):
             current = _resolve(match.group("file"), regular, module)
@@ -225,7 +236,7 @@ def _citation(
 
 def _traced_name(rel: str, module: str) -> str:
     """A file as the worker's tracer names it: relative to the submission's top, in every layout
-    (grader.observe.locations.SUBMISSION_TOP; ``lab 3/cudagraph.py`` too)."""
+    (grader.observe.locations.SUBMISSION_TOP; ``lab 3/MODULE.py`` too)."""
     return rel
 
 

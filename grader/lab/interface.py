@@ -128,6 +128,10 @@ class Lab:
     # written (Check subclasses, ``lab_owned``), each judged by the engine like one of its own
     check_modules: tuple[str, ...] = ()
     probe: tuple[str, ...] = ()  # the runners (binds: runner) a probe step may trace line by line
+    # the notebook answers' slots (lab.yaml: answers): answered by citing lines of the student's
+    # code (a ``cites`` check judges each), and answered in words (shown, never scored)
+    cited_slots: tuple[str, ...] = ()
+    free_slots: tuple[str, ...] = ()
 
     # ------------------------------------------------------------ derived names (a Lab never changes)
     @cached_property
@@ -176,6 +180,10 @@ class Lab:
         """What a step of the entry point ``name`` binds (``BINDS``), None for any other name."""
         entry = self.entry_point(name)
         return entry.binds if entry is not None else None
+
+    @cached_property
+    def answer_slots(self) -> tuple[str, ...]:
+        return self.cited_slots + self.free_slots
 
     def provided_object(self, name: str) -> ProvidedObject | None:
         return next((p for p in self.provided if p.name == name), None)

@@ -57,6 +57,7 @@ _KEYS = (
     "step_modes",
     "launch_counter",
     "probe",
+    "answers",
     "backends",
     "behaviours",
     "points",
@@ -214,6 +215,7 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
             raise r.fail("launch_counter", f"{launch_counter!r} is not an entry point")
     points = r.mapping(top.get("points", {}) or {}, "points", ("total", "core", "stricter", "stretch", "answers"))
     report = r.mapping(top.get("report", {}) or {}, "report", ("title", "all_pass"))
+    answers = r.mapping(top.get("answers", {}) or {}, "answers", ("cited", "free"))
     lab = Lab(
         id=r.name(top["id"], "id", _TAG),
         title=r.text(top["title"], "title"),
@@ -236,7 +238,11 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         all_pass_text=r.text(report["all_pass"], "report.all_pass") if "all_pass" in report else "",
         check_modules=r.names(checks.get("modules", []) or [], "checks.modules", _MODULE_REF),
         probe=r.names(top.get("probe", []) or [], "probe"),
+        cited_slots=r.names(answers.get("cited", []) or [], "answers.cited", _TAG),
+        free_slots=r.names(answers.get("free", []) or [], "answers.free", _TAG),
     )
+    if set(lab.cited_slots) & set(lab.free_slots):
+        raise r.fail("answers", "a slot is both cited and free")
     runners = {e.name for e in entry_points if e.binds == "runner"}
     for i, name in enumerate(lab.probe):
         if name not in runners:

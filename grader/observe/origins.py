@@ -10,6 +10,14 @@ without line events). It notes, for the step:
   only hands back a constant or a name (``return StepMode.WARMUP``, ``return self.n``), when the
   choice was made by a test above it;
 * ``tested``: the last ``if``/``elif``/``while`` test that function ran before it returned;
+* ``state``: for a ``return`` that computes its value from the object's own state
+  (``return sum(1 for s in self.segments if s.capturable)``), the last line that changed the
+  first attribute it reads (``self.segments.append(...)``): the judge names it instead of the
+  return when the object's other results are wrong too;
+* ``passed`` and ``guards``: with a plain return, each earlier test of that function that guards a
+  plain return of its own and was not taken (``if not self.enabled or ...:`` above ``return
+  StepMode.WARMUP``), and that return: the judge names the test when its return is the value
+  that was expected;
 * ``assigned``: for a step that reads an attribute, or calls a function that only returns one
   (``return self._count``), the last line of the case so far that assigned an attribute of that
   name (``self.graph_id = ...``, ``cls.n += k``).
@@ -41,6 +49,7 @@ import sys
 from types import CodeType, FrameType
 
 PLAIN_RETURN = (ast.Constant, ast.Name, ast.Attribute)  # hands back what was decided elsewhere
+MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "update", "add", "remove", "setdefault"})
 FIELDS = ("shape", "static_input", "output")  # the fields of a captured graph's record the grader judges
 Where = tuple[str, int, str]  # file, line, function
 
@@ -58,6 +67,63 @@ def _targets(node: ast.AST) -> tuple[list[str], list[str]]:
         t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
     ]
     return attributes, names
+
+
+@functools.lru_cache(maxsize=64)
+def return_reads(filename: str) -> dict[int, tuple[str, ...]]:
+    """Per ``return`` line that computes its value: the attributes of ``self`` it reads, in order."""
+    tree = _tree(filename)
+    found: dict[int, tuple[str, ...]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, PLAIN_RETURN):
+            reads = [
+                n.attr
+                for n in ast.walk(node.value)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+            ]
+            found[node.lineno] = tuple(dict.fromkeys(reads))
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def empty_starts(filename: str) -> frozenset[int]:
+    """The lines that set an attribute to an empty start (``self.graphs = {}``, ``= []``, ``= 0``,
+    ``= None``, ``= dict()``): a start decides nothing, so a value computed from it is not traced there."""
+    tree = _tree(filename)
+    found = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            value = node.value
+            if (
+                (isinstance(value, ast.Dict) and not value.keys)
+                or (isinstance(value, (ast.List, ast.Set, ast.Tuple)) and not value.elts)
+                or (isinstance(value, ast.Constant) and not value.value)
+                or (
+                    isinstance(value, ast.Call)
+                    and isinstance(value.func, ast.Name)
+                    and not value.args
+                    and not value.keywords
+                )
+            ):
+                found.add(node.lineno)
+    return frozenset(found)
+
+
+MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (codec.MAX_ORIGIN_FRAMES is 8)
+
+
+@functools.lru_cache(maxsize=64)
+def guarded_returns(filename: str) -> dict[int, int]:
+    """Per ``if`` test whose branch is a plain ``return`` (``if not self.enabled: return
+    StepMode.WARMUP``): the line of that return."""
+    tree = _tree(filename)
+    found: dict[int, int] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Return):
+            value = node.body[0].value
+            if value is None or isinstance(value, PLAIN_RETURN):
+                found[node.lineno] = node.body[0].lineno
+    return found
 
 
 @functools.lru_cache(maxsize=64)
@@ -117,6 +183,13 @@ def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, st
             names = [t.attr for target in targets for t in ast.walk(target) if isinstance(t, ast.Attribute)]
             if names:
                 add(node.lineno, names)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in MUTATORS
+            and isinstance(node.func.value, ast.Attribute)
+        ):  # self.segments.append(...): a change of segments
+            add(node.lineno, [node.func.value.attr])
         elif isinstance(node, (ast.If, ast.While)):
             add(node.lineno, test=True)
         elif isinstance(node, ast.Return):
@@ -138,6 +211,7 @@ class OriginTracer:
         self.returned: tuple[str, int, str, bool] | None = None
         self.returned_attribute = ""  # the attribute a plain return handed back
         self.tested: tuple[str, int, str] | None = None
+        self.passed: list[Where] = []  # the top function's earlier tests, in the order they ran
         self.fields = False  # whether this step follows the value-flow of FIELDS (a runner's call)
         # frame -> local name -> the line that last bound it and the one before (a line event comes
         # before its line runs: ``out = op(out)`` reads the ``out`` an earlier line bound)
@@ -156,10 +230,14 @@ class OriginTracer:
         if event != "call":
             return None
         if self._file(frame.f_code) is None:
-            if self.fields and frame.f_code.co_name == "__init__":
-                self._built(frame)
-            elif self.fields and self.argument is None and frame.f_code is self.op_code:
-                self._handed(frame.f_back)
+            if self.fields:
+                try:
+                    if frame.f_code.co_name == "__init__":
+                        self._built(frame)
+                    elif self.argument is None and frame.f_code is self.op_code:
+                        self._handed(frame.f_back)
+                except Exception:  # noqa: BLE001 - an odd object of the submission's: nothing noted, the step runs on
+                    pass
             return None
         if self._top is None and self.returned is None:
             self._top = frame
@@ -176,6 +254,8 @@ class OriginTracer:
                     if self.fields and name in FIELDS:
                         self.field_origins[name] = self.assigned[name]
                 if test and frame is self._top:
+                    if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
+                        self.passed.append(self.tested)  # an earlier test whose branch was not taken
                     self.tested = (code.co_filename, frame.f_lineno, code.co_name)
             if self.fields:
                 bound = local_names(code.co_filename).get(frame.f_lineno)
@@ -200,9 +280,8 @@ class OriginTracer:
         params = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
         if not set(params) & set(FIELDS):
             return
-        try:
-            record = type(frame.f_locals.get("self")).__name__
-        except Exception:  # noqa: BLE001 - an odd object: nothing to note
+        record = type.__dict__["__name__"].__get__(type(frame.f_locals.get("self")))  # never the class's own __name__
+        if not isinstance(record, str):
             return
         caller_code = caller.f_code
         here = (caller_code.co_filename, caller.f_lineno, caller_code.co_name)
@@ -250,6 +329,7 @@ class OriginTracer:
         """``perform(*args)`` under the tracer; what it returns or raises passes through.
         ``fields``: follow the value-flow of a captured graph's record (a runner's call)."""
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
+        self.passed = []
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
@@ -276,8 +356,19 @@ class OriginTracer:
             filename, line, function, plain = self.returned
             kind = "returned-plain" if plain else "returned"
             frames.append([kind, *self.locator.frame_wire(filename, line, function)])
+            state = next((self.assigned[a] for a in return_reads(filename).get(line, ()) if a in self.assigned), None)
+            if state is not None and state[1] in empty_starts(state[0]):
+                state = None  # still at its empty start: nothing to trace it to
+            if not plain and state is not None:  # computed from the object's state: where that last changed
+                frames.append(["state", *self.locator.frame_wire(*state)])
             if self.tested is not None:
                 frames.append(["tested", *self.locator.frame_wire(*self.tested)])
+                if plain:  # each earlier test that guards a plain return of its own, and that return
+                    for test in self.passed:
+                        guarded = guarded_returns(test[0]).get(test[1])
+                        if guarded is not None and len(frames) <= MAX_PASSED_FRAMES:
+                            frames.append(["passed", *self.locator.frame_wire(*test)])
+                            frames.append(["guards", *self.locator.frame_wire(test[0], guarded, test[2])])
             elif plain and self.returned_attribute in self.assigned:  # return self._count: where it was set
                 frames.append(["assigned", *self.locator.frame_wire(*self.assigned[self.returned_attribute])])
         elif read_attribute is not None and read_attribute in self.assigned:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from grader.spec.answer_slots import CITED_SLOTS
-from grader.spec.checks.cites import is_right
+from grader.lab import active
+from grader.lab.loading import pack_attribute
+from grader.spec.answer_slots import cited_slots
 from grader.spec.loader import load_suite
 from tests.support.running import run_alone
 
+is_right = pack_attribute(active(), "pack.checks.cites:is_right")  # the lab's own rule
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 
 
@@ -41,7 +43,7 @@ def accepted_lines(submission: Path) -> dict[str, list[str]]:
     for slot, traces in traces_of(submission).items():
         found = {f"{t.file}:{t.line}" for trace in traces for t in trace.lines if is_right(slot, t, trace)}
         accepted[slot] = sorted(found, key=lambda s: (s.rsplit(":", 1)[0], int(s.rsplit(":", 1)[1])))
-    return {slot: accepted[slot] for slot in CITED_SLOTS}
+    return {slot: accepted[slot] for slot in cited_slots()}
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Checks on a built object's state, read by the worker right after a step (or at the end):
-``num_captured``, ``num_graphs``, ``attribute`` and ``step_mode``.
+``attribute`` and ``step_mode`` (a lab's pack may add reads of its own objects' members on
+:class:`StateRead`, as the CUDA-graph lab's ``num_captured`` and ``num_graphs``).
 
 Each adds an implicit read (or a ``step_mode()`` call) to the case and compares what it
 returned, as a :class:`~grader.spec.checks.value.ValueCheck` does.
@@ -17,7 +18,7 @@ from grader.spec.spec_reading import read_plain
 
 
 @dataclass(frozen=True)
-class _StateRead(ValueCheck):
+class StateRead(ValueCheck):
     """Shared parsing: ``of`` (a built object), ``equals``, optional ``after`` (a step name)."""
 
     abstract: ClassVar[bool] = True
@@ -48,19 +49,7 @@ class _StateRead(ValueCheck):
 
 
 @dataclass(frozen=True)
-class NumCapturedCheck(_StateRead):
-    kind = "num_captured"
-    order = 50
-
-
-@dataclass(frozen=True)
-class NumGraphsCheck(_StateRead):
-    kind = "num_graphs"
-    order = 60
-
-
-@dataclass(frozen=True)
-class AttributeCheck(_StateRead):
+class AttributeCheck(StateRead):
     kind = "attribute"
     order = 70
     extra_keys = ("name",)
@@ -79,7 +68,7 @@ class AttributeCheck(_StateRead):
 
 
 @dataclass(frozen=True)
-class StepModeCheck(_StateRead):
+class StepModeCheck(StateRead):
     kind = "step_mode"
     order = 80
 

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from grader.spec.case_draft import padded_shape
 from grader.spec.checks.base import Check
-from grader.spec.checks.witness import op_position
 from grader.spec.locating import call_at
 from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 from grader.spec_model import ArrayValue
+
+from .witness import op_position
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class PaddedRowsCheck(Check):
 
     kind = "padded_rows"
     order = 110
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
     step_fields = ("steps",)
     simulation_only = True
 

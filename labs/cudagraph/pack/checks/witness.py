@@ -43,6 +43,7 @@ class WitnessCheck(Check):
 
     kind = "witness"
     order = 100
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
     step_fields = ("capture", "replay")
     simulation_only = True
 

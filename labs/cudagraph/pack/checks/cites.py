@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader import trace_facts as tf
-from grader.spec.answer_slots import CITED_SLOTS, WHERE_TO_WRITE, Cited
+from grader.spec.answer_slots import Cited, cited_slots, where_to_write
 from grader.spec.checks.base import Check
 from grader.spec.schema_parts import STEP_NAME, schema_object
 
@@ -102,6 +102,7 @@ class CitesCheck(Check):
 
     kind = "cites"
     order = 200
+    lab_owned = True  # the CUDA-graph lab's kind (lab.yaml: checks.modules), not the engine's
     step_fields = ("steps",)
     simulation_only = True  # the probe's ops are the simulation's
 
@@ -109,7 +110,7 @@ class CitesCheck(Check):
     def parse(cls, draft, body, at, line):
         reader = draft.reader
         fields = reader.mapping(body, at, ("slot", "steps", "reveal"), ("slot", "steps"))
-        slot = reader.choice(fields["slot"][1], f"{at}.slot", CITED_SLOTS, "answer slot")
+        slot = reader.choice(fields["slot"][1], f"{at}.slot", cited_slots(), "answer slot")
         nodes = reader.sequence(fields["steps"][1], f"{at}.steps", 1)
         steps = tuple(draft.step(n, f"{at}.steps[{i}]", ("probe",)).key for i, n in enumerate(nodes))
         reveal = (
@@ -121,7 +122,7 @@ class CitesCheck(Check):
     def schema(cls):
         return schema_object(
             {
-                "slot": {"enum": list(CITED_SLOTS)},
+                "slot": {"enum": list(cited_slots())},
                 "steps": {"type": "array", "items": STEP_NAME, "minItems": 1},
                 "reveal": {"type": "boolean", "description": "name the right line in the feedback"},
             },
@@ -150,7 +151,7 @@ class CitesCheck(Check):
             j.record(None, what, "a traced line", shown, f"{problem}.")
             return
         if answer is None:
-            j.record(None, what, "a cited line", "no answers read", f"no answers were read: {WHERE_TO_WRITE}.")
+            j.record(None, what, "a cited line", "no answers read", f"no answers were read: {where_to_write()}.")
             return
         if answer.problem:
             j.record(None, what, "a cited line", shown, f"{answer.problem}.")
