@@ -50,14 +50,15 @@ def renderers_digest() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     from grader.lab import active as active_lab
-    from grader.run.cache import grader_source_digest, source_digest
+    from grader.run.cache import grader_source_digest, hash_part, source_digest
 
     package = Path(__file__).resolve().parents[2] / "reports"
     h = hashlib.sha256(b"graphgrade renderers 1\0")
     for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         rel = path.relative_to(package).as_posix().encode()
         data = path.read_bytes()
-        h.update(len(rel).to_bytes(8, "little") + rel + len(data).to_bytes(8, "little") + data)
+        hash_part(h, rel)
+        hash_part(h, data)
     lab = active_lab()
     for part in (
         grader_source_digest(),
@@ -67,7 +68,7 @@ def renderers_digest() -> str:
         *(_version(name, version, PackageNotFoundError) for name in ("jinja2", "markupsafe", "orjson")),
     ):
         data = part.encode("utf-8", "surrogateescape")
-        h.update(len(data).to_bytes(8, "little") + data)
+        hash_part(h, data)
     return h.hexdigest()
 
 
@@ -80,10 +81,12 @@ def _version(name: str, version, not_found) -> str:
 
 def inputs_digest(report: Report, hidden_visibility: str, staff: bool) -> str:
     """The digest of everything a submission's files are rendered from."""
+    from grader.run.cache import hash_part
+
     h = hashlib.sha256(b"graphgrade outputs 1\0")
     for part in (renderers_digest(), hidden_visibility, "staff" if staff else "student", repr(report)):
         data = part.encode("utf-8", "surrogateescape")
-        h.update(len(data).to_bytes(8, "little") + data)
+        hash_part(h, data)
     return h.hexdigest()
 
 
