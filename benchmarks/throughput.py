@@ -380,7 +380,7 @@ def edited_specs(work: Path, kind: str) -> Path:
     return specs
 
 
-def _record(args, cold: float, floor_x: float, rejudge: float, one_spec: float, cores: int) -> None:
+def _record(args, cold: float, floor_x: float, rejudge: float, one_spec: float, unchanged: float, cores: int) -> None:
     """One JSON line per run in benchmarks/record.jsonl: the ratios and what they were measured on."""
     commit = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
@@ -395,11 +395,28 @@ def _record(args, cold: float, floor_x: float, rejudge: float, one_spec: float, 
         "cpu_x_floor": round(floor_x, 2),
         "rejudge_x_cold": round(rejudge, 1),
         "one_spec_x_cold": round(one_spec, 1),
+        "unchanged_x_cold": round(unchanged, 1),
         "load_end": round(os.getloadavg()[0], 2),
     }
     with RECORD.open("a", encoding="utf-8") as out:
         out.write(json.dumps(line) + "\n")
     print(f"  recorded in {RECORD}")
+
+
+def _rewritten(before: Path, after: Path, paths: list[Path]) -> str:
+    """How many of the class's report files the regrade wrote (a written file is a new inode)."""
+    names = ("report.json", "report.html", "staff.html", "results.json", "junit.xml")
+    total = written = 0
+    for path in paths:
+        for name in names:
+            try:
+                old, new = os.stat(before / path.name / name), os.stat(after / path.name / name)
+            except OSError:
+                continue
+            total += 1
+            # the copy kept each file's mtime (copy2): a file the regrade wrote has a later one
+            written += new.st_mtime_ns != old.st_mtime_ns
+    return f"{written} of {total} report files written"
 
 
 def _cache_line(proc: subprocess.CompletedProcess) -> str:
@@ -513,18 +530,20 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {args.n} submissions in {p_wall:.1f} s wall, {p_cpu:.1f} s CPU -> {args.n / p_wall:.2f} submissions/s; module mode is {p_wall / wall:.2f}x faster"
             )
 
-        # 3. regrades from the cache the cold run filled
+        # 3. regrades from the cache the cold run filled, each into a copy of the cold run's
+        # output folder (as a regrade writes over the class's reports; copied before the clock starts)
         regrades = []
         for kind, label in (
             ("steps", "one spec's steps changed (launch-counter-basics: 3 cases)"),
             ("check", "one check's expected value changed"),
+            ("same", "nothing changed (the same specs, the same output folder)"),
         ):
-            r_wall, r_cpu, r_proc = grade_class(
-                paths, work / f"out-{kind}", args.jobs, [*cache, "--specs", str(edited_specs(work, kind))]
-            )
+            shutil.copytree(work / "out", work / f"out-{kind}", symlinks=True)
+            specs = [] if kind == "same" else ["--specs", str(edited_specs(work, kind))]
+            r_wall, r_cpu, r_proc = grade_class(paths, work / f"out-{kind}", args.jobs, [*cache, *specs])
             regrades.append((label, r_wall, r_cpu, r_proc))
             print(f"\nregrade, {label}: exit {r_proc.returncode}")
-            print(f"  {_cache_line(r_proc)}")
+            print(f"  {_cache_line(r_proc)}; {_rewritten(work / 'out', work / f'out-{kind}', paths)}")
             print(
                 f"  {r_wall:.1f} s wall, {r_cpu:.1f} s CPU: {r_wall / wall:.3f} of the cold run's wall time ({wall / r_wall:.1f}x faster), {r_cpu / cpu:.3f} of its CPU"
             )
@@ -561,15 +580,26 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  cold: {total:.2f} ms CPU per case against a floor of {floor_ms:.2f} ms (observe, decode, judge, score, write the reports; one process): {total / floor_ms:.2f}x the floor (goal <= {FLOOR_RATIO:g}x: {'met' if total / floor_ms <= FLOOR_RATIO else 'NOT met'})"
         )
-        for (label, r_wall, r_cpu, _), target in zip(regrades, (ONE_SPEC_TARGET, REJUDGE_TARGET)):
+        for (label, r_wall, r_cpu, _), target in zip(regrades, (ONE_SPEC_TARGET, REJUDGE_TARGET, None)):
             faster = wall / r_wall
+            verdict = (
+                "no target" if target is None else f"target >= {target:g}x: {'met' if faster >= target else 'NOT met'}"
+            )
             print(
-                f"  regrade, {label}: {r_wall / wall:.3f} of cold (wall), {r_cpu / cpu:.3f} (CPU): {faster:.1f}x faster than cold (target >= {target:g}x: {'met' if faster >= target else 'NOT met'})"
+                f"  regrade, {label}: {r_wall / wall:.3f} of cold (wall), {r_cpu / cpu:.3f} (CPU): {faster:.1f}x faster than cold ({verdict})"
             )
         print(f"  load average at the end: {os.getloadavg()[0]:.2f}")
         broken = [p.returncode for p in (proc, s_proc, *(r[3] for r in regrades)) if p.returncode not in (0, 1)]
         if args.record:
-            _record(args, ratio, total / floor_ms, wall / regrades[1][1], wall / regrades[0][1], cores)
+            _record(
+                args,
+                ratio,
+                total / floor_ms,
+                wall / regrades[1][1],
+                wall / regrades[0][1],
+                wall / regrades[2][1],
+                cores,
+            )
         if broken:  # a grading run that did not finish: the benchmark itself is broken
             print(f"\nbenchmark broken: graphgrade grade exited {broken}")
             return 1

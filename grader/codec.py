@@ -50,6 +50,7 @@ ORIGIN_KINDS = (
     "field:static_input",
     "field:output",
     "argument",
+    "state",
 )  # field:<name>: where a captured graph's record got that field during a runner's call
 MAX_ORIGIN_FRAMES = 4
 MAX_TEXT = 2000  # characters of any one string a worker sends

@@ -7,7 +7,7 @@ Each check takes the raw value and ``where`` it sits (a path such as ``steps[0].
 ``report.cases[3].score``), returns the value typed and within its bounds, or raises
 :class:`Invalid` carrying that path and what is wrong, in one line. Each boundary turns
 :class:`Invalid` into its own error type (``grader.codec.ProtocolError``,
-``grader.judging.results.ReportError``, ``grader.spec.spec_reading.SpecError``), which are
+``grader.judging.report_reading.ReportError``, ``grader.spec.spec_reading.SpecError``), which are
 kinds of :class:`Invalid`, so the location travels with them; the spec reader also puts the
 ``file:line`` of the YAML node in front of the path.
 

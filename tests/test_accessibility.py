@@ -19,7 +19,7 @@ from pathlib import Path
 import browser
 import pytest
 
-from grader.judging.results import read_report
+from grader.judging.report_reading import read_report
 from reports import write_batch_outputs
 from reports.audit_html import render_audit
 

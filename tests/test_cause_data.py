@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.labs import REPLAY_LOAD, line_of, reference_with
 
-from grader.judging.results import read_report
+from grader.judging.report_reading import read_report
 from grader.spec.loader import SpecErrors, load_suite
 from reports.view import case_text, case_views, page_causes, spec_views
 

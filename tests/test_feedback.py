@@ -20,7 +20,7 @@ from test_accessibility import half_done_source
 from test_judge import RUNNER_STEPS, judge, seeded
 
 from grader.commands.grade import submission_name, unique_names
-from grader.judging.results import read_report
+from grader.judging.report_reading import read_report
 from grader.judging.scoring import add_points, split_points
 from grader.protocol import Raised, StepObservation
 from grader.spec.loader import SpecErrors, load_suite

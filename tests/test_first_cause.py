@@ -15,15 +15,9 @@ from test_reports_samples import all_passing_cases, make_report
 from grader.commands.grade import GradedSubmission
 from grader.commands.progress import one_line
 from grader.judging.first_cause import first_cause
-from grader.judging.results import (
-    CauseAt,
-    FirstCause,
-    ReportError,
-    read_report,
-    report_from_json,
-    report_to_json,
-    write_report,
-)
+from grader.judging.report_reading import ReportError, read_report, report_from_json
+from grader.judging.report_writing import report_to_json, write_report
+from grader.judging.results import CauseAt, FirstCause
 from reports import render_submission
 
 HIDDEN_SECRET = "hidden-only-987"  # a hidden case's claim, input and line: never in the student's object

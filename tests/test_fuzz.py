@@ -23,7 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grader import codec, protocol
-from grader.judging.results import Report, ReportError, read_report, report_from_json, report_to_json
+from grader.judging.report_reading import ReportError, read_report, report_from_json
+from grader.judging.report_writing import report_to_json
+from grader.judging.results import Report
 from grader.spec import loader
 from grader.spec.loader import SpecError, load_spec_text
 

@@ -20,7 +20,9 @@ from support.shipped import shipped_suite
 
 import grader
 from grader.commands.grade import grade_submissions
-from grader.judging.results import REPORT_FORMAT, STATUSES, read_report, report_to_json
+from grader.judging.report_reading import read_report
+from grader.judging.report_writing import report_to_json
+from grader.judging.results import REPORT_FORMAT, STATUSES
 from grader.run.runner import RunSettings, Zygote
 
 ROOT = Path(grader.__file__).resolve().parents[1]

@@ -19,7 +19,9 @@ from test_reports_samples import passing_report as perfect_report
 
 from grader.judging import integrity, scan_files
 from grader.judging.integrity import RULES, integrity_flags, scan_source, scan_submission
-from grader.judging.results import REPORT_FORMAT, Flag, ReportError, report_from_json, report_to_json
+from grader.judging.report_reading import ReportError, report_from_json
+from grader.judging.report_writing import report_to_json
+from grader.judging.results import REPORT_FORMAT, Flag
 from reports import render_submission, render_summary, to_gradescope, to_junit_xml
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from grader.commands.lms_export import match_key, read_roster
-from grader.judging.results import Report, SpecSummary, write_report
+from grader.judging.report_writing import write_report
+from grader.judging.results import Report, SpecSummary
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "CUDA graphs lab (48213)"

@@ -131,10 +131,37 @@ def test_the_wrong_array_handed_to_the_first_op_names_where_it_came_from(tmp_pat
     assert verdict.origin == f"cudagraph.py:{line}", verdict.message
 
 
+NO_MERGE = (
+    "            if self.segments and self.segments[-1][0] == capturable:\n"
+    "                self.segments[-1][1].append(op)\n"
+    "            else:\n"
+    "                self.segments.append((capturable, [op]))\n",
+    "            self.segments.append((capturable, [op]))\n",
+)
+
+
+def test_a_value_computed_from_state_built_wrong_names_where_the_state_changed(tmp_path):
+    # num_graphs is wrong and so are the object's launches: the segments, not the count, are wrong
+    lines, verdict = _judged(tmp_path, (NO_MERGE,), "piecewise-basics/longer-segments")
+    assert verdict.status == "failed" and "num_graphs" in verdict.message, verdict.message
+    line = next(i for i, text in enumerate(lines, 1) if text == "            self.segments.append((capturable, [op]))")
+    assert verdict.origin == f"cudagraph.py:{line}", verdict.message
+    assert f"last set at cudagraph.py:{line} in __init__" in verdict.message
+
+
+def test_a_wrong_count_over_right_state_names_the_return(tmp_path):
+    # the object's calls are right: the return that counts is what is wrong
+    every = ("return sum(capturable for capturable, _ in self.segments)", "return len(self.segments)")
+    lines, verdict = _judged(tmp_path, (every,), "piecewise-basics/longer-segments")
+    assert verdict.status == "failed" and "num_graphs" in verdict.message, verdict.message
+    line = next(i for i, text in enumerate(lines, 1) if text.strip() == "return len(self.segments)")
+    assert verdict.origin == f"cudagraph.py:{line}", verdict.message
+
+
 @pytest.mark.slow
 def test_first_causes_name_the_bugs_own_line_more_often_than_before():
-    """benchmarks/first_cause.py on every mutant: 3 of 49 before the tracer, 15 with it, 19 once
-    it follows a captured graph's fields and the first op's argument."""
+    """benchmarks/first_cause.py on every mutant: 3 of 49 before the tracer, 15 with it, 20 once
+    it follows a captured graph's fields, the first op's argument and state built wrong."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import tempfile
 
@@ -143,4 +170,4 @@ def test_first_causes_name_the_bugs_own_line_more_often_than_before():
     with tempfile.TemporaryDirectory() as work:
         rows = measure(Path(work))
     hits = sum(hit for *_, hit in rows)
-    assert hits >= 19, [name for name, _, hit in rows if not hit]
+    assert hits >= 20, [name for name, _, hit in rows if not hit]

@@ -30,7 +30,9 @@ from test_reports_samples import (
     problem_report,
 )
 
-from grader.judging.results import LaunchPoint, Report, report_from_json, report_to_json
+from grader.judging.report_reading import report_from_json
+from grader.judging.report_writing import report_to_json
+from grader.judging.results import LaunchPoint, Report
 from grader.lab import active as _active_lab
 from reports import (
     render_submission,

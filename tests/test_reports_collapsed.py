@@ -19,7 +19,7 @@ import html5lib
 import pytest
 from test_reports_samples import REPLAY_FAIL, all_passing_cases, make_report
 
-from grader.judging.results import read_report
+from grader.judging.report_reading import read_report
 from grader.lab import active as active_lab
 from reports import render_submission
 from reports.view import page_causes, spec_views

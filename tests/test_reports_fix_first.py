@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_reports_samples import all_passing_cases, make_report
 
-from grader.judging.results import read_report
+from grader.judging.report_reading import read_report
 from reports import render_submission
 from reports.view import fix_first, page_causes, spec_views, tag_group
 

@@ -19,17 +19,9 @@ from dataclasses import replace
 
 import pytest
 
-from grader.judging.results import (
-    STATUSES,
-    CaseResult,
-    CheckLine,
-    LaunchPoint,
-    Report,
-    SpecSummary,
-    StepLine,
-    report_from_json,
-    report_to_json,
-)
+from grader.judging.report_reading import report_from_json
+from grader.judging.report_writing import report_to_json
+from grader.judging.results import STATUSES, CaseResult, CheckLine, LaunchPoint, Report, SpecSummary, StepLine
 
 # The hidden case's original values: they must appear in NO student-facing file.
 SECRET_NUMBER = "987654321"

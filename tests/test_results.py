@@ -1,5 +1,5 @@
-"""Unit tests of ``grader.judging.results``: report.json written byte for byte as the json module would,
-read back into the same typed report, and every malformed field refused with a ReportError that
+"""Unit tests of report.json (``grader.judging.report_writing`` and ``report_reading``): written
+deterministically, read back into the same typed report, and every malformed field refused with a ReportError that
 names it (a renderer never trusts a file it did not check)."""
 
 from __future__ import annotations
@@ -15,39 +15,36 @@ from test_reports_samples import (
     passing_report,
 )
 
-from grader.judging.results import (
-    MAX_TEXT,
-    REPORT_FORMAT,
-    Flag,
-    Report,
-    ReportError,
-    read_report,
-    report_from_json,
-    report_to_json,
-    write_report,
-)
+from grader.judging.report_reading import MAX_TEXT, ReportError, read_report, report_from_json
+from grader.judging.report_writing import report_to_json, write_report
+from grader.judging.results import REPORT_FORMAT, Flag, Report
 
 
-def test_report_json_is_written_as_the_json_module_would(any_report):
-    """report.json is written straight from the result types (grader.judging.results.report_json_text),
-    byte for byte what json.dumps(dataclasses.asdict(...), indent=1, sort_keys=True) writes,
-    awkward text and non-finite numbers included."""
+def test_report_json_holds_the_report_deterministically(any_report):
+    """report.json (grader.judging.report_writing.report_json_text) holds exactly the report's fields,
+    awkward text included (a lone surrogate, which orjson refuses, goes through the json module),
+    each result's keys in declaration order, and the same report always gives the same text (a
+    rewrite that skips unchanged reports compares it)."""
     import dataclasses
 
-    from grader.judging.results import Flag, report_json_text
+    from grader.judging.report_writing import report_json_text
 
     odd = replace(
         any_report,
         problem='caf\u00e9 \u2028 "quoted" \\ <tag> \x00',
-        score=float("nan"),
-        max_score=math.inf,
-        duration_s=-math.inf,
         flags=(Flag("rule", "a.py", 3, "\u4e2d\u6587"),),
     )
-    for report in (any_report, odd, Report("empty", 0.0, 0.0, (), ())):
-        expected = json.dumps(dataclasses.asdict(report), indent=1, sort_keys=True) + "\n"
-        assert report_json_text(report) == expected
+    surrogate = replace(any_report, output_tail="a student's message \ud800 with a lone surrogate")
+    for report in (any_report, odd, surrogate, Report("empty", 0.0, 0.0, (), ())):
+        text = report_json_text(report)
+        assert text.endswith("}\n")
+        assert text == report_json_text(replace(report))  # an equal report, the same bytes
+        expected = json.loads(json.dumps(dataclasses.asdict(report)))
+        assert json.loads(text) == expected
+        assert list(json.loads(text)) == [f.name for f in dataclasses.fields(Report)]
+        assert report_from_json(json.loads(text)) == report
         assert report_to_json(report) == dataclasses.asdict(report)
+    assert "caf\u00e9" in report_json_text(odd)  # UTF-8 as is (the file is written as UTF-8)
 
 
 def _staff_report() -> Report:
@@ -116,11 +113,17 @@ def test_a_format_1_report_without_flags_still_reads():
     assert (report.format, report.flags, report.scope) == (1, (), "all")
 
 
-def test_a_non_finite_score_is_written_but_refused_on_reading(tmp_path):
-    """report.json writes NaN as the json module does; the reader refuses it, naming the field."""
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf])
+def test_a_non_finite_score_is_written_null_and_refused_on_reading(tmp_path, number):
+    """A number that is not finite (one the grader never computes) is written null; the reader
+    refuses it, naming the field, as it refused the NaN the json module wrote before."""
+    from grader.judging.report_writing import report_json_text
+
+    text = report_json_text(replace(passing_report(), score=number))
+    assert json.loads(text)["score"] is None
     path = tmp_path / "report.json"
-    write_report(replace(passing_report(), score=math.nan), path)
-    with pytest.raises(ReportError, match=r"report\.score: not a finite number"):
+    path.write_text(text, encoding="utf-8")  # not write_report: the schema check refuses it first
+    with pytest.raises(ReportError, match=r"report\.score: expected float, got NoneType"):
         read_report(path)
 
 

@@ -241,7 +241,7 @@ def _shards_with_reports(tmp: Path, names: list[str]) -> list[Path]:
     """Two shards of ``names``, each submission's folder holding a real report.json and a page."""
     from test_reports_samples import passing_report
 
-    from grader.judging.results import write_report
+    from grader.judging.report_writing import write_report
 
     dirs = _fake_shards(tmp, 2, names, [1, 2])
     for d in dirs:
@@ -311,7 +311,7 @@ def test_merge_recounts_every_total_from_the_cases(tmp_path):
     is that submission's problem, and grades.csv holds its cases' totals."""
     from test_reports_samples import failing_report
 
-    from grader.judging.results import write_report
+    from grader.judging.report_writing import write_report
 
     dirs = _shards_with_reports(tmp_path / "shards", NAMES)
     honest = failing_report("alice")

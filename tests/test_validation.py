@@ -13,7 +13,7 @@ import yaml
 
 from grader import codec, protocol, validation
 from grader.codec import ProtocolError
-from grader.judging.results import ReportError, report_from_json
+from grader.judging.report_reading import ReportError, report_from_json
 from grader.spec.spec_reading import SPEC_WORDING, SpecError
 from grader.validation import TERSE, TYPE_NAMING, Invalid
 

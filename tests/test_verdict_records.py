@@ -16,7 +16,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from grader.judging.report_reading import read_report, report_from_json
 from grader.judging.report_schema import SCHEMA_ENV, SchemaMismatch, check_report_text
+from grader.judging.report_writing import report_json_text
 from grader.judging.results import (
     REPORT_FORMAT,
     Answer,
@@ -28,9 +30,6 @@ from grader.judging.results import (
     Report,
     SpecSummary,
     StepLine,
-    read_report,
-    report_from_json,
-    report_json_text,
 )
 from grader.judging.scoring import check_share
 from grader.spec.loader import SpecError, load_spec_text

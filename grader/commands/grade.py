@@ -26,7 +26,8 @@ from grader.commands import report_manifest
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
 from grader.judging.answers import read_answers
 from grader.judging.integrity import ScanService
-from grader.judging.results import Report, report_json_text
+from grader.judging.report_writing import report_json_text
+from grader.judging.results import Report
 from grader.judging.scoring import build_report
 from grader.lab import active as active_lab
 from grader.run.runner import (

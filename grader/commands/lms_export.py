@@ -147,7 +147,7 @@ def _read_roster(path: Path, need: Sequence[str]) -> Roster:
 
 def read_graded(out: Path) -> tuple[list[Graded], list[str]]:
     """Every OUT/<name>/report.json, and one line per report that could not be read."""
-    from grader.judging.results import ReportError, read_report
+    from grader.judging.report_reading import ReportError, read_report
 
     if not out.is_dir():
         raise UsageError(f"{out}: no such directory (give a `graphgrade grade --out` folder)")

@@ -62,7 +62,7 @@ def renderers_digest() -> str:
         grader_source_digest(),
         repr(active_lab()),
         sys.version,
-        *(_version(name, version, PackageNotFoundError) for name in ("jinja2", "markupsafe")),
+        *(_version(name, version, PackageNotFoundError) for name in ("jinja2", "markupsafe", "orjson")),
     ):
         data = part.encode("utf-8", "surrogateescape")
         h.update(len(data).to_bytes(8, "little") + data)

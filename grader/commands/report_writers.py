@@ -4,10 +4,17 @@ Rendering a submission's files (report.json, report.html, staff.html, results.js
 is pure Python, as judging is: in one process the two take turns on one interpreter lock, the
 grader's process becomes the busiest of the run, and the workers it feeds wait for it. So
 ``grade`` forks writers before its threads start (everything they need, the templates
-included, is loaded by then). A writer runs no submission code and reads nothing a worker
-wrote: it takes a finished :class:`~grader.judging.results.Report` over a pipe, writes its
-files, and answers with nothing or with the error it met, which the grader turns into that
-submission's problem as before.
+included, is loaded by then). A writer runs no submission code: it takes a finished
+:class:`~grader.judging.results.Report` over a pipe, writes its files, and answers with nothing
+or with the error it met, which the grader turns into that submission's problem as before.
+
+A writer may also be asked to *judge* (:meth:`ReportWriters.judge`): ``grade`` hands it a
+submission the observation cache holds whole, and the writer reads that submission's cache
+file, decodes each case's frame with the same bounded decoder the grader uses
+(:func:`grader.protocol.decode_observations`: frames a worker once sent, which the grader
+decoded and kept), judges, writes, and answers with the report. It holds the grader's own
+privileges, as a forked copy of it, and nothing more; whatever fails there, the grader judges
+that submission itself.
 
 A writer that cannot be reached (it died, or its pipe broke) is not replaced: that
 submission's files, and every later one's it would have written, are written in the grader's

@@ -45,7 +45,7 @@ FORMAT = 1
 MAX_MANIFEST_BYTES = 16 << 20
 # What grade writes into OUT/<name>/ (reports.write_submission_outputs): all merge copies.
 SUBMISSION_FILES = ("report.json", "report.html", "staff.html", "results.json", "junit.xml")
-MAX_PAGE_BYTES = 64 << 20  # of any one of them but report.json (grader.judging.results.MAX_REPORT_BYTES)
+MAX_PAGE_BYTES = 64 << 20  # of any one of them but report.json (grader.judging.report_reading.MAX_REPORT_BYTES)
 
 
 class UnsafeFile(Exception):
@@ -222,7 +222,7 @@ def _take_submission(source: Path, target: Path, name: str) -> tuple[Report, str
     """One submission's report, read safely and with its totals added up again, and its files
     copied into ``target``; or, when they cannot be read, a report that says why (and the
     problem's text)."""
-    from grader.judging.results import MAX_REPORT_BYTES, ReportError, report_from_json
+    from grader.judging.report_reading import MAX_REPORT_BYTES, ReportError, report_from_json
 
     files: dict[str, bytes] = {}
     try:
@@ -298,7 +298,7 @@ def _unreadable_report(report: Report, like: Report) -> Report:
 def _write_problem_pages(report: Report, target: Path) -> None:
     """The files grade writes for a submission, rendered from ``report`` into ``target`` (made a
     real folder first: a link there is removed, never written through)."""
-    from grader.judging.results import write_report
+    from grader.judging.report_writing import write_report
     from reports import write_submission_outputs
 
     try:

@@ -369,7 +369,7 @@ def after_grading(args: argparse.Namespace, graded: Sequence, background: Backgr
 
 def cmd_similarity(args: argparse.Namespace) -> int:
     from grader.commands.grade import unique_names
-    from grader.judging.results import ReportError, read_report
+    from grader.judging.report_reading import ReportError, read_report
 
     paths = [Path(p) for p in args.submissions]
     for p in paths:

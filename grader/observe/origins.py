@@ -10,6 +10,10 @@ without line events). It notes, for the step:
   only hands back a constant or a name (``return StepMode.WARMUP``, ``return self.n``), when the
   choice was made by a test above it;
 * ``tested``: the last ``if``/``elif``/``while`` test that function ran before it returned;
+* ``state``: for a ``return`` that computes its value from the object's own state
+  (``return sum(1 for s in self.segments if s.capturable)``), the last line that changed the
+  first attribute it reads (``self.segments.append(...)``): the judge names it instead of the
+  return when the object's other results are wrong too;
 * ``assigned``: for a step that reads an attribute, or calls a function that only returns one
   (``return self._count``), the last line of the case so far that assigned an attribute of that
   name (``self.graph_id = ...``, ``cls.n += k``).
@@ -41,6 +45,7 @@ import sys
 from types import CodeType, FrameType
 
 PLAIN_RETURN = (ast.Constant, ast.Name, ast.Attribute)  # hands back what was decided elsewhere
+MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "update", "add", "remove", "setdefault"})
 FIELDS = ("shape", "static_input", "output")  # the fields of a captured graph's record the grader judges
 Where = tuple[str, int, str]  # file, line, function
 
@@ -58,6 +63,46 @@ def _targets(node: ast.AST) -> tuple[list[str], list[str]]:
         t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
     ]
     return attributes, names
+
+
+@functools.lru_cache(maxsize=64)
+def return_reads(filename: str) -> dict[int, tuple[str, ...]]:
+    """Per ``return`` line that computes its value: the attributes of ``self`` it reads, in order."""
+    tree = _tree(filename)
+    found: dict[int, tuple[str, ...]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, PLAIN_RETURN):
+            reads = [
+                n.attr
+                for n in ast.walk(node.value)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+            ]
+            found[node.lineno] = tuple(dict.fromkeys(reads))
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def empty_starts(filename: str) -> frozenset[int]:
+    """The lines that set an attribute to an empty start (``self.graphs = {}``, ``= []``, ``= 0``,
+    ``= None``, ``= dict()``): a start decides nothing, so a value computed from it is not traced there."""
+    tree = _tree(filename)
+    found = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            value = node.value
+            if (
+                (isinstance(value, ast.Dict) and not value.keys)
+                or (isinstance(value, (ast.List, ast.Set, ast.Tuple)) and not value.elts)
+                or (isinstance(value, ast.Constant) and not value.value)
+                or (
+                    isinstance(value, ast.Call)
+                    and isinstance(value.func, ast.Name)
+                    and not value.args
+                    and not value.keywords
+                )
+            ):
+                found.add(node.lineno)
+    return frozenset(found)
 
 
 @functools.lru_cache(maxsize=64)
@@ -117,6 +162,13 @@ def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, st
             names = [t.attr for target in targets for t in ast.walk(target) if isinstance(t, ast.Attribute)]
             if names:
                 add(node.lineno, names)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in MUTATORS
+            and isinstance(node.func.value, ast.Attribute)
+        ):  # self.segments.append(...): a change of segments
+            add(node.lineno, [node.func.value.attr])
         elif isinstance(node, (ast.If, ast.While)):
             add(node.lineno, test=True)
         elif isinstance(node, ast.Return):
@@ -156,10 +208,14 @@ class OriginTracer:
         if event != "call":
             return None
         if self._file(frame.f_code) is None:
-            if self.fields and frame.f_code.co_name == "__init__":
-                self._built(frame)
-            elif self.fields and self.argument is None and frame.f_code is self.op_code:
-                self._handed(frame.f_back)
+            if self.fields:
+                try:
+                    if frame.f_code.co_name == "__init__":
+                        self._built(frame)
+                    elif self.argument is None and frame.f_code is self.op_code:
+                        self._handed(frame.f_back)
+                except Exception:  # noqa: BLE001 - an odd object of the submission's: nothing noted, the step runs on
+                    pass
             return None
         if self._top is None and self.returned is None:
             self._top = frame
@@ -200,9 +256,8 @@ class OriginTracer:
         params = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
         if not set(params) & set(FIELDS):
             return
-        try:
-            record = type(frame.f_locals.get("self")).__name__
-        except Exception:  # noqa: BLE001 - an odd object: nothing to note
+        record = type.__dict__["__name__"].__get__(type(frame.f_locals.get("self")))  # never the class's own __name__
+        if not isinstance(record, str):
             return
         caller_code = caller.f_code
         here = (caller_code.co_filename, caller.f_lineno, caller_code.co_name)
@@ -276,6 +331,11 @@ class OriginTracer:
             filename, line, function, plain = self.returned
             kind = "returned-plain" if plain else "returned"
             frames.append([kind, *self.locator.frame_wire(filename, line, function)])
+            state = next((self.assigned[a] for a in return_reads(filename).get(line, ()) if a in self.assigned), None)
+            if state is not None and state[1] in empty_starts(state[0]):
+                state = None  # still at its empty start: nothing to trace it to
+            if not plain and state is not None:  # computed from the object's state: where that last changed
+                frames.append(["state", *self.locator.frame_wire(*state)])
             if self.tested is not None:
                 frames.append(["tested", *self.locator.frame_wire(*self.tested)])
             elif plain and self.returned_attribute in self.assigned:  # return self._count: where it was set

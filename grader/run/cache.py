@@ -21,7 +21,8 @@ alone; either is rewritten once its cases have run again.
 The cache holds hidden cases' observations (what a submission returned for hidden inputs),
 so it is staff-only: its directory is made mode 0700 and must belong to the grader's user;
 the grader refuses a directory anyone else can enter. Only the grader process reads and
-writes it; workers (other uids, confined by Landlock to their submission and scratch) never
+writes it, and its report writers read it (forked from it before any thread starts, running no
+submission code: see grader.commands.report_writers); workers (other uids, confined by Landlock to their submission and scratch) never
 see it.
 """
 
@@ -37,7 +38,7 @@ import stat
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy
@@ -142,6 +143,23 @@ class StoredSubmission:
 
     output_tail: str | None
     cases: dict[str, dict]
+    # the time a grading's report gave for the whole run, per set of cases (see runs_key)
+    durations: dict[str, float] = field(default_factory=dict)
+
+    def run_duration(self, keys: list[str], found) -> float:
+        """The whole run's time as the grading of these cases that stored it reported it (so a
+        regrade's report says what that grading's said, and is written again only when
+        something else changed), else the sum of its cases'."""
+        held = self.durations.get(runs_key(keys))
+        return held if held is not None else sum(r.duration_s for r in found)
+
+
+MAX_DURATIONS = 8  # sets of cases (suites, --visibility) whose run time a submission's entry keeps
+
+
+def runs_key(keys: list[str]) -> str:
+    """The set of cases a grading judged, as a key of :attr:`StoredSubmission.durations`."""
+    return hashlib.sha256("\0".join(keys).encode()).hexdigest()[:32]
 
 
 NOTHING_STORED = StoredSubmission(None, {})
@@ -195,7 +213,15 @@ class ObservationCache:
         except (ValueError, RecursionError):
             self._ignored(looked_up)
             return NOTHING_STORED
-        return StoredSubmission(entry["output_tail"], entry["cases"])
+        durations = entry.get("durations")
+        if not isinstance(durations, dict):
+            durations = {}
+        durations = {
+            k: float(d)
+            for k, d in list(durations.items())[:MAX_DURATIONS]
+            if isinstance(d, (int, float)) and not isinstance(d, bool) and 0 <= d < float("inf")
+        }
+        return StoredSubmission(entry["output_tail"], entry["cases"], durations)
 
     def case_run(self, entry: object, case: Case) -> CaseRun | None:
         """The observed run of ``case`` from its stored entry; None when there is none, or when
@@ -353,7 +379,7 @@ def stored_run(
         if run is None:
             return None
         found.append(run)
-    return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))
+    return SubmissionRun("", tuple(found), stored.output_tail, stored.run_duration(keys, found))
 
 
 def run_with_cache(
@@ -400,7 +426,7 @@ def run_with_cache(
     if not missing and stored.output_tail is not None:
         if judged_apart:
             return None
-        return SubmissionRun("", tuple(found), stored.output_tail, sum(r.duration_s for r in found))  # type: ignore[union-attr]
+        return SubmissionRun("", tuple(found), stored.output_tail, stored.run_duration(keys, found))
     if len(missing) == len(cases):
         fresh = run_submission(
             zygote, area, slot, submission, cases, settings, messages, look_ahead, redacted, MAX_CACHED_FRAME
@@ -428,7 +454,10 @@ def run_with_cache(
             entries[keys[i]] = entry
         found[i] = replace(run, frame=b"")
     kept = within_budget(entries, keys)
-    cache.put(entry_key, {"output_tail": fresh.output_tail, "cases": kept})
+    this = runs_key(keys)  # this grading's first, then older ones
+    durations = {this: fresh.duration_s, **{k: d for k, d in stored.durations.items() if k != this}}
+    durations = dict(list(durations.items())[:MAX_DURATIONS])
+    cache.put(entry_key, {"output_tail": fresh.output_tail, "durations": durations, "cases": kept})
     if judged_apart:
         if stored_all and all(key in kept for key in keys):
             return None

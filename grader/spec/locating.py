@@ -88,7 +88,7 @@ def first_frame(at: str) -> tuple[str, int, str]:
     return found.group("file"), int(found.group("line")), found.group("function") or ""
 
 
-def origin_at(obs: StepObservation) -> str:
+def origin_at(obs: StepObservation, state_wrong: bool = False) -> str:
     """Lines naming where a step's wrong value came from in the submission (grader.observe.origins),
     the likeliest cause first: the test that chose a plain ``return`` (``if n <= warmup:`` above
     ``return Mode.WARMUP``), else the ``return`` that computed the value, else, for an
@@ -97,6 +97,10 @@ def origin_at(obs: StepObservation) -> str:
     returned = by_kind.get("returned") or by_kind.get("returned-plain")
     tested = by_kind.get("tested")
     assigned = by_kind.get("assigned")
+    state = by_kind.get("state")
+    if state_wrong and state is not None and returned is not None:
+        # the object's other results are wrong too: the state the return computes from, not the return
+        return bounded(f"\n  last set at {frame_text(state)}\n    then returned at {frame_text(returned)}")
     if "returned-plain" in by_kind and tested is not None:
         return bounded(f"\n  decided at {frame_text(tested)}\n    then returned at {frame_text(returned)}")
     if "returned-plain" in by_kind and assigned is not None and assigned.function != "__init__":

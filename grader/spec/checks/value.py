@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from grader.lab import active as active_lab
 from grader.protocol import EnumValue
 from grader.spec.checks.base import Check
@@ -55,8 +57,33 @@ class ValueCheck(Check):
             expected,
             observed,
             None if ok else f"{self.what} should be {expected}, was {observed}.",
-            at="" if ok or obs.outcome != "returned" else origin_at(obs),
+            at="" if ok or obs.outcome != "returned" else origin_at(obs, _calls_wrong(j, step)),
         )
+
+
+def _calls_wrong(j, step) -> bool:
+    """Whether a call of the object this step reads cost the wrong launches or returned a wrong
+    result in this case (its state, not only this value, is wrong). Evidence for locating only:
+    no check's verdict changes."""
+    if not step.on:
+        return False
+    launches = dict(p for p in (c.expected_launches() for c in j.case.checks) if p is not None)
+    for other in j.case.steps:
+        if other.action == "call" and other.target == step.on and other.index in launches:
+            if j.obs[other.index].outcome == "returned" and j.obs[other.index].launches != launches[other.index]:
+                return True
+        expected, obs = j.oracle.outputs.get(other.index), j.obs[other.index]
+        if other.action != "call" or other.target != step.on or expected is None or obs.outcome != "returned":
+            continue
+        got = obs.value
+        if not isinstance(got, np.ndarray) or got.shape != expected.shape:
+            return True
+        with np.errstate(all="ignore"):
+            if not np.allclose(
+                got.astype(np.float64), expected.astype(np.float64), rtol=1e-2, atol=1e-2, equal_nan=True
+            ):
+                return True
+    return False
 
 
 def as_tuple(value: object) -> object:
