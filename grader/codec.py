@@ -51,8 +51,10 @@ ORIGIN_KINDS = (
     "field:output",
     "argument",
     "state",
+    "passed",
+    "guards",
 )  # field:<name>: where a captured graph's record got that field during a runner's call
-MAX_ORIGIN_FRAMES = 4
+MAX_ORIGIN_FRAMES = 8
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).
 MAX_FRAME_TEXT = 200  # characters of a frame's file, function or source line

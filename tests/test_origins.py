@@ -72,6 +72,19 @@ def test_a_wrong_enum_from_a_plain_return_names_the_test_that_chose_it(tmp_path)
     assert "then returned at cudagraph.py:" in verdict.message
 
 
+def test_a_test_not_taken_that_guards_the_expected_value_is_named(tmp_path):
+    # disabled, step_mode() should answer WARMUP: the test that guards WARMUP let it through
+    disabled = (
+        "if not self._enabled or self._step_count < self.warmup_steps:",
+        "if self._step_count < self.warmup_steps:",
+    )
+    lines, verdict = _judged(tmp_path, (disabled,), "state-machine-basics/disabled-by-default")
+    assert verdict.status == "failed", verdict.message
+    line = next(i for i, text in enumerate(lines, 1) if text == "        if self._step_count < self.warmup_steps:")
+    assert verdict.origin == f"cudagraph.py:{line}", verdict.message
+    assert f"decided at cudagraph.py:{line} in step_mode" in verdict.message and "(not taken)" in verdict.message
+
+
 def test_a_computed_return_names_the_return(tmp_path):
     ignores_batch = (
         "        return self._captured_shape == (batch_size, seq_step)",
@@ -160,8 +173,9 @@ def test_a_wrong_count_over_right_state_names_the_return(tmp_path):
 
 @pytest.mark.slow
 def test_first_causes_name_the_bugs_own_line_more_often_than_before():
-    """benchmarks/first_cause.py on every mutant: 3 of 49 before the tracer, 15 with it, 20 once
-    it follows a captured graph's fields, the first op's argument and state built wrong."""
+    """benchmarks/first_cause.py on every mutant: 3 of 49 before the tracer, 15 with it, 22 once
+    it follows a captured graph's fields, the first op's argument, state built wrong and the
+    test not taken that guards the expected value."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import tempfile
 
@@ -170,4 +184,4 @@ def test_first_causes_name_the_bugs_own_line_more_often_than_before():
     with tempfile.TemporaryDirectory() as work:
         rows = measure(Path(work))
     hits = sum(hit for *_, hit in rows)
-    assert hits >= 20, [name for name, _, hit in rows if not hit]
+    assert hits >= 22, [name for name, _, hit in rows if not hit]

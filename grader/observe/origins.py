@@ -14,6 +14,10 @@ without line events). It notes, for the step:
   (``return sum(1 for s in self.segments if s.capturable)``), the last line that changed the
   first attribute it reads (``self.segments.append(...)``): the judge names it instead of the
   return when the object's other results are wrong too;
+* ``passed`` and ``guards``: with a plain return, each earlier test of that function that guards a
+  plain return of its own and was not taken (``if not self.enabled or ...:`` above ``return
+  StepMode.WARMUP``), and that return: the judge names the test when its return is the value
+  that was expected;
 * ``assigned``: for a step that reads an attribute, or calls a function that only returns one
   (``return self._count``), the last line of the case so far that assigned an attribute of that
   name (``self.graph_id = ...``, ``cls.n += k``).
@@ -105,6 +109,23 @@ def empty_starts(filename: str) -> frozenset[int]:
     return frozenset(found)
 
 
+MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (codec.MAX_ORIGIN_FRAMES is 8)
+
+
+@functools.lru_cache(maxsize=64)
+def guarded_returns(filename: str) -> dict[int, int]:
+    """Per ``if`` test whose branch is a plain ``return`` (``if not self.enabled: return
+    StepMode.WARMUP``): the line of that return."""
+    tree = _tree(filename)
+    found: dict[int, int] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Return):
+            value = node.body[0].value
+            if value is None or isinstance(value, PLAIN_RETURN):
+                found[node.lineno] = node.body[0].lineno
+    return found
+
+
 @functools.lru_cache(maxsize=64)
 def local_names(filename: str) -> dict[int, tuple[str, ...]]:
     """Per line of a source file: the local names it binds (``static = ...``, ``for a, b in ...``)."""
@@ -190,6 +211,7 @@ class OriginTracer:
         self.returned: tuple[str, int, str, bool] | None = None
         self.returned_attribute = ""  # the attribute a plain return handed back
         self.tested: tuple[str, int, str] | None = None
+        self.passed: list[Where] = []  # the top function's earlier tests, in the order they ran
         self.fields = False  # whether this step follows the value-flow of FIELDS (a runner's call)
         # frame -> local name -> the line that last bound it and the one before (a line event comes
         # before its line runs: ``out = op(out)`` reads the ``out`` an earlier line bound)
@@ -232,6 +254,8 @@ class OriginTracer:
                     if self.fields and name in FIELDS:
                         self.field_origins[name] = self.assigned[name]
                 if test and frame is self._top:
+                    if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
+                        self.passed.append(self.tested)  # an earlier test whose branch was not taken
                     self.tested = (code.co_filename, frame.f_lineno, code.co_name)
             if self.fields:
                 bound = local_names(code.co_filename).get(frame.f_lineno)
@@ -305,6 +329,7 @@ class OriginTracer:
         """``perform(*args)`` under the tracer; what it returns or raises passes through.
         ``fields``: follow the value-flow of a captured graph's record (a runner's call)."""
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
+        self.passed = []
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
@@ -338,6 +363,12 @@ class OriginTracer:
                 frames.append(["state", *self.locator.frame_wire(*state)])
             if self.tested is not None:
                 frames.append(["tested", *self.locator.frame_wire(*self.tested)])
+                if plain:  # each earlier test that guards a plain return of its own, and that return
+                    for test in self.passed:
+                        guarded = guarded_returns(test[0]).get(test[1])
+                        if guarded is not None and len(frames) <= MAX_PASSED_FRAMES:
+                            frames.append(["passed", *self.locator.frame_wire(*test)])
+                            frames.append(["guards", *self.locator.frame_wire(test[0], guarded, test[2])])
             elif plain and self.returned_attribute in self.assigned:  # return self._count: where it was set
                 frames.append(["assigned", *self.locator.frame_wire(*self.assigned[self.returned_attribute])])
         elif read_attribute is not None and read_attribute in self.assigned:

@@ -88,7 +88,7 @@ def first_frame(at: str) -> tuple[str, int, str]:
     return found.group("file"), int(found.group("line")), found.group("function") or ""
 
 
-def origin_at(obs: StepObservation, state_wrong: bool = False) -> str:
+def origin_at(obs: StepObservation, state_wrong: bool = False, expected: str = "") -> str:
     """Lines naming where a step's wrong value came from in the submission (grader.observe.origins),
     the likeliest cause first: the test that chose a plain ``return`` (``if n <= warmup:`` above
     ``return Mode.WARMUP``), else the ``return`` that computed the value, else, for an
@@ -101,6 +101,12 @@ def origin_at(obs: StepObservation, state_wrong: bool = False) -> str:
     if state_wrong and state is not None and returned is not None:
         # the object's other results are wrong too: the state the return computes from, not the return
         return bounded(f"\n  last set at {frame_text(state)}\n    then returned at {frame_text(returned)}")
+    for passed, guards in zip(obs.origin, obs.origin[1:]):
+        # an earlier test not taken whose own return hands back the expected value: that test
+        if expected and passed.kind == "passed" and guards.kind == "guards" and _returns(guards.frame, expected):
+            return bounded(
+                f"\n  decided at {frame_text(passed.frame)}   (not taken)\n    then returned at {frame_text(returned)}"
+            )
     if "returned-plain" in by_kind and tested is not None:
         return bounded(f"\n  decided at {frame_text(tested)}\n    then returned at {frame_text(returned)}")
     if "returned-plain" in by_kind and assigned is not None and assigned.function != "__init__":
@@ -123,3 +129,10 @@ def argument_at(obs: StepObservation) -> str:
     bound the name handed to the op, or the call that passed it in), "" when not seen."""
     frame = next((o.frame for o in obs.origin if o.kind == "argument"), None)
     return bounded(f"\n  last set at {frame_text(frame)}") if frame is not None else ""
+
+
+def _returns(frame: SourceFrame, name: str) -> bool:
+    """Whether a guarded plain ``return`` line hands back the name ``name`` (``return
+    StepMode.WARMUP`` for ``WARMUP``)."""
+    text = frame.source.split("#", 1)[0].strip()
+    return text.startswith("return ") and text.rsplit(".", 1)[-1].strip() == name

@@ -57,7 +57,9 @@ class ValueCheck(Check):
             expected,
             observed,
             None if ok else f"{self.what} should be {expected}, was {observed}.",
-            at="" if ok or obs.outcome != "returned" else origin_at(obs, _calls_wrong(j, step)),
+            at=""
+            if ok or obs.outcome != "returned"
+            else origin_at(obs, _calls_wrong(j, step), self.equals if self.enum else ""),
         )
 
 
