@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.commands import kit, report_manifest
+from grader.commands import kit
+from grader.commands.report_manifest import MANIFEST
 from reports.outputs import GRADE, OUTPUTS, outputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,7 +88,7 @@ def test_the_full_package_still_writes_the_staff_files(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert _tree(tmp_path / "out") == {
-        "my-lab": STUDENT_FILES | {"staff.html", report_manifest.MANIFEST},  # a staff's run records its inputs
+        "my-lab": STUDENT_FILES | {"staff.html", MANIFEST},  # and what a regrade checks (report_manifest)
         "summary.html": set(),
         "grades.csv": set(),
         "answers.csv": set(),  # the class's notebook answers, for the staff
