@@ -10,7 +10,7 @@ junit.xml), all rendered from its :class:`~grader.judging.results.Report` by the
   written;
 - what renders them: every file of the ``reports`` package (its modules, templates and style
   sheet), the grader's own source, the lab the pages name (its ``lab.yaml`` as loaded, and its
-  own Python files), and the versions of Python, Jinja and MarkupSafe.
+  own Python files), and the versions of Python, Jinja, MarkupSafe and orjson (report.json's writer).
 
 :func:`inputs_digest` hashes all of it. After the files are written, a manifest
 (:data:`MANIFEST`) is written last, atomically, beside them: that digest and, per file, its size
