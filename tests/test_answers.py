@@ -265,7 +265,9 @@ def test_a_hidden_answers_case_reaches_the_answers_lines_as_one_bit(tmp_path):
     def case(name: str, status: str, redacted: bool) -> CaseResult:
         return CaseResult("s", name, tag, status, 0.0, 1.0, "", redacted=redacted)
 
-    lines = {a.slot: a.verdict for a in answers.report_lines((case(slot, "timeout", True), case(other, "passed", True)))}
+    lines = {
+        a.slot: a.verdict for a in answers.report_lines((case(slot, "timeout", True), case(other, "passed", True)))
+    }
     assert lines[slot] == "not passed" and lines[other] == "passed"
     shown = {a.slot: a.verdict for a in answers.report_lines((case(slot, "passed", True), case(slot, "error", False)))}
     assert shown[slot] == "error"  # the visible case's own status, whichever comes first

@@ -172,6 +172,25 @@ def test_the_manifest_vouches_only_for_the_inputs_it_was_written_from(tmp_path):
     assert not report_manifest.unchanged(out, digest, STAFF_FILES)
     assert _write_outputs(_report(), out) == 1 and not (out / "junit.xml").is_symlink()
     assert not (tmp_path / "elsewhere.xml").exists()
+    # a FIFO or a link in the manifest's place: not read (never waited on), everything compared again
+    for plant in (lambda m: os.mkfifo(m), lambda m: m.symlink_to(tmp_path / "elsewhere.json")):
+        (out / report_manifest.MANIFEST).unlink()
+        plant(out / report_manifest.MANIFEST)
+        assert not report_manifest.unchanged(out, digest, STAFF_FILES)
+        assert _write_outputs(_report(), out) == 0 and report_manifest.unchanged(out, digest, STAFF_FILES)
+
+
+def test_the_manifest_vouches_for_the_texts_rendered_not_for_what_is_on_disk(tmp_path):
+    """A file swapped in between the write and the manifest is never vouched for: the next
+    regrade finds it differs and writes it again."""
+    out = tmp_path / "alice"
+    out.mkdir()
+    digest = report_manifest.inputs_digest(_report(), "hidden", True)
+    (out / "report.html").write_text("forged")
+    report_manifest.record(out, digest, {"report.html": "rendered"})
+    assert not report_manifest.unchanged(out, digest, ("report.html",))
+    (out / "report.html").write_text("rendered")
+    assert report_manifest.unchanged(out, digest, ("report.html",))
 
 
 def test_a_student_kit_run_writes_no_manifest(tmp_path):

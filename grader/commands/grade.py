@@ -127,7 +127,7 @@ def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidd
             write_file(out_dir / name, text)
             written += 1
     if staff:
-        report_manifest.record(out_dir, digest, tuple(texts))
+        report_manifest.record(out_dir, digest, texts)
     return written
 
 
