@@ -542,7 +542,8 @@ class _Decoder:
             outcome=outcome,
             value=self.value(obj.get("value"), f"{where}.value"),
             error=error,
-            launches=_int(launches, f"{where}.launches") if launches is not None else None,
+            # within report.json's integers (report_reading.MAX_INT): a report always reads back
+            launches=_int(launches, f"{where}.launches", -(2**63), 2**63) if launches is not None else None,
             witness=tuple(witness),
             input_address=_int(obj["input_address"], f"{where}.input_address")
             if obj.get("input_address") is not None

@@ -140,6 +140,7 @@ def test_a_well_formed_frame_decodes():
             1,
         ),
         ("launches not an integer", frame_body(good_header(launches=True), [ARRAY.tobytes()]), "s/c", 1),
+        ("launches past report.json's integers", frame_body(good_header(launches=2**63), [ARRAY.tobytes()]), "s/c", 1),
         ("witness entry malformed", frame_body(good_header(witness=[[0, 0, 1]]), [ARRAY.tobytes()]), "s/c", 1),
         (
             "graph entry extra key",

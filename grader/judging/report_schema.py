@@ -1,8 +1,8 @@
 """report.json against its published JSON Schema (docs/report.schema.json), while the tests run.
 
 The schema is the contract for anyone who reads report.json without graphgrade. The test suite
-sets :data:`SCHEMA_ENV` to the schema's path (tests/conftest.py), and :func:`grader.judging.report_writing.write_report`
-then checks every report it writes, in the test process and in every ``graphgrade`` it starts: a
+sets :data:`SCHEMA_ENV` to the schema's path (tests/conftest.py), and :func:`grader.judging.report_writing.report_json_text`
+then checks every report.json text it makes, in the test process and in every ``graphgrade`` it starts: a
 field the writer adds and the schema lacks fails the test that wrote it. Outside the tests the
 variable is unset and nothing here runs (the check needs ``jsonschema``, a test dependency).
 """

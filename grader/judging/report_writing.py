@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from grader.judging.report_schema import check_report_text
 from grader.judging.results import Report
 
 _OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
@@ -61,18 +62,17 @@ def report_to_json(report: Report, *, timing: bool = True) -> dict[str, Any]:
 
 
 def report_json_text(report: Report) -> str:
-    """report.json's text (see the module's note)."""
+    """report.json's text (see the module's note), checked against docs/report.schema.json while
+    the tests run: every report.json any command writes is made here."""
     try:
-        return orjson.dumps(report, option=_OPTIONS).decode()
+        text = orjson.dumps(report, option=_OPTIONS).decode()
     except orjson.JSONEncodeError:  # a lone surrogate, or an integer past 64 bits: the json module escapes
-        return json.dumps(report_to_json(report), indent=2) + "\n"
+        text = json.dumps(report_to_json(report), indent=2) + "\n"
+    check_report_text(text, f"report.json of {report.submission}")
+    return text
 
 
 def write_report(report: Report, path) -> None:
     from pathlib import Path
 
-    from grader.judging.report_schema import check_report_text
-
-    text = report_json_text(report)
-    check_report_text(text, str(path))  # against docs/report.schema.json while the tests run
-    Path(path).write_text(text, encoding="utf-8")
+    Path(path).write_text(report_json_text(report), encoding="utf-8")
