@@ -185,3 +185,48 @@ def test_first_causes_name_the_bugs_own_line_more_often_than_before():
         rows = measure(Path(work))
     hits = sum(hit for *_, hit in rows)
     assert hits >= 22, [name for name, _, hit in rows if not hit]
+
+
+def _traced_module(tmp_path, source: str):
+    """``source`` as a submission's module under ``tmp_path``, and a tracer for its files."""
+    import importlib.util
+
+    from grader.observe.locations import Locator
+    from grader.observe.origins import OriginTracer
+
+    path = tmp_path / "sub.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("_traced_sub", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, OriginTracer(Locator(str(tmp_path)))
+
+
+def test_the_tracer_never_keeps_a_finished_frames_values_alive(tmp_path):
+    """A helper's locals are freed when it returns, as without the tracer: the tracer follows
+    names, it never holds the frames that bound them."""
+    module, tracer = _traced_module(
+        tmp_path,
+        "import weakref\n"
+        "class Big:\n    pass\n"
+        "def helper(refs):\n    big = Big()\n    refs.append(weakref.ref(big))\n    return 1\n"
+        "def call(refs):\n    total = 0\n    for _ in range(3):\n        total += helper(refs)\n"
+        "    return [r() is None for r in refs]\n",
+    )
+    assert tracer.run(module.call, [], fields=True) == [True, True, True]
+
+
+def test_the_tracer_never_compares_a_name_the_submission_made(tmp_path):
+    """A record class whose __name__ is a str subclass: its __eq__ is never run by the tracer."""
+    module, tracer = _traced_module(
+        tmp_path,
+        "calls = []\n"
+        "class S(str):\n    def __eq__(self, other):\n        calls.append(other)\n        return str.__eq__(self, other)\n"
+        "    __hash__ = str.__hash__\n"
+        "import dataclasses\n"
+        "@dataclasses.dataclass\nclass GraphEntry:\n    shape: object\n    static_input: object\n"
+        "GraphEntry.__name__ = S('GraphEntry')\n"
+        "def call():\n    x = 1\n    return GraphEntry(shape=x, static_input=x)\n",
+    )
+    tracer.run(module.call, fields=True)
+    assert module.calls == []

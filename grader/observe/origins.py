@@ -205,7 +205,7 @@ class OriginTracer:
         self.locator = locator
         self.op_code = op_code  # the code of the grader's op's __call__: its first call's argument is followed
         self.argument: Where | None = None
-        self._mine: dict[CodeType, str | None] = {}  # code -> its file when it is the submission's
+        self._mine: dict[int, tuple[CodeType, str | None]] = {}  # id(code) -> (code, its file when the submission's)
         self.assigned: dict[str, tuple[str, int, str]] = {}  # attribute name -> its last assignment
         self._top: FrameType | None = None
         self.returned: tuple[str, int, str, bool] | None = None
@@ -219,12 +219,15 @@ class OriginTracer:
         self.field_origins: dict[str, Where] = {}  # field -> where its value came from during this step
 
     def _file(self, code: CodeType) -> str | None:
-        try:
-            return self._mine[code]
-        except KeyError:
-            mine = code.co_filename if self.locator.relative(code.co_filename) is not None else None
-            self._mine[code] = mine
-            return mine
+        # keyed by the code object's id, never by the object: hashing a code object hashes its
+        # constants, which a submission may build to run its own __hash__ inside the tracer; the
+        # entry holds the object, so the id is not reused while it is here
+        held = self._mine.get(id(code))
+        if held is not None and held[0] is code:
+            return held[1]
+        mine = code.co_filename if self.locator.relative(code.co_filename) is not None else None
+        self._mine[id(code)] = (code, mine)
+        return mine
 
     def _call(self, frame: FrameType, event: str, arg) -> object:
         if event != "call":
@@ -264,7 +267,10 @@ class OriginTracer:
                     here = (code.co_filename, frame.f_lineno, code.co_name)
                     for name in bound:
                         mine[name] = (here, mine[name][0] if name in mine else None)
-        elif event == "return" and frame is self._top:
+        elif event == "return":
+            self._locals.pop(frame, None)  # a finished frame's names are no one's now: not kept alive
+            if frame is not self._top:
+                return self._line
             facts = line_facts(code.co_filename).get(frame.f_lineno)
             self.returned = (code.co_filename, frame.f_lineno, code.co_name, bool(facts and facts[2]))
             self.returned_attribute = facts[3] if facts else ""
@@ -281,7 +287,7 @@ class OriginTracer:
         if not set(params) & set(FIELDS):
             return
         record = type.__dict__["__name__"].__get__(type(frame.f_locals.get("self")))  # never the class's own __name__
-        if not isinstance(record, str):
+        if type(record) is not str:  # a str subclass's __eq__ would be the submission's code
             return
         caller_code = caller.f_code
         here = (caller_code.co_filename, caller.f_lineno, caller_code.co_name)
