@@ -114,15 +114,20 @@ def test_a_format_1_report_without_flags_still_reads():
 
 
 @pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf])
-def test_a_non_finite_score_is_written_null_and_refused_on_reading(tmp_path, number):
+def test_a_non_finite_score_is_written_null_and_refused_on_reading(tmp_path, number, monkeypatch):
     """A number that is not finite (one the grader never computes) is written null; the reader
     refuses it, naming the field, as it refused the NaN the json module wrote before."""
+    from grader.judging.report_schema import SCHEMA_ENV, SchemaMismatch
     from grader.judging.report_writing import report_json_text
+
+    with pytest.raises(SchemaMismatch, match="at score"):  # while the tests run, the schema refuses it first
+        report_json_text(replace(passing_report(), score=number))
+    monkeypatch.delenv(SCHEMA_ENV)
 
     text = report_json_text(replace(passing_report(), score=number))
     assert json.loads(text)["score"] is None
     path = tmp_path / "report.json"
-    path.write_text(text, encoding="utf-8")  # not write_report: the schema check refuses it first
+    path.write_text(text, encoding="utf-8")
     with pytest.raises(ReportError, match=r"report\.score: expected float, got NoneType"):
         read_report(path)
 

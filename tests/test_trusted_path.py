@@ -172,6 +172,9 @@ def _trusted_module_names(tmp_path: Path, subs: list[Path]) -> tuple[set[str], l
     return names, processes
 
 
+SHADOWS_PER_RUN = 120  # module names planted per grading run (see the sweep's batches)
+
+
 def test_sweep_no_module_a_trusted_process_imports_may_come_from_the_cwd_or_a_submission(tmp_path):
     """For every top-level module name the trusted processes import (read at run time from their
     sys.modules), a same-named file in the current folder and in every submission: none runs."""
@@ -192,21 +195,23 @@ def test_sweep_no_module_a_trusted_process_imports_may_come_from_the_cwd_or_a_su
     (tmp_path / "swept-modules.txt").write_text("\n".join(swept) + "\n")
     print(f"the sweep covered {len(swept)} module names: {' '.join(swept)}")
 
-    klass = tmp_path / "class"
-    made = materialize(klass, [])
-    for name in swept:
-        plant_shadow(klass, name, markers_of(made["honest"]))
-        for folder in made.values():
-            plant_shadow(folder, name, markers_of(folder))
-    done = _graphgrade(
-        "grade", "honest", "buggy", "--out", str(tmp_path / "out"), "--no-cache", "--jobs", "2", cwd=klass
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert _markers(tmp_path) == [] and "SHADOW-IMPORTED" not in done.stdout + done.stderr
-    assert f"specs: {(REPO / 'specs').resolve()} (the suite installed with graphgrade)" in done.stderr
-    assert (tmp_path / "out" / "similarity.html").is_file()
-    honest = json.loads((tmp_path / "out" / "honest" / "report.json").read_text())
-    assert honest["score"] == honest["max_score"]  # nothing the worker imports came from the submission either
+    # in batches: a submission holding a shadow of every name at once would pass the bound on a
+    # submission's files (copying.MAX_SUBMISSION_FILES), and be refused whole before any import
+    for batch, start in enumerate(range(0, len(swept), SHADOWS_PER_RUN)):
+        names_now = swept[start : start + SHADOWS_PER_RUN]
+        klass, out = tmp_path / f"class-{batch}", tmp_path / f"out-{batch}"
+        made = materialize(klass, [])
+        for name in names_now:
+            plant_shadow(klass, name, markers_of(made["honest"]))
+            for folder in made.values():
+                plant_shadow(folder, name, markers_of(folder))
+        done = _graphgrade("grade", "honest", "buggy", "--out", str(out), "--no-cache", "--jobs", "2", cwd=klass)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert _markers(tmp_path) == [] and "SHADOW-IMPORTED" not in done.stdout + done.stderr
+        assert f"specs: {(REPO / 'specs').resolve()} (the suite installed with graphgrade)" in done.stderr
+        assert (out / "similarity.html").is_file()
+        honest = json.loads((out / "honest" / "report.json").read_text())
+        assert honest["problem"] == "" and honest["score"] == honest["max_score"], names_now  # nor the worker's
 
 
 def test_the_prairielearn_entry_point_from_the_students_folder_imports_and_lends_nothing(tmp_path):
