@@ -90,21 +90,36 @@ def inputs_digest(report: Report, hidden_visibility: str, staff: bool) -> str:
     return h.hexdigest()
 
 
-def _read_regular(path: Path, limit: int) -> bytes | None:
-    """Up to ``limit`` bytes of a regular file, opened without following a link or waiting on a
-    FIFO; None if there is no such file."""
+def _open_regular(path: Path) -> int | None:
+    """A descriptor of ``path`` when it is a regular file, opened without following a link or
+    waiting on a FIFO; None when it is anything else or nothing."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
-        if os.fstat(fd).st_mode & 0o170000 != 0o100000:
-            return None
-        chunks, size = [], 0
-        while size < limit and (chunk := os.read(fd, min(_READ_CHUNK, limit - size))):
+        if os.fstat(fd).st_mode & 0o170000 == 0o100000:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _chunks(path: Path, limit: int | None = None) -> list[bytes] | None:
+    """The bytes of a regular file (up to ``limit``), in reads; None if there is no such file."""
+    fd = _open_regular(path)
+    if fd is None:
+        return None
+    chunks, size = [], 0
+    try:
+        while limit is None or size < limit:
+            chunk = os.read(fd, _READ_CHUNK if limit is None else min(_READ_CHUNK, limit - size))
+            if not chunk:
+                break
             chunks.append(chunk)
             size += len(chunk)
-        return b"".join(chunks)
+        return chunks
     except OSError:
         return None
     finally:
@@ -112,25 +127,14 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
 
 
 def _file_digest(path: Path) -> tuple[int, str] | None:
-    """(size, SHA-256) of a regular file, read without following a link; None if there is none."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+    """(size, SHA-256) of a regular file; None if there is none."""
+    chunks = _chunks(path)
+    if chunks is None:
         return None
-    try:
-        st = os.fstat(fd)
-        if not (st.st_mode & 0o170000 == 0o100000):  # a regular file only
-            return None
-        h = hashlib.sha256()
-        size = 0
-        while chunk := os.read(fd, _READ_CHUNK):
-            h.update(chunk)
-            size += len(chunk)
-        return size, h.hexdigest()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    h = hashlib.sha256()
+    for chunk in chunks:
+        h.update(chunk)
+    return sum(map(len, chunks)), h.hexdigest()
 
 
 def holds(path: Path, text: str) -> bool:
@@ -142,9 +146,10 @@ def holds(path: Path, text: str) -> bool:
 
 def unchanged(out_dir: Path, digest: str, files: tuple[str, ...]) -> bool:
     """Whether ``out_dir`` holds ``files`` exactly as they were written from inputs ``digest``."""
-    raw = _read_regular(out_dir / MANIFEST, MAX_MANIFEST_BYTES + 1)
-    if raw is None:
+    chunks = _chunks(out_dir / MANIFEST, MAX_MANIFEST_BYTES + 1)
+    if chunks is None:
         return False
+    raw = b"".join(chunks)
     try:
         manifest = json.loads(raw)
     except (ValueError, RecursionError):
