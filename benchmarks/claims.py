@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 from grader.judging.judge import judge_case  # noqa: E402
 from grader.judging.scoring import add_points, split_points  # noqa: E402
 from grader.observe.interpreter import observe_in_process  # noqa: E402
-from grader.spec.loader import load_suite  # noqa: E402
 from grader.spec_model import point_group  # noqa: E402
+from grader.suite.loader import load_suite  # noqa: E402
 
 RUNNER_PARTS = ("shape-cache", "static-buffer", "single-launch-replay")
 EXTENSIONS = ("piecewise", "padding", "warmup")  # the stretch parts built on GraphRunner

@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader.judging.report_reading import read_report  # noqa: E402
-from grader.spec.loader import load_suite  # noqa: E402
 from grader.spec_model import point_group  # noqa: E402
+from grader.suite.loader import load_suite  # noqa: E402
 from reference.mutants._base import REFERENCE_SOURCE, apply_edits  # noqa: E402
 
 

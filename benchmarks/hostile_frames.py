@@ -41,8 +41,8 @@ KINDS = ("honest", "trickled", "trickled-valid", "padded", "padded-used")
 
 HOSTILE = """
 import json as _json, os as _os, struct as _struct, time as _time
-import grader.protocol as _gp
-from grader import codec as _codec
+import grader.observations as _gp
+from grader import framing as _framing
 
 _KIND = {kind!r}
 _HEADER = (1 << 20) - 16  # within the grader's bound on a frame's header
@@ -62,7 +62,7 @@ def _frame(uid, steps, blobs):
     parts = [b"GGv1", _struct.pack("<II", len(header), len(blobs)), header]
     for blob in blobs:
         parts += [_struct.pack("<Q", len(blob)), blob]
-    return _codec.frame(b"".join(parts))
+    return _framing.frame(b"".join(parts))
 
 
 _gp.observation_frame = _frame
@@ -91,7 +91,7 @@ def grade_one(kind: str) -> None:
     """In this process: grade one submission of ``kind``; print a JSON line of figures."""
     from grader.commands.grade import grade_submissions
     from grader.run.runner import RunSettings, Zygote
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     with tempfile.TemporaryDirectory(prefix="graphgrade-frames-") as tmp:
         path = make(kind, Path(tmp))

@@ -53,7 +53,7 @@ def grade_one(kind: str, root: Path) -> None:
     from grader.commands.grade import grade_submissions
     from grader.judging import integrity
     from grader.run.runner import RunSettings, Zygote
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     with tempfile.TemporaryDirectory(prefix="graphgrade-scan-") as tmp:
         path = make(kind, Path(tmp), root)

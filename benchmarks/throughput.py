@@ -195,11 +195,11 @@ def profile(paths: list[Path], jobs: int, show: bool = True) -> float:
     import grader
     import grader.commands.grade
     import grader.judging.scoring
-    import grader.protocol
+    import grader.observations
     from grader.commands.grade import grade_submissions
     from grader.commands.report_writers import ReportWriters
     from grader.run.runner import RunSettings, Zygote
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     meter = _Meter()
     with tempfile.TemporaryDirectory(prefix="graphgrade-profile-") as tmp:
@@ -215,7 +215,7 @@ def profile(paths: list[Path], jobs: int, show: bool = True) -> float:
         # wrapped after the renderers' start (which would count in "write" otherwise), and
         # unwrapped at the end (the floor runs unmetered)
         meter.wrap(grader.commands.grade, "run_submission", "run cases (pipes, frames, decoding)")
-        meter.wrap(grader.protocol, "decode_observations", "  of which decoding observations")
+        meter.wrap(grader.observations, "decode_observations", "  of which decoding observations")
         meter.wrap(grader.commands.grade, "build_report", "judge and score")
         meter.wrap(grader.judging.scoring, "judge_case", "  of which judge_case")
         meter.wrap(ReportWriters, "write", "hand each report to a writer process (pickling it)")
@@ -305,14 +305,14 @@ def floor(paths: list[Path]) -> tuple[float, dict[str, float]]:
     import types
 
     import grader
-    from grader import codec, protocol
+    from grader import framing, observations
     from grader.commands.grade import _write_outputs
     from grader.judging.integrity import integrity_flags
     from grader.judging.scoring import build_report
     from grader.observe.interpreter import run_case
     from grader.run.runner import CaseRun, SubmissionRun
     from grader.run.worker.inprocess import compile_generated_once
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     loaded = load_suite(ROOT / "specs")
     specs = loaded.suite.specs
@@ -331,8 +331,8 @@ def floor(paths: list[Path]) -> tuple[float, dict[str, float]]:
                 sys.modules["cudagraph"] = module
                 exec(code, module.__dict__)
                 frame = run_case(module, case.uid, case.steps)
-                body, _ = codec.split_frame(frame)
-                observation = protocol.decode_observations(body, case.uid, len(case.steps))
+                body, _ = framing.split_frame(frame)
+                observation = observations.decode_observations(body, case.uid, len(case.steps))
                 runs.append(
                     CaseRun(
                         uid=case.uid,

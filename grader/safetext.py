@@ -5,7 +5,7 @@ messages, strings it returned, the file and line of an import error, what it
 printed. Before any of it is stored, judged, printed on the grader's terminal or
 rendered (HTML, CSV, JUnit, JSON, Gradescope), it goes through :func:`safe_text`,
 called from the two places submission text enters the grader: the frame
-decoders (:mod:`grader.protocol`, and :mod:`grader.codec` for control frames, which
+decoders (:mod:`grader.observations`, and :mod:`grader.framing` for control frames, which
 carry the import-error message) and the output log reader (:mod:`grader.run.runner`).
 Nothing downstream needs to know.
 

@@ -20,7 +20,7 @@ from grader.lab import active as active_lab
 from grader.ops import OpSpec
 
 if TYPE_CHECKING:  # the check kinds import this module; a case only holds them
-    from grader.spec.checks.base import Check
+    from grader.suite.checks.base import Check
 
 SPEC_FORMAT = 1
 

@@ -1,10 +1,10 @@
 """What the line tracer saw during a probe (issue 33): the facts on the wire and as the grader reads them.
 
-A probe step (:mod:`grader.spec.steps`, action ``probe``) builds the submission's runner,
+A probe step (:mod:`grader.suite.steps`, action ``probe``) builds the submission's runner,
 calls it once to capture and once more, with a new input of the same shape, to replay,
 while :mod:`grader.observe.line_trace` follows every line of the submission's own files.
 For each line that ran it records *what happened while that line ran*, as flags and
-counts; it judges nothing. The grader (:mod:`grader.spec.checks.cites`) compares the lines
+counts; it judges nothing. The grader (:mod:`grader.suite.checks.cites`) compares the lines
 a student cites in answers.md with these facts.
 
 "While a line ran" has two levels: ``direct`` (the innermost line of the submission that

@@ -1,13 +1,13 @@
 """Reading untrusted data, one typed value at a time: the grader's one validation toolkit.
 
 Every boundary where data enters the grader reads it through these checks: a worker's frames
-(:mod:`grader.protocol`, :mod:`grader.codec`), a ``report.json`` read back
-(:mod:`grader.judging.results`) and the nodes of a spec file (:class:`grader.spec.spec_reading.NodeReader`).
+(:mod:`grader.observations`, :mod:`grader.framing`), a ``report.json`` read back
+(:mod:`grader.judging.results`) and the nodes of a spec file (:class:`grader.suite.spec_reading.NodeReader`).
 Each check takes the raw value and ``where`` it sits (a path such as ``steps[0].value`` or
 ``report.cases[3].score``), returns the value typed and within its bounds, or raises
 :class:`Invalid` carrying that path and what is wrong, in one line. Each boundary turns
-:class:`Invalid` into its own error type (``grader.codec.ProtocolError``,
-``grader.judging.report_reading.ReportError``, ``grader.spec.spec_reading.SpecError``), which are
+:class:`Invalid` into its own error type (``grader.framing.ProtocolError``,
+``grader.judging.report_reading.ReportError``, ``grader.suite.spec_reading.SpecError``), which are
 kinds of :class:`Invalid`, so the location travels with them; the spec reader also puts the
 ``file:line`` of the YAML node in front of the path.
 
@@ -17,7 +17,7 @@ once, none unknown, the required ones there) is decided once, here; how a refusa
 belongs to the boundary, whose messages are part of what it promises: the wire says what it
 expected and never shows what a worker sent (:data:`TERSE`), ``report.json`` names the type it
 found (:data:`TYPE_NAMING`), a spec file shows its author the value, lists what is allowed and
-puts a bad key's problem at the key's own path (``grader.spec.spec_reading.SpecWording``).
+puts a bad key's problem at the key's own path (``grader.suite.spec_reading.SpecWording``).
 The checks several boundaries share take a ``wording`` (:data:`TERSE` unless told); the
 wire's own readers (:func:`text`, :func:`array_shape`, :func:`keys_within`,
 :func:`optional_integer`) keep their one terse message.

@@ -20,7 +20,7 @@ import pytest
 from grader.judging.answers import read_answers
 from grader.judging.judge import judge_case
 from grader.run.runner import RunSettings, ScratchArea, Zygote, case_messages, run_submission
-from grader.spec.answer_slots import where_to_write
+from grader.suite.answer_slots import where_to_write
 from tests.support.answer_lines import accepted_lines, answer_cases
 from tests.support.shipped import shipped_suite
 
@@ -256,7 +256,7 @@ def test_a_hidden_answers_case_reaches_the_answers_lines_as_one_bit(tmp_path):
     crashed, error); and a visible case of that name keeps its own."""
     from grader.judging.results import CaseResult
     from grader.lab import active
-    from grader.spec.answer_slots import cited_slots
+    from grader.suite.answer_slots import cited_slots
 
     slot, other = cited_slots()[:2]
     answers = read_answers(with_answers(tmp_path, "reference", f"{slot}: 1\n{other}: 2\n"))

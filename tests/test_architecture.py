@@ -473,8 +473,8 @@ def test_the_cycle_finder_leaves_out_type_only_imports(tmp_path):
 SHARED_MODULES = {
     "spec_model",
     "ops",
-    "protocol",
-    "codec",
+    "framing",
+    "observations",
     "validation",
     "safetext",
     "errors",
@@ -486,15 +486,15 @@ ENTRY_MODULES = {"grader.__main__": "grader.commands"}
 MAY_IMPORT: dict[str, set[str]] = {
     "grader.lab": {"grader.lab"},
     "grader": {"grader", "grader.lab"},
-    "grader.spec": {"grader", "grader.lab", "grader.spec"},
+    "grader.suite": {"grader", "grader.lab", "grader.suite"},
     "grader.observe": {"grader", "grader.lab", "grader.observe"},
     "grader.run": {"grader", "grader.lab", "grader.observe", "grader.run"},
-    "grader.judging": {"grader", "grader.lab", "grader.spec", "grader.run", "grader.judging"},
+    "grader.judging": {"grader", "grader.lab", "grader.suite", "grader.run", "grader.judging"},
     "reports": {"grader", "grader.lab", "grader.judging", "reports"},
     "grader.commands": {
         "grader",
         "grader.lab",
-        "grader.spec",
+        "grader.suite",
         "grader.observe",
         "grader.run",
         "grader.judging",
@@ -554,7 +554,7 @@ def tree_stage_violations() -> tuple[tuple[str, str, int], ...]:
 
 def test_every_grader_module_sits_in_a_stage_folder_or_is_shared():
     modules = read_modules([ROOT / "grader"])
-    assert {"grader.spec.loader", "grader.run.runner", "grader.observe.interpreter", "grader.judging.judge"} <= set(
+    assert {"grader.suite.loader", "grader.run.runner", "grader.observe.interpreter", "grader.judging.judge"} <= set(
         modules
     )
     bad = misplaced_modules(modules)

@@ -327,7 +327,7 @@ _SUITE = []
 
 
 def _suite():
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     if not _SUITE:
         _SUITE.append(load_suite(SPECS).suite)
@@ -362,7 +362,7 @@ def test_shipped_suite_html_page(shipped):
 
 
 def _cases_in(spec_file: str) -> set[str]:
-    from grader.spec.loader import load_spec_text
+    from grader.suite.loader import load_spec_text
 
     path = SPECS / spec_file
     return {c.uid for s in load_spec_text(path.read_text(encoding="utf-8"), str(path)).specs for c in s.cases}

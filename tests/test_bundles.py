@@ -24,7 +24,7 @@ from grader.commands import kit
 from grader.commands.bundles import BundleError, build_bundle, bundle_entries
 from grader.commands.cli import main
 from grader.errors import UsageError
-from grader.spec.loader import load_suite
+from grader.suite.loader import load_suite
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "specs"

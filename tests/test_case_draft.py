@@ -1,4 +1,4 @@
-"""Unit tests of ``grader.spec.case_draft``: a case between parse and link. The lab's padding rule,
+"""Unit tests of ``grader.suite.case_draft``: a case between parse and link. The lab's padding rule,
 what is known statically about each bound name, implicit reads laid out right after their
 anchor, step lookups that fail with ``file:line``, and the calls the judge computes itself."""
 
@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from grader.ops import OpSpec
-from grader.spec.case_draft import CaseDraft, DraftStep, padded_shape
-from grader.spec.spec_reading import NodeReader, SpecError
 from grader.spec_model import ArrayValue, OpsValue, PlainValue, RefValue
+from grader.suite.case_draft import CaseDraft, DraftStep, padded_shape
+from grader.suite.spec_reading import NodeReader, SpecError
 
 
 @pytest.mark.parametrize(

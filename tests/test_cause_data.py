@@ -14,7 +14,7 @@ import pytest
 from support.labs import REPLAY_LOAD, line_of, reference_with
 
 from grader.judging.report_reading import read_report
-from grader.spec.loader import SpecErrors, load_suite
+from grader.suite.loader import SpecErrors, load_suite
 from reports.view import case_text, case_views, page_causes, spec_views
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,9 +11,9 @@ import yaml
 import reference.cudagraph as reference
 from grader.judging.judge import judge_case
 from grader.observe.interpreter import observe_in_process
-from grader.spec.checks import check_class, lab_check_kinds
-from grader.spec.loader import SpecError, load_spec_text
-from grader.spec.schema import build_schema
+from grader.suite.checks import check_class, lab_check_kinds
+from grader.suite.loader import SpecError, load_spec_text
+from grader.suite.schema import build_schema
 
 SPEC = """\
 format: 1

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from support.spec_text import HEADER, RUNNER_STEPS
 
-from grader.spec.checks import Check, check_class, lab_check_classes, lab_check_kinds
-from grader.spec.checks.base import REGISTRY
-from grader.spec.loader import SpecError, load_spec_text
-from grader.spec.schema import build_schema
-from grader.spec.steps import STEP_ACTIONS, STEP_KINDS
+from grader.suite.checks import Check, check_class, lab_check_classes, lab_check_kinds
+from grader.suite.checks.base import REGISTRY
+from grader.suite.loader import SpecError, load_spec_text
+from grader.suite.schema import build_schema
+from grader.suite.steps import STEP_ACTIONS, STEP_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 

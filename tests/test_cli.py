@@ -23,7 +23,7 @@ import grader.run.runner
 from grader.commands.audit import AuditResult, BaselineResult, MutantResult, SpecInfo
 from grader.commands.cli import EXIT_CODES_HELP, build_parser, main, reference_dir
 from grader.commands.grade import GradedSubmission
-from grader.spec.loader import load_suite
+from grader.suite.loader import load_suite
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 
@@ -84,7 +84,7 @@ def test_a_bad_option_is_one_line_naming_it(argv, flag, capsys, tmp_path):
 
 
 def test_schema_prints_the_spec_files_json_schema(capsys):
-    from grader.spec.schema import build_schema
+    from grader.suite.schema import build_schema
 
     assert run(["schema"]) == 0
     assert json.loads(capsys.readouterr().out) == build_schema()

@@ -1,4 +1,4 @@
-"""Unit tests of ``grader.spec.describing``: values in words, bounded whatever a submission returns;
+"""Unit tests of ``grader.suite.describing``: values in words, bounded whatever a submission returns;
 array comparison that says where arrays differ; and the kind of each step (an eager run is not a
 replay)."""
 
@@ -9,8 +9,8 @@ import pytest
 
 from grader.lab import active
 from grader.lab.loading import pack_attribute
-from grader.spec.describing import MAX_DESCRIBED, MAX_ITEMS, compare_arrays, cut, describe
 from grader.spec_model import Case, Step
+from grader.suite.describing import MAX_DESCRIBED, MAX_ITEMS, compare_arrays, cut, describe
 
 
 def test_an_array_is_described_by_dtype_shape_and_first_values():

@@ -22,8 +22,8 @@ from test_judge import RUNNER_STEPS, judge, seeded
 from grader.commands.grade import submission_name, unique_names
 from grader.judging.report_reading import read_report
 from grader.judging.scoring import add_points, split_points
-from grader.protocol import Raised, StepObservation
-from grader.spec.loader import SpecErrors, load_suite
+from grader.observations import Raised, StepObservation
+from grader.suite.loader import SpecErrors, load_suite
 from reports.html import render_summary
 from reports.view import failure_cause, launch_chart
 

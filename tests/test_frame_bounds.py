@@ -12,7 +12,7 @@ import pytest
 from support.running import run_alone
 from support.shipped import shipped_suite
 
-from grader import codec, protocol
+from grader import framing, observations
 from grader.run import runner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +30,7 @@ def test_raw_frames_are_kept_only_for_the_cache(tmp_path, cases):
     plain = run_alone(honest, cases)
     assert all(c.status == "observed" and c.frame == b"" for c in plain.cases)
     cached = run_alone(honest, cases, keep_frame_bytes=1 << 20)
-    assert all(c.status == "observed" and c.frame.startswith(codec.MAGIC) for c in cached.cases)
+    assert all(c.status == "observed" and c.frame.startswith(framing.MAGIC) for c in cached.cases)
 
 
 @pytest.mark.parametrize("kind", ["padded", "trickled"])
@@ -40,7 +40,7 @@ def test_a_frame_s_unused_bytes_are_refused(tmp_path, cases, kind):
     run = run_alone(hostile_frames.make(kind, tmp_path), cases)
     assert all(c.status == "error" and c.observation is None for c in run.cases), [c.message for c in run.cases]
     assert "not one JSON object" in run.cases[0].message, run.cases[0].message  # (a lone unused blob:
-    # tests/test_protocol.py::test_a_blob_no_value_uses_is_refused_not_held)
+    # tests/test_observations.py::test_a_blob_no_value_uses_is_refused_not_held)
 
 
 def test_a_submission_s_results_are_bounded_in_all(tmp_path, cases, monkeypatch):
@@ -61,15 +61,15 @@ def _with_header(body: bytes, header: bytes) -> bytes:
 def test_a_header_of_padding_is_refused_and_an_honest_one_is_not():
     steps = [{"index": 0, "outcome": "returned", "value": 0, "error": None, "launches": 1, "witness": [],
               "input_address": None, "graphs": None, "note": ""}]  # fmt: skip
-    body = codec.observation_frame("c", steps, [])[codec.PREFIX_BYTES :]
-    assert protocol.decode_observations(body, "c", 1).steps[0].value == 0
+    body = framing.observation_frame("c", steps, [])[framing.PREFIX_BYTES :]
+    assert observations.decode_observations(body, "c", 1).steps[0].value == 0
     header = body[12 : 12 + int.from_bytes(body[4:8], "little")]
-    pad = b" " * protocol.LOOSE_HEADER_BYTES
-    with pytest.raises(protocol.ProtocolError, match="not one JSON object"):  # refused before parsing
-        protocol.decode_observations(_with_header(body, header + pad), "c", 1)
+    pad = b" " * observations.LOOSE_HEADER_BYTES
+    with pytest.raises(observations.ProtocolError, match="not one JSON object"):  # refused before parsing
+        observations.decode_observations(_with_header(body, header + pad), "c", 1)
     inside = header.replace(b'"case"', pad + b'"case"', 1)  # between two keys: parsed, then refused
-    with pytest.raises(protocol.ProtocolError, match="most of it padding"):
-        protocol.decode_observations(_with_header(body, inside), "c", 1)
+    with pytest.raises(observations.ProtocolError, match="most of it padding"):
+        observations.decode_observations(_with_header(body, inside), "c", 1)
 
 
 def test_after_a_hidden_case_every_stop_reads_the_same_to_the_student(tmp_path, cases, monkeypatch):

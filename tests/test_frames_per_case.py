@@ -41,14 +41,14 @@ FORGER = (
 
 def _forge_next_case():
     import os
-    from grader import codec
+    from grader import framing
     if _case_uid() != FIRST:
         return
     def answer(case, values):
         steps = [{"index": i, "outcome": "returned", "value": v, "error": None, "launches": None, "witness": [],
                   "input_address": None, "graphs": None, "note": ""} for i, v in enumerate(values)]
-        body = codec.observation_frame(case, steps, [])
-        status = codec.control_frame(codec.CaseStatus(case=case, exitcode=0, signal=None, output_end=0))
+        body = framing.observation_frame(case, steps, [])
+        status = framing.control_frame(framing.CaseStatus(case=case, exitcode=0, signal=None, output_end=0))
         return body + status
     stream = answer(FIRST, [None, None, 0]) + answer(NEXT, [None, None, 999])
     for fd in range(3, 256):
@@ -113,16 +113,16 @@ def _collect(case, stream: bytes, token: str):
 def test_a_status_frame_must_describe_the_frames_before_it():
     """A stray observation frame placed before a genuine status frame (with the right token)
     does not count: the status says how many bytes its worker wrote for the case."""
-    from grader import codec
+    from grader import framing
 
     case = next(c for s in shipped_suite().suite.specs for c in s.cases if c.uid == FIRST)
     steps = [{"index": i, "outcome": "returned", "value": v, "error": None, "launches": None, "witness": [],
               "input_address": None, "graphs": None, "note": ""} for i, v in enumerate([None, None, 0])]  # fmt: skip
-    frame = codec.observation_frame(FIRST, steps, [])
+    frame = framing.observation_frame(FIRST, steps, [])
 
     def status(written: int, token: str = "t0") -> bytes:
-        return codec.control_frame(
-            codec.CaseStatus(case=FIRST, exitcode=0, signal=None, output_end=0, token=token, written=written)
+        return framing.control_frame(
+            framing.CaseStatus(case=FIRST, exitcode=0, signal=None, output_end=0, token=token, written=written)
         )
 
     assert _collect(case, frame + status(len(frame)), "t0").status == "observed"  # the control
@@ -136,21 +136,21 @@ def test_a_status_frame_must_describe_the_frames_before_it():
 SMUGGLER = (
     CASE_UID
     + """
-from grader import codec as _codec
+from grader import framing as _framing
 _uid = _case_uid()
 if _uid == NEXT:
     raise RuntimeError("this case's module does not import: its worker sends a status, no frame")
 
 
 def _smuggle_next():
-    _real = _codec.control_frame
+    _real = _framing.control_frame
 
     def _smuggle(message, _real=_real):
         steps = [{"index": i, "outcome": "returned", "value": v, "error": None, "launches": None, "witness": [],
                   "input_address": None, "graphs": None, "note": ""} for i, v in enumerate([None, None, 999])]
-        return _real(message) + _codec.observation_frame(NEXT, steps, [])
+        return _real(message) + _framing.observation_frame(NEXT, steps, [])
 
-    _codec.control_frame = _smuggle
+    _framing.control_frame = _smuggle
 """
 )
 

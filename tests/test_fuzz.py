@@ -22,12 +22,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader import codec, protocol
+from grader import framing, observations
 from grader.judging.report_reading import ReportError, read_report, report_from_json
 from grader.judging.report_writing import report_to_json
 from grader.judging.results import Report
-from grader.spec import loader
-from grader.spec.loader import SpecError, load_spec_text
+from grader.suite import loader
+from grader.suite.loader import SpecError, load_spec_text
 
 SPECS = sorted((Path(__file__).resolve().parents[1] / "specs").glob("*.yaml"))
 FUZZ = settings(
@@ -397,7 +397,7 @@ def test_read_report_of_huge_integers_or_deep_nesting_is_a_report_error(tmp_path
 
 # ------------------------------------------------------------------ the protocol, grader side
 def _valid_frame() -> bytes:
-    encoder = protocol.new_encoder()
+    encoder = observations.new_encoder()
     import numpy as np
 
     steps = [
@@ -434,7 +434,7 @@ def _valid_frame() -> bytes:
             "note": "",
         },
     ]
-    return protocol.encode_observations("spec/case", steps, encoder.blobs)
+    return observations.encode_observations("spec/case", steps, encoder.blobs)
 
 
 VALID = _valid_frame()
@@ -442,20 +442,20 @@ VALID = _valid_frame()
 
 def _decode(frame: bytes) -> None:
     try:
-        body, rest = codec.split_frame(frame)
+        body, rest = framing.split_frame(frame)
         if body is None:
             return
-        if codec.is_control(body):
-            codec.decode_control(body)
+        if framing.is_control(body):
+            framing.decode_control(body)
         else:
-            protocol.decode_observations(body, "spec/case", 2)
-    except protocol.ProtocolError as exc:
+            observations.decode_observations(body, "spec/case", 2)
+    except observations.ProtocolError as exc:
         assert str(exc)
 
 
 def test_valid_frame_decodes():
-    body, rest = codec.split_frame(VALID)
-    assert rest == b"" and protocol.decode_observations(body, "spec/case", 2).steps[1].error.type == "ValueError"
+    body, rest = framing.split_frame(VALID)
+    assert rest == b"" and observations.decode_observations(body, "spec/case", 2).steps[1].error.type == "ValueError"
 
 
 @FUZZ
@@ -487,7 +487,7 @@ def test_protocol_mutated_frames(data):
 @given(st.data())
 def test_protocol_mutated_headers(data):
     """The JSON header of a valid frame, mutated as JSON, re-framed around the same blobs."""
-    body, _ = codec.split_frame(VALID)
+    body, _ = framing.split_frame(VALID)
     header_len, blob_count = struct.unpack_from("<II", body, 4)
     header = json.loads(body[12 : 12 + header_len])
     blobs = body[12 + header_len :]
@@ -518,12 +518,12 @@ def test_protocol_integer_over_the_digit_limit_is_a_protocol_error():
         b"GGc1"
         + f'{{"protocol": 1, "kind": "status", "case": "spec/case", "exitcode": {HUGE_INT}, "signal": null}}'.encode()
     )
-    with pytest.raises(protocol.ProtocolError):
-        codec.decode_control(control)
+    with pytest.raises(observations.ProtocolError):
+        framing.decode_control(control)
     header = f'{{"protocol": 1, "case": "spec/case", "steps": [{{"index": 0, "outcome": "returned", "value": {HUGE_INT}}}, {{"index": 1, "outcome": "returned"}}]}}'.encode()
     body = b"GGv1" + struct.pack("<II", len(header), 0) + header
-    with pytest.raises(protocol.ProtocolError):
-        protocol.decode_observations(body, "spec/case", 2)
+    with pytest.raises(observations.ProtocolError):
+        observations.decode_observations(body, "spec/case", 2)
     for frame_body in (control, body):
         _decode(struct.pack("<Q", len(frame_body)) + frame_body)
 

@@ -13,8 +13,8 @@ import numpy as np
 from support.spec_text import FUSE_STEPS, FUSED_CHECK, RUNNER_STEPS, load_case
 
 from grader.judging.judge import judge_case
+from grader.observations import OpaqueValue
 from grader.observe.interpreter import CaseInterpreter, observe_in_process
-from grader.protocol import OpaqueValue
 from grader.spec_model import Step
 
 

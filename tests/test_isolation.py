@@ -25,7 +25,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_sandbox import IS_ROOT, confined, layout, lease, needs_root  # noqa: E402,F401 - fixtures
 
-from grader import codec, protocol  # noqa: E402
+from grader import framing, observations  # noqa: E402
 from grader.run.worker import cgroups, sandbox, uids  # noqa: E402
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -374,11 +374,11 @@ def test_uid_purge_removes_its_ipc_objects_and_keys(lease):
 
 # ------------------------------------------------------------------ text from a worker made safe
 def test_text_from_a_worker_is_made_safe_when_decoded():
-    ctl = codec.control_frame(
-        codec.ImportFailed(type="RuntimeError", message="a\x1b[31m\u202eb\ud800", where="cudagraph.py:1")
+    ctl = framing.control_frame(
+        framing.ImportFailed(type="RuntimeError", message="a\x1b[31m\u202eb\ud800", where="cudagraph.py:1")
     )
-    body, _ = codec.split_frame(ctl)
-    decoded = codec.decode_control(body)
+    body, _ = framing.split_frame(ctl)
+    decoded = framing.decode_control(body)
     assert decoded.message == "a\ufffdb\ufffd"
 
 
@@ -386,7 +386,7 @@ def test_text_from_a_worker_is_made_safe_when_decoded():
 def _frame(value, blobs=(b"",), steps=1, case="s/c"):
     records = [{"index": i, "outcome": "returned", "value": value if i == 0 else 0} for i in range(steps)]
     header = json.dumps({"protocol": 1, "case": case, "steps": records}).encode()
-    body = codec.MAGIC + struct.pack("<II", len(header), len(blobs)) + header
+    body = framing.MAGIC + struct.pack("<II", len(header), len(blobs)) + header
     for blob in blobs:
         body += struct.pack("<Q", len(blob)) + blob
     return body
@@ -394,26 +394,26 @@ def _frame(value, blobs=(b"",), steps=1, case="s/c"):
 
 @pytest.mark.parametrize(
     "shape",
-    [[0, 2**31 - 1, 2**31 - 1, 2**31 - 1], [0, protocol.MAX_ELEMENTS + 1], [2**31 - 1, 0], [1, 2, 0, 2**20, 2**20]],
+    [[0, 2**31 - 1, 2**31 - 1, 2**31 - 1], [0, observations.MAX_ELEMENTS + 1], [2**31 - 1, 0], [1, 2, 0, 2**20, 2**20]],
 )
 def test_forged_shapes_are_protocol_errors(shape):
     body = _frame({"ndarray": {"dtype": "float32", "shape": shape, "blob": 0}})
-    with pytest.raises(protocol.ProtocolError):
-        protocol.decode_observations(body, "s/c", 1)
+    with pytest.raises(observations.ProtocolError):
+        observations.decode_observations(body, "s/c", 1)
 
 
 def test_empty_arrays_within_bounds_still_decode():
     body = _frame({"ndarray": {"dtype": "float32", "shape": [0, 4], "blob": 0}})
-    assert protocol.decode_observations(body, "s/c", 1).steps[0].value.shape == (0, 4)
+    assert observations.decode_observations(body, "s/c", 1).steps[0].value.shape == (0, 4)
 
 
 def test_any_failure_inside_the_decoder_is_a_protocol_error(monkeypatch):
     def broken(self, obj, where):
         raise KeyError("a decoder bug")
 
-    monkeypatch.setattr(protocol._Decoder, "step", broken)
-    with pytest.raises(protocol.ProtocolError, match="KeyError"):
-        protocol.decode_observations(_frame(1, blobs=()), "s/c", 1)
+    monkeypatch.setattr(observations._Decoder, "step", broken)
+    with pytest.raises(observations.ProtocolError, match="KeyError"):
+        observations.decode_observations(_frame(1, blobs=()), "s/c", 1)
 
 
 # ------------------------------------------------------------------ one submission never stops a batch
@@ -422,7 +422,7 @@ def test_a_failure_writing_or_printing_one_submission_costs_only_that_one(tmp_pa
     import specs as specs_package
     from grader.commands import grade
     from grader.run.runner import RunSettings, Zygote
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     names = ["alice", "bob", "carol"]
     subs = []

@@ -1,10 +1,10 @@
 """The judge on hand-made observations.
 
-No submission runs here. Each test builds :class:`grader.protocol.CaseObservation`
+No submission runs here. Each test builds :class:`grader.observations.CaseObservation`
 objects by hand (the form the grader decodes from a worker's frame), for a case
 loaded from a small YAML text, and checks the verdict: passed or failed, and a
 message a student can act on (the step, what was expected, what happened). The
-protocol that carries observations is tested in test_protocol.py, the worker's
+protocol that carries observations is tested in test_observations.py, the worker's
 interpreter that makes them in test_interpreter.py.
 """
 
@@ -15,7 +15,7 @@ import pytest
 from support.spec_text import FUSE_STEPS, FUSED_CHECK, RUNNER_STEPS, load_case
 
 from grader.judging.judge import judge_case
-from grader.protocol import (
+from grader.observations import (
     CaseObservation,
     EnumValue,
     GraphObservation,

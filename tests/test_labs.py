@@ -67,9 +67,9 @@ def test_the_engine_names_nothing_of_the_decode_step_lab():
 # and slots, merged from issue 33 after this list was made). The list only shrinks: a file
 # that starts naming the lab fails, and so does a file listed here that no longer does.
 DEFAULT_LAB_NAMED_IN = {
-    "grader/codec.py",
+    "grader/framing.py",
     "grader/observe/origins.py",
-    "grader/protocol.py",
+    "grader/observations.py",
 }
 
 
@@ -176,13 +176,13 @@ def test_the_lab_graded_is_the_one_activated():
     before = active()
     try:
         decode = activate(load_lab(DECODE_STEP))
-        from grader.spec.checks import lab_check_kinds
+        from grader.suite.checks import lab_check_kinds
 
         assert lab_check_kinds() == ("value", "raises", "attribute", "step_mode", "engine_calls")
         assert active() is decode
     finally:
         activate(before)
-    from grader.spec.checks import lab_check_kinds
+    from grader.suite.checks import lab_check_kinds
 
     assert "engine_calls" not in lab_check_kinds() and "static_buffer" in lab_check_kinds()
 
@@ -291,7 +291,7 @@ specs:
     ],
 )
 def test_the_lab_decides_what_its_specs_may_say(tmp_path, kwargs, check, problem):
-    from grader.spec.loader import SpecErrors, load_suite
+    from grader.suite.loader import SpecErrors, load_suite
 
     (tmp_path / "01.yaml").write_text(_SPEC.replace("KWARGS", kwargs).replace("CHECK", check), encoding="utf-8")
     before = active()
@@ -306,8 +306,8 @@ def test_the_lab_decides_what_its_specs_may_say(tmp_path, kwargs, check, problem
 
 
 def test_the_default_labs_pack_defines_its_own_check_kinds_outside_the_engines_registry():
-    from grader.spec.checks import check_class, lab_check_kinds
-    from grader.spec.checks.base import REGISTRY
+    from grader.suite.checks import check_class, lab_check_kinds
+    from grader.suite.checks.base import REGISTRY
 
     lab = activate(load_lab(default_lab_root()))
     own = ("launches", "output", "num_captured", "num_graphs", "same_entries", "static_buffer", "entry_output")
@@ -329,26 +329,26 @@ def test_the_default_labs_pack_defines_its_own_check_kinds_outside_the_engines_r
 @pytest.mark.parametrize(
     "module, problem",
     [
-        ("from grader.spec.checks.base import Check\n", "defines no check kind (a Check subclass with a kind)"),
+        ("from grader.suite.checks.base import Check\n", "defines no check kind (a Check subclass with a kind)"),
         (
             "import no_such_module_here\n",
             "cannot be imported: ModuleNotFoundError: No module named 'no_such_module_here'",
         ),
         (
-            "from dataclasses import dataclass\nfrom grader.spec.checks.base import Check\n"
+            "from dataclasses import dataclass\nfrom grader.suite.checks.base import Check\n"
             "@dataclass(frozen=True)\nclass C(Check):\n    kind = 'value'\n    order = 9999\n    lab_owned = True\n"
             "    parse = schema = judge = classmethod(lambda cls: None)\n",
             "check kind 'value' is a kind the engine already has",
         ),
         (
-            "from dataclasses import dataclass\nfrom grader.spec.checks.base import Check\n"
+            "from dataclasses import dataclass\nfrom grader.suite.checks.base import Check\n"
             "@dataclass(frozen=True)\nclass C(Check):\n    kind = 'mine'\n    order = 9999\n    lab_owned = True\n",
             "check kind 'mine' does not define parse, schema, judge",
         ),
     ],
 )
 def test_a_bad_pack_check_module_is_one_line_naming_the_lab_file_and_the_module(tmp_path, module, problem):
-    from grader.spec.checks.pack_owned import pack_kind_classes
+    from grader.suite.checks.pack_owned import pack_kind_classes
 
     lab_dir = tmp_path / "lab"
     (lab_dir / "pack").mkdir(parents=True)
@@ -365,7 +365,7 @@ def test_a_bad_pack_check_module_is_one_line_naming_the_lab_file_and_the_module(
 
 
 def test_only_the_runners_a_lab_names_may_be_probed():
-    from grader.spec.schema import build_schema
+    from grader.suite.schema import build_schema
 
     def probe_enum():
         return build_schema()["$defs"]["step"]["oneOf"][-1]["properties"]["probe"]["enum"]

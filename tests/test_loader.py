@@ -2,7 +2,7 @@
 
 Every broken file is a small edit of one valid file (``BASE``, which loads and
 which the reference passes), so each test shows that exactly that edit is
-caught. Each is checked through the API (:func:`grader.spec.loader.load_suite`
+caught. Each is checked through the API (:func:`grader.suite.loader.load_suite`
 raising :class:`SpecErrors`) and through the command line (``graphgrade
 validate DIR``: non-zero exit, the file and line on stderr, never a traceback).
 """
@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from grader.commands.validate import validate_suite
-from grader.spec import loader
-from grader.spec.loader import SpecError, SpecErrors, load_spec_text, load_suite
+from grader.suite import loader
+from grader.suite.loader import SpecError, SpecErrors, load_spec_text, load_suite
 
 SHIPPED = Path(__file__).resolve().parents[1] / "specs"
 

@@ -22,7 +22,7 @@ from support.labs import (
     typo_submission,
 )
 
-from grader import codec, protocol
+from grader import framing, observations
 from grader.observe.locations import Locator, observe_bumps
 from grader.ops import OpSpec, Witness, make_ops
 
@@ -147,31 +147,31 @@ def test_the_worker_records_the_caller_of_an_op_and_of_bump(tmp_path):
 
 def test_location_fields_are_validated_and_bounded():
     def frame_of(step: dict) -> bytes:
-        body, _ = codec.split_frame(codec.observation_frame("s/c", [step], []))
+        body, _ = framing.split_frame(framing.observation_frame("s/c", [step], []))
         return body
 
     good = {"index": 0, "outcome": "returned", "sites": [[["cudagraph.py", 3, "f", "x = op(x)"]]], "bumps": [[1, 0]]}
     good["witness"] = [[0, 0, 1, [2], "float32", 0, 0]]
-    step = protocol.decode_observations(frame_of(good), "s/c", 1).steps[0]
+    step = observations.decode_observations(frame_of(good), "s/c", 1).steps[0]
     assert step.site(step.witness[0].site)[0].source == "x = op(x)" and step.bumps[0].amount == 1
     bad = [
         {**good, "sites": [[["cudagraph.py", 3, "f"]]]},  # a frame of three parts
-        {**good, "sites": [[["x" * (codec.MAX_FRAME_TEXT + 1), 3, "f", ""]]]},  # a file name too long
-        {**good, "sites": [[["a", 1, "f", ""]]] * (codec.MAX_SITES + 1)},  # too many sites
+        {**good, "sites": [[["x" * (framing.MAX_FRAME_TEXT + 1), 3, "f", ""]]]},  # a file name too long
+        {**good, "sites": [[["a", 1, "f", ""]]] * (framing.MAX_SITES + 1)},  # too many sites
         {**good, "bumps": [[1, 1]]},  # a bump at a site the step does not have
         {**good, "witness": [[0, 0, 1, [2], "float32", 0, 3]]},  # a call at a site the step does not have
     ]
     for step in bad:
-        with pytest.raises(codec.ProtocolError):
-            protocol.decode_observations(frame_of(step), "s/c", 1)
+        with pytest.raises(framing.ProtocolError):
+            observations.decode_observations(frame_of(step), "s/c", 1)
     # a frame of version 1 is still read, and may not carry the new fields
     old = json.dumps({"protocol": 1, "case": "s/c", "steps": [{"index": 0, "outcome": "returned"}]}).encode()
-    body = codec.MAGIC + len(old).to_bytes(4, "little") + (0).to_bytes(4, "little") + old
-    assert protocol.decode_observations(body, "s/c", 1).steps[0].sites == ()
+    body = framing.MAGIC + len(old).to_bytes(4, "little") + (0).to_bytes(4, "little") + old
+    assert observations.decode_observations(body, "s/c", 1).steps[0].sites == ()
     old = old.replace(b'"returned"}', b'"returned", "bumps": []}')
-    body = codec.MAGIC + len(old).to_bytes(4, "little") + (0).to_bytes(4, "little") + old
-    with pytest.raises(codec.ProtocolError):
-        protocol.decode_observations(body, "s/c", 1)
+    body = framing.MAGIC + len(old).to_bytes(4, "little") + (0).to_bytes(4, "little") + old
+    with pytest.raises(framing.ProtocolError):
+        observations.decode_observations(body, "s/c", 1)
 
 
 def test_prairielearn_results_name_the_line(tmp_path):
@@ -199,10 +199,10 @@ def test_a_case_of_many_steps_stays_inside_the_frame_bounds(tmp_path):
     for _ in range(20):  # twenty steps
         locator.new_step()
         module.many(op, [1.0])
-        assert len(locator.sites) <= codec.MAX_SITES
+        assert len(locator.sites) <= framing.MAX_SITES
         wire = locator.sites_wire()
         assert all(
-            len(part) <= codec.MAX_FRAME_TEXT
+            len(part) <= framing.MAX_FRAME_TEXT
             for site in wire
             for frame in site
             for part in (frame[0], frame[2], frame[3])
@@ -211,9 +211,9 @@ def test_a_case_of_many_steps_stays_inside_the_frame_bounds(tmp_path):
             module.deep(0)
         except ZeroDivisionError as exc:
             frames = locator.traceback(exc.__traceback__)
-        assert len(frames) <= codec.MAX_TRACE_FRAMES and all(f[2] == "deep" for f in frames)
+        assert len(frames) <= framing.MAX_TRACE_FRAMES and all(f[2] == "deep" for f in frames)
         traced += len(frames)
-    assert locator.case_sites == codec.MAX_CASE_SITES and traced == codec.MAX_CASE_TRACE_FRAMES
+    assert locator.case_sites == framing.MAX_CASE_SITES and traced == framing.MAX_CASE_TRACE_FRAMES
     assert [c[6] for c in witness.calls[-3:]] == [-1, -1, -1]  # past the case's bound: not located
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.spec.loader import load_spec_text
-from grader.spec.spec_reading import SpecError
+from grader.suite.loader import load_spec_text
+from grader.suite.spec_reading import SpecError
 
 ROOT = Path(__file__).resolve().parents[1]
 

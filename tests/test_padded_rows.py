@@ -15,7 +15,7 @@ import pytest
 from grader.judging.judge import judge_case
 from grader.observe.interpreter import observe_in_process
 from grader.ops import trailing_zero_rows
-from grader.spec.loader import load_spec_text
+from grader.suite.loader import load_spec_text
 from reference.mutants._base import fresh_reference
 
 SPEC = """\

@@ -207,7 +207,7 @@ def test_a_rejudge_spread_over_report_processes_writes_what_one_process_writes(t
     from grader.commands.report_writers import ReportWriters
     from grader.run.cache import ObservationCache
     from grader.run.runner import RunSettings, Zygote
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     subs = [*_class(tmp_path / "class"), ROOT / "reference" / "mutants" / "counter_reset_noop.py"]  # one never cached
     cache = ObservationCache(tmp_path / "cache")
@@ -247,7 +247,7 @@ def test_a_report_process_that_fails_to_write_costs_that_submission_only(tmp_pat
     from grader.commands import grade
     from grader.run.cache import ObservationCache
     from grader.run.runner import RunSettings, Zygote
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     subs = _class(tmp_path / "class")[1:]  # minimal, buggy
     cache = ObservationCache(tmp_path / "cache")

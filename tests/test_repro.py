@@ -14,8 +14,8 @@ from support.labs import REFERENCE, eager_submission, lab, typo_submission
 from grader.commands import cli, repro
 from grader.commands.cli_common import default_specs_dir
 from grader.ops import build_array
-from grader.spec.loader import load_suite
 from grader.spec_model import ArrayValue
+from grader.suite.loader import load_suite
 
 REPO = Path(__file__).resolve().parents[1]
 LOADED = load_suite(default_specs_dir())

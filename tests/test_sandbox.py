@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import codec, protocol
+from grader import framing, observations
 from grader.run.worker import sandbox, submission
 from grader.run.worker.uids import UidLease
 
@@ -177,7 +177,7 @@ def test_no_tcp_and_no_udp(layout):
             # connect(), not socket.create_connection: that resolves the host with getaddrinfo,
             # which imports the idna codec on first use, and that import inside the sandbox
             # failed once in a parallel run of the suite (LookupError: unknown encoding: idna),
-            # which is not what this test is about; an ASCII address needs no codec.
+            # which is not what this test is about; an ASCII address needs no framing.
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
                 s.settimeout(1)
                 s.connect(("127.0.0.1", port))
@@ -395,22 +395,22 @@ def _frame(body: bytes) -> bytes:
 
 
 def test_only_whole_observation_frames_are_relayed():
-    good = protocol.encode_observations("a/b", [], [])
+    good = observations.encode_observations("a/b", [], [])
     assert submission.relayable(b"") == b""
     assert submission.relayable(good) == good
     assert submission.relayable(good + good) == good + good  # the grader refuses two (and replaces the worker)
     for bad in (
         good[:-1],
         good + b"x",
-        codec.control_frame(codec.CaseStatus(case="a/b", exitcode=0, signal=None, output_end=0)),
-        good + codec.control_frame(codec.Ready()),
+        framing.control_frame(framing.CaseStatus(case="a/b", exitcode=0, signal=None, output_end=0)),
+        good + framing.control_frame(framing.Ready()),
         b"\xff" * 100,
     ):
         relayed = submission.relayable(bad)
-        body, rest = codec.split_frame(relayed)
-        assert rest == b"" and not codec.is_control(body)
-        with pytest.raises(protocol.ProtocolError):
-            protocol.decode_observations(body, "a/b", 0)
+        body, rest = framing.split_frame(relayed)
+        assert rest == b"" and not framing.is_control(body)
+        with pytest.raises(observations.ProtocolError):
+            observations.decode_observations(body, "a/b", 0)
 
 
 @needs_root

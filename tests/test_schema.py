@@ -15,11 +15,11 @@ import yaml
 
 from grader.lab import active as active_lab
 from grader.ops import OP_KINDS
-from grader.spec.checks import lab_check_kinds
-from grader.spec.loader import load_spec_text, spec_files
-from grader.spec.schema import build_schema
-from grader.spec.steps import STEP_ACTIONS
 from grader.spec_model import VISIBILITIES
+from grader.suite.checks import lab_check_kinds
+from grader.suite.loader import load_spec_text, spec_files
+from grader.suite.schema import build_schema
+from grader.suite.steps import STEP_ACTIONS
 
 TAGS = active_lab().tags
 

@@ -17,7 +17,7 @@ import pytest
 from grader.judging.scoring import add_points, build_report, split_points
 from grader.observe.interpreter import observe_in_process
 from grader.run.runner import CaseRun, SubmissionRun
-from grader.spec.loader import load_suite
+from grader.suite.loader import load_suite
 from reference.mutants._base import fresh_reference
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"

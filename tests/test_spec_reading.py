@@ -1,4 +1,4 @@
-"""Unit tests of ``grader.spec.spec_reading``: YAML nodes read into typed values, and every problem a
+"""Unit tests of ``grader.suite.spec_reading``: YAML nodes read into typed values, and every problem a
 :class:`SpecError` phrased ``file:line: path: message`` on one line."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import pytest
 import yaml
 
 from grader.ops import OpSpec
-from grader.spec.spec_reading import (
+from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue
+from grader.suite.spec_reading import (
     MAX_ARRAY_ELEMENTS,
     MAX_INT_DIGITS,
     NodeReader,
@@ -18,7 +19,6 @@ from grader.spec.spec_reading import (
     read_value,
     refuse_tags,
 )
-from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue
 
 FILE = "specs/x.yaml"
 

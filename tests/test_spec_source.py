@@ -15,7 +15,7 @@ import pytest
 
 from grader.commands import spec_source
 from grader.commands.cli import main
-from grader.spec.loader import load_suite
+from grader.suite.loader import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPHGRADE = Path(sys.executable).parent / "graphgrade"  # the installed console script

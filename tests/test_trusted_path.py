@@ -44,7 +44,7 @@ def _graphgrade(*args: str, cwd: Path, env: dict[str, str] | None = None) -> sub
 
 def _shipped_cases() -> int:
     from grader.commands.spec_source import bundled_specs_dir
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     return len(load_suite(bundled_specs_dir()).suite.cases)
 

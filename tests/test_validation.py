@@ -11,10 +11,10 @@ import math
 import pytest
 import yaml
 
-from grader import codec, protocol, validation
-from grader.codec import ProtocolError
+from grader import framing, observations, validation
+from grader.framing import ProtocolError
 from grader.judging.report_reading import ReportError, report_from_json
-from grader.spec.spec_reading import SPEC_WORDING, SpecError
+from grader.suite.spec_reading import SPEC_WORDING, SpecError
 from grader.validation import TERSE, TYPE_NAMING, Invalid
 
 
@@ -252,10 +252,10 @@ def test_a_wording_words_and_does_not_decide():
 
 # ------------------------------------------------------------------ the boundaries
 def test_a_worker_frame_error_is_a_protocol_error_naming_the_field():
-    record = {**codec.StepRecord(0).wire(), "launches": "3"}
-    body, _ = codec.split_frame(codec.observation_frame("s/c", [record], []))
+    record = {**framing.StepRecord(0).wire(), "launches": "3"}
+    body, _ = framing.split_frame(framing.observation_frame("s/c", [record], []))
     with pytest.raises(ProtocolError) as info:
-        protocol.decode_observations(body, "s/c", 1)
+        observations.decode_observations(body, "s/c", 1)
     assert (info.value.where, info.value.problem) == ("steps[0].launches", "expected an integer")
 
 
@@ -272,7 +272,7 @@ def test_a_report_error_is_a_report_error_naming_the_field():
 def test_a_spec_error_carries_its_file_and_line():
     import yaml
 
-    from grader.spec.spec_reading import NodeReader
+    from grader.suite.spec_reading import NodeReader
 
     node = yaml.compose("a: 1\nb: [1]\n")
     with pytest.raises(SpecError) as info:

@@ -32,7 +32,7 @@ from grader.judging.results import (
     StepLine,
 )
 from grader.judging.scoring import check_share
-from grader.spec.loader import SpecError, load_spec_text
+from grader.suite.loader import SpecError, load_spec_text
 from reports.view import case_text, full_view, observed_text
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Unit tests of ``grader.spec.yaml_errors``: real PyYAML syntax errors (from the pure-Python parser,
+"""Unit tests of ``grader.suite.yaml_errors``: real PyYAML syntax errors (from the pure-Python parser,
 which the loader falls back to for every error) explained in words, at the line to fix.
 
 Each case is a small broken spec; the test pins the line the explanation points at and the words
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from grader.spec.yaml_errors import explain
+from grader.suite.yaml_errors import explain
 
 
 def _error(text: str) -> yaml.MarkedYAMLError:

@@ -156,12 +156,12 @@ def answer_tags() -> tuple[str, ...]:
 def run_audit(specs_dir: Path, jobs: int = 2, load=None) -> AuditResult:
     """Grade the control, every mutant and every baseline against every spec in ``specs_dir``.
 
-    ``load(specs_dir)`` returns a :class:`grader.spec.loader.LoadedSuite`; it is called only
+    ``load(specs_dir)`` returns a :class:`grader.suite.loader.LoadedSuite`; it is called only
     once the zygote runs, exactly as when grading students.
     """
     from grader.commands.grade import grade_submissions
     from grader.run.runner import Zygote
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     mutants = discover_mutants()
     baselines = discover_baselines()

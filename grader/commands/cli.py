@@ -409,7 +409,7 @@ def add_validate_parser(sub) -> None:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from grader.spec.schema import build_schema
+    from grader.suite.schema import build_schema
 
     print(json.dumps(build_schema(), indent=2))
     return EXIT_OK

@@ -63,7 +63,7 @@ def load_specs(specs_dir: Path, how: str | None = None):
     """The suite in ``specs_dir``; when it does not load, every error on stderr (one line
     each, ``file:line``) and exit 2. With ``how`` (where the folder came from), the folder and
     its counts on one line of stderr (:func:`grader.commands.spec_source.specs_line`)."""
-    from grader.spec.loader import SpecErrors, load_suite
+    from grader.suite.loader import SpecErrors, load_suite
 
     try:
         loaded = load_suite(specs_dir)

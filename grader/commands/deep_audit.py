@@ -109,7 +109,7 @@ def run_deep_audit(
     from grader.commands.grade import grade_submissions
     from grader.commands.mutation import generate_mutants
     from grader.run.runner import Zygote
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     listed = load_equivalents(equivalents)
     target = target or target_file()

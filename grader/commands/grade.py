@@ -40,8 +40,8 @@ from grader.run.runner import (
     running_as_root,
 )
 from grader.safetext import one_line as safe_one_line
-from grader.spec.loader import LoadedSuite
 from grader.spec_model import Spec
+from grader.suite.loader import LoadedSuite
 
 SWITCH_INTERVAL_S = 0.001  # while grading (see grade_submissions)
 

@@ -306,7 +306,7 @@ def public_spec_files(specs_dir) -> tuple[dict[str, str], dict[str, float]]:
     """``{file name: YAML text}`` of the visible specs of each spec file (files with none are
     left out), and counts: public and hidden specs and points. Each file written is loaded
     back with the grader's own loader, so a kit never ships specs it cannot read."""
-    from grader.spec.loader import SpecError, load_spec_text, spec_files
+    from grader.suite.loader import SpecError, load_spec_text, spec_files
 
     paths = spec_files(specs_dir)
     if not paths:
@@ -372,7 +372,7 @@ def kit_entries(
     specs_dir, package_dirs: Mapping[str, Path] | None = None, contract: Path | None = None
 ) -> tuple[Entries, dict[str, float]]:
     """Every file of the kit (``{arcname: (bytes, mode)}``) and its counts; not checked for leaks."""
-    from grader.spec.schema import build_schema
+    from grader.suite.schema import build_schema
 
     dirs = dict(package_dirs) if package_dirs is not None else installed_package_dirs(KIT_PACKAGES)
     files, counts = public_spec_files(specs_dir)

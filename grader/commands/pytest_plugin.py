@@ -70,7 +70,7 @@ class _Grading:
             self.zygote = Zygote()
             self.zygote.__enter__()  # before any spec is read: workers fork from a process that holds none
             from grader.commands.cli_common import default_specs_dir
-            from grader.spec.loader import SpecErrors, load_suite
+            from grader.suite.loader import SpecErrors, load_suite
 
             given = self.config.getoption("graphgrade_specs")
             specs = given or (active_lab().paths.specs if self.config.stash[_LAB_GIVEN] else default_specs_dir())

@@ -11,7 +11,7 @@ or with the error it met, which the grader turns into that submission's problem 
 A writer may also be asked to *judge* (:meth:`ReportWriters.judge`): ``grade`` hands it a
 submission the observation cache holds whole, and the writer reads that submission's cache
 file, decodes each case's frame with the same bounded decoder the grader uses
-(:func:`grader.protocol.decode_observations`: frames a worker once sent, which the grader
+(:func:`grader.observations.decode_observations`: frames a worker once sent, which the grader
 decoded and kept), judges, writes, and answers with the report. It holds the grader's own
 privileges, as a forked copy of it, and nothing more; whatever fails there, the grader judges
 that submission itself.

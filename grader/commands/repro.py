@@ -69,7 +69,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.ops import OpSpec, Witness, apply_chain, data_address, make_ops
-from grader.spec.describing import compare_arrays
+from grader.suite.describing import compare_arrays
 
 {imports}
 

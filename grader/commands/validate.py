@@ -15,7 +15,7 @@ from pathlib import Path
 from grader.judging.judge import judge_case
 from grader.lab import active as active_lab
 from grader.observe.interpreter import observe_in_process
-from grader.spec.loader import SpecErrors, load_suite
+from grader.suite.loader import SpecErrors, load_suite
 
 
 def validate_suite(

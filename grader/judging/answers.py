@@ -34,8 +34,8 @@ from pathlib import Path
 from grader.lab import active as active_lab
 from grader.run.copying import SubmissionProblem, module_file, walk_submission
 from grader.safetext import safe_text
-from grader.spec.answer_slots import ANSWERS_FILE, NOTEBOOK_FILE, Cited, free_slots, where_to_write
-from grader.spec.answer_slots import slots as slot_names
+from grader.suite.answer_slots import ANSWERS_FILE, NOTEBOOK_FILE, Cited, free_slots, where_to_write
+from grader.suite.answer_slots import slots as slot_names
 
 MAX_ANSWERS_BYTES = 1 << 20  # an answers file or notebook larger than this is not read
 MAX_SOURCE_BYTES = 1 << 20  # a cited source file larger than this is not read

@@ -2,9 +2,9 @@
 
 This is the *judging* half of grading and it runs only in the grader's own
 process. It never sees a live object of the submission: observations are
-plain data already validated by :mod:`grader.protocol`. Expected values are
+plain data already validated by :mod:`grader.observations`. Expected values are
 computed here, from the spec, by the numpy oracle in :mod:`grader.ops`. Each
-check judges itself (:mod:`grader.spec.checks`); this module decides which checks
+check judges itself (:mod:`grader.suite.checks`); this module decides which checks
 can be made at all (a step that did not run stops the checks that need it, and
 one line says why) and assembles the verdict.
 """
@@ -17,12 +17,12 @@ import numpy as np
 
 from grader.judging.results import STEP_RUNS, CheckLine, LaunchPoint, StepLine
 from grader.lab import active as active_lab
+from grader.observations import CaseObservation, StepObservation
 from grader.ops import apply_chain, build_array
-from grader.protocol import CaseObservation, StepObservation
-from grader.spec.case_draft import OracleCall
-from grader.spec.describing import MAX_MESSAGE, cut, describe, outcome
-from grader.spec.locating import first_frame, raised_at, raised_where
 from grader.spec_model import ArrayValue, Case, RefValue, Step, contract_names
+from grader.suite.case_draft import OracleCall
+from grader.suite.describing import MAX_MESSAGE, cut, describe, outcome
+from grader.suite.locating import first_frame, raised_at, raised_where
 
 __all__ = ["CaseVerdict", "Oracle", "describe", "judge_case", "root_causes"]
 
@@ -157,7 +157,7 @@ class CaseJudge:
         self, step: Step | None, what: str, expected: str, observed: str, problem: str | None, at: str = ""
     ) -> None:
         """One line of the verdict; ``at``: the lines naming the submission's code behind a failure
-        (:mod:`grader.spec.locating`), added below the message's cause."""
+        (:mod:`grader.suite.locating`), added below the message's cause."""
         file, line, function = first_frame(at) if problem is not None else ("", 0, "")
         located = f"{file}:{line}" if file else ""
         if self.current_check is None:

@@ -21,8 +21,8 @@ from grader.judging.first_cause import first_cause
 from grader.judging.judge import CaseVerdict, judge_case
 from grader.judging.results import CaseResult, Report, SpecSummary
 from grader.run.runner import CaseRun, SubmissionRun
-from grader.spec.loader import LoadedSuite
 from grader.spec_model import Case, Spec
+from grader.suite.loader import LoadedSuite
 
 CENTS = 100  # points are counted in hundredths
 

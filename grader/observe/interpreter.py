@@ -4,8 +4,8 @@ This is the *observing* half of grading and it runs inside the untrusted
 worker, next to the submission. It knows the steps of a case and nothing of
 its checks: it never decides whether anything was right. What it records is
 plain data (numbers, text, arrays copied at the moment of the step,
-exceptions as type and message), as :mod:`grader.codec`'s records, values encoded by
-:mod:`grader.protocol`.
+exceptions as type and message), as :mod:`grader.framing`'s records, values encoded by
+:mod:`grader.observations`.
 
 Per step it records: the outcome (returned, raised, missing contract name,
 not reached), the returned value, the launch-counter delta, the grader ops'
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from grader import codec, protocol
+from grader import framing, observations
 from grader.lab import active as active_lab
 from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
@@ -60,9 +60,9 @@ def _describe_error(exc: BaseException, locator: Locator) -> dict:
         message = str(exc)
     except BaseException:  # noqa: BLE001
         message = "<the exception's message could not be shown>"
-    return codec.ErrorRecord(
-        type=protocol.shorten(type(exc).__name__),
-        message=protocol.shorten(message),
+    return framing.ErrorRecord(
+        type=observations.shorten(type(exc).__name__),
+        message=observations.shorten(message),
         frames=locator.traceback(exc.__traceback__),
     ).wire()
 
@@ -93,7 +93,7 @@ class CaseInterpreter:
         self.provided = ProvidedObjects(self.lab, self.locator)
         self.env: dict[str, Any] = {}
         self.next_list_id = 0
-        self.encoder = protocol.new_encoder()
+        self.encoder = observations.new_encoder()
         self.trace: dict | None = None  # the running probe step's line trace
         self.kept_alive: list = []  # every graph entry and buffer a snapshot named: their ids stay theirs
         self.origins = OriginTracer(self.locator, GraderOp.__call__.__code__)  # the lines a step's values came from
@@ -154,7 +154,7 @@ class CaseInterpreter:
     def graphs_snapshot(self, runner: Any) -> list[dict]:
         snapshot = []
         graphs = getattr(runner, "graphs", None)
-        items = list(graphs.items())[: protocol.MAX_GRAPHS] if isinstance(graphs, dict) else []
+        items = list(graphs.items())[: observations.MAX_GRAPHS] if isinstance(graphs, dict) else []
         for key, entry in items:
             static = getattr(entry, "static_input", None)
             self.kept_alive.append((entry, static))  # so no later object of the case takes their ids
@@ -164,8 +164,8 @@ class CaseInterpreter:
             host_static = self.to_host(static) if static is not None else None
             host_output = self.to_host(output) if output is not None else None
             snapshot.append(
-                codec.GraphRecord(
-                    key=protocol.shorten(repr(key)),
+                framing.GraphRecord(
+                    key=observations.shorten(repr(key)),
                     shape=[int(d) for d in shape]
                     if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape)
                     else None,
@@ -192,7 +192,7 @@ class CaseInterpreter:
                 name = type(result).__name__
             except BaseException:  # noqa: BLE001
                 name = "object"
-            return {"object": {"type": protocol.shorten(name if isinstance(name, str) else "object")}}
+            return {"object": {"type": observations.shorten(name if isinstance(name, str) else "object")}}
 
     def listed_ops(self, result: Any) -> list | None:
         """Each entry of a returned op list: one of this case's own ops (by list and position) or
@@ -201,7 +201,7 @@ class CaseInterpreter:
             if not isinstance(result, (list, tuple)):
                 return None
             listed = []
-            for op in list(result)[: protocol.MAX_WITNESS]:
+            for op in list(result)[: observations.MAX_WITNESS]:
                 place = case_op_place(op, self.witness)
                 given = place is not None
                 try:
@@ -213,8 +213,8 @@ class CaseInterpreter:
         except BaseException:  # noqa: BLE001
             return None
 
-    def run_step(self, step: Step) -> codec.StepRecord:
-        record = codec.StepRecord(step.index)
+    def run_step(self, step: Step) -> framing.StepRecord:
+        record = framing.StepRecord(step.index)
         try:
             args = [self.resolve(a) for a in step.args]
             kwargs = {k: self.resolve(v) for k, v in step.kwargs}
@@ -261,7 +261,7 @@ class CaseInterpreter:
         record.launches = after - before if before is not None and after is not None else None
         record.witness = [
             [lid, pos, addr, list(shape), dtype, zeros, site]
-            for lid, pos, addr, shape, dtype, zeros, site in self.witness.since(mark)[: protocol.MAX_WITNESS]
+            for lid, pos, addr, shape, dtype, zeros, site in self.witness.since(mark)[: observations.MAX_WITNESS]
         ]
         record.bumps = list(self.bumps)
         record.calls = self.provided.since(marks)
@@ -276,7 +276,7 @@ class CaseInterpreter:
             except BaseException as exc:  # noqa: BLE001
                 del self.encoder.blobs[blobs:]  # arrays of a snapshot not reported are not sent
                 self.encoder.size = size
-                record.note = protocol.shorten(f"could not read graphs: {type(exc).__name__}")
+                record.note = observations.shorten(f"could not read graphs: {type(exc).__name__}")
         return record
 
 
@@ -298,14 +298,14 @@ def run_case(
     finally:
         interpreter.stop_observing_bumps()
         interpreter.witness.close()
-    return protocol.encode_observations(uid, records, interpreter.encoder.blobs)
+    return observations.encode_observations(uid, records, interpreter.encoder.blobs)
 
 
 def observe_in_process(
     module: ModuleType, uid: str, steps: tuple[Step, ...], **hooks: Callable
-) -> protocol.CaseObservation:
+) -> observations.CaseObservation:
     """Run a case here and decode it as the grader would (for the trusted reference only)."""
     frame = run_case(module, uid, steps, **hooks)
-    body, rest = codec.split_frame(frame)
+    body, rest = framing.split_frame(frame)
     assert body is not None and not rest
-    return protocol.decode_observations(body, uid, len(steps))
+    return observations.decode_observations(body, uid, len(steps))

@@ -10,9 +10,9 @@ Three things are located, each at the moment it happens, inside the worker:
   traceback only, outermost first, the innermost last.
 
 A frame is ``[file relative to the submission, line, function, source line]``, each part
-bounded (:data:`grader.codec.MAX_FRAME_TEXT`). Frames of anything else (the grader, numpy,
+bounded (:data:`grader.framing.MAX_FRAME_TEXT`). Frames of anything else (the grader, numpy,
 the standard library) are never recorded: a student sees their own code and nothing of ours.
-Nothing here judges; the grader validates the records (:mod:`grader.protocol`) and says what
+Nothing here judges; the grader validates the records (:mod:`grader.observations`) and says what
 they mean (:mod:`grader.judging.locating`).
 """
 
@@ -25,7 +25,7 @@ import sys
 import traceback
 from types import FrameType, ModuleType, TracebackType
 
-from grader import codec
+from grader import framing
 
 WALK_LIMIT = 16  # frames looked at above a call, at most (the grader's own frames lie beyond)
 # The submission's folder, in a worker (grader.run.worker.submission sets it after the import);
@@ -49,7 +49,7 @@ def _relative(root: str | None, filename: str) -> str | None:
     return os.path.relpath(real, root) if real.startswith(root + os.sep) else None
 
 
-def _cut(text: str, limit: int = codec.MAX_FRAME_TEXT) -> str:
+def _cut(text: str, limit: int = framing.MAX_FRAME_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -57,13 +57,13 @@ class Locator:
     """The submission's files (under ``root``) and one step's table of call sites.
 
     A site is a tuple of frames; :meth:`site` returns its index in the step's table (the same
-    chain twice is one site), or -1 once the table holds :data:`grader.codec.MAX_SITES`."""
+    chain twice is one site), or -1 once the table holds :data:`grader.framing.MAX_SITES`."""
 
     def __init__(self, root: str | None) -> None:
         self.root = _real(root) if root else None
         self.sites: list[tuple[tuple[str, int, str], ...]] = []
         self._index: dict[tuple[tuple[str, int, str], ...], int] = {}
-        self.case_sites = 0  # sites recorded in this case's steps so far (grader.codec.MAX_CASE_SITES)
+        self.case_sites = 0  # sites recorded in this case's steps so far (grader.framing.MAX_CASE_SITES)
         self.case_trace_frames = 0
 
     @classmethod
@@ -96,7 +96,7 @@ class Locator:
         them outwards, until a frame that is not the submission's (innermost first)."""
         chain: list[tuple[str, int, str]] = []
         seen = 0
-        while frame is not None and seen < WALK_LIMIT and len(chain) < codec.MAX_SITE_FRAMES:
+        while frame is not None and seen < WALK_LIMIT and len(chain) < framing.MAX_SITE_FRAMES:
             code = frame.f_code
             relative = self.relative(code.co_filename)
             if relative is not None:
@@ -110,7 +110,7 @@ class Locator:
         key = tuple(chain)
         index = self._index.get(key)
         if index is None:
-            if len(self.sites) >= codec.MAX_SITES or self.case_sites >= codec.MAX_CASE_SITES:
+            if len(self.sites) >= framing.MAX_SITES or self.case_sites >= framing.MAX_CASE_SITES:
                 return -1
             index = self._index[key] = len(self.sites)
             self.sites.append(key)
@@ -132,10 +132,10 @@ class Locator:
 
     # ------------------------------------------------------------ exceptions
     def traceback(self, tb: TracebackType | None) -> list:
-        """The submission's frames of a traceback (the last :data:`grader.codec.MAX_TRACE_FRAMES`, and
-        no more than :data:`grader.codec.MAX_CASE_TRACE_FRAMES` in a case), outermost first."""
+        """The submission's frames of a traceback (the last :data:`grader.framing.MAX_TRACE_FRAMES`, and
+        no more than :data:`grader.framing.MAX_CASE_TRACE_FRAMES` in a case), outermost first."""
         try:
-            keep = min(codec.MAX_TRACE_FRAMES, codec.MAX_CASE_TRACE_FRAMES - self.case_trace_frames)
+            keep = min(framing.MAX_TRACE_FRAMES, framing.MAX_CASE_TRACE_FRAMES - self.case_trace_frames)
             if keep <= 0:
                 return []
             picked = [(f, line) for f, line in traceback.walk_tb(tb) if self.relative(f.f_code.co_filename) is not None]
@@ -166,7 +166,7 @@ def observe_bumps(module: ModuleType, locator: Locator, bumps: list, counter_nam
 
     def recorded(*args, **kwargs):
         amount = args[1 if bound_class else 0] if len(args) > (1 if bound_class else 0) else kwargs.get("k", 1)
-        if len(bumps) < codec.MAX_BUMPS:
+        if len(bumps) < framing.MAX_BUMPS:
             counted = amount if type(amount) is int and -(2**62) < amount < 2**62 else -1
             bumps.append([counted, locator.site(sys._getframe(1))])
         return func(*args, **kwargs)

@@ -38,7 +38,7 @@ record a capture stores (:data:`FIELDS`, a ``GraphEntry``'s):
 
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
-(:mod:`grader.spec.locating`).
+(:mod:`grader.suite.locating`).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def empty_starts(filename: str) -> frozenset[int]:
     return frozenset(found)
 
 
-MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (codec.MAX_ORIGIN_FRAMES is 8)
+MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (framing.MAX_ORIGIN_FRAMES is 8)
 
 
 @functools.lru_cache(maxsize=64)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from grader import protocol
+from grader import observations
 from grader.lab import Lab
 from grader.lab.loading import pack_attribute
 from grader.observe.locations import Locator
@@ -46,10 +46,10 @@ class ProvidedObjects:
         if not self.logs:
             return None
         out = {}
-        for name, log in list(self.logs.items())[: protocol.MAX_PROVIDED]:
+        for name, log in list(self.logs.items())[: observations.MAX_PROVIDED]:
             start = marks.get(name, 0)
-            calls = log.calls[start : start + protocol.MAX_WITNESS]
-            sites = log.sites[start : start + protocol.MAX_WITNESS]
+            calls = log.calls[start : start + observations.MAX_WITNESS]
+            sites = log.sites[start : start + observations.MAX_WITNESS]
             out[name] = [[*_plain(call), site] for call, site in zip(calls, sites)]
         return out
 
@@ -58,11 +58,11 @@ def _plain(call: Any) -> list:
     """A logged call as text and integers only (anything else as its type's name), at most
     ``MAX_CALL_ITEMS`` items."""
     items = []
-    for item in tuple(call)[: protocol.MAX_CALL_ITEMS]:
+    for item in tuple(call)[: observations.MAX_CALL_ITEMS]:
         if isinstance(item, str):
-            items.append(protocol.shorten(item))
+            items.append(observations.shorten(item))
         elif isinstance(item, int) and not isinstance(item, bool) and -(1 << 62) < item < (1 << 62):
             items.append(item)
         else:
-            items.append(protocol.shorten(type(item).__name__))
+            items.append(observations.shorten(type(item).__name__))
     return items

@@ -7,6 +7,6 @@ submission worker and its in-process mode. ``copying`` copies a submission into 
 within bounds; ``cache`` keeps observations so that a regrade runs nothing.
 
 May import: the shared modules at grader/'s top level and :mod:`grader.observe` (a worker
-runs the interpreter). Never grader.spec, grader.judging or grader.commands: the worker side
+runs the interpreter). Never grader.suite, grader.judging or grader.commands: the worker side
 holds a case's steps, never its checks.
 """

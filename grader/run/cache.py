@@ -11,7 +11,7 @@ Only cases that were *observed* are kept (a timeout or a crash may be the machin
 and is cheap to run again), and only for submissions that imported. A submission's cases are
 kept together, in one JSON file per submission and runtime: its format version, its own key,
 the submission's output tail and, under each case's key, the case id and the worker's
-observation frame, which is validated again by :func:`grader.protocol.decode_observations`
+observation frame, which is validated again by :func:`grader.observations.decode_observations`
 when read. One file per submission, not per case: a cold run writes one file where it wrote a
 hundred (each a temporary file, a rename and a directory entry, which cost more than judging
 the case), and a regrade reads one. A file that is unreadable, of another format or filed
@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy
 
 import grader
-from grader import codec, protocol
+from grader import framing, observations
 from grader.errors import UsageError
 from grader.run.copying import SubmissionProblem, module_file_name, walk_submission
 from grader.run.runner import CaseRun, RunSettings, SubmissionRun, run_submission
@@ -52,7 +52,7 @@ from grader.spec_model import Case
 
 FORMAT = 2  # 2: a submission's cases in one file (1: a file per case, no longer read)
 BACKEND = "numpy-cpu"  # the workers run the submission on numpy, on the CPU
-MAX_ENTRY_BYTES = 2 * codec.MAX_FRAME_BYTES  # a text entry (see get_text)
+MAX_ENTRY_BYTES = 2 * framing.MAX_FRAME_BYTES  # a text entry (see get_text)
 # A case whose observation frame is larger is not kept (it runs again on every regrade), so that
 # a submission's file stays small enough to read whole: at most MAX_SUBMISSION_BYTES, cases
 # beyond it are not kept either.
@@ -101,7 +101,7 @@ def runtime_key(settings: RunSettings) -> str:
         "grader": grader.__version__,
         "grader_source": grader_source_digest(),
         "lab": lab_digest(),
-        "observation": codec.OBSERVATION_VERSION,  # what a worker records (2: the submission's own lines; 3: each graph entry's identity)
+        "observation": framing.OBSERVATION_VERSION,  # what a worker records (2: the submission's own lines; 3: each graph entry's identity)
         "python": platform.python_version(),
         "implementation": sys.implementation.name,
         "numpy": numpy.__version__,
@@ -251,11 +251,11 @@ class ObservationCache:
             if not isinstance(entry, dict) or entry.get("case") != case.uid:
                 raise ValueError("not an entry for this case")
             frame = base64.b64decode(entry["frame"], validate=True)
-            observation = protocol.decode_observations(frame, case.uid, len(case.steps))
+            observation = observations.decode_observations(frame, case.uid, len(case.steps))
             tail, duration = entry["output_tail"], entry["duration_s"]
             if not isinstance(tail, str) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
                 raise ValueError("bad fields")
-        except (ValueError, TypeError, KeyError, RecursionError, protocol.ProtocolError):
+        except (ValueError, TypeError, KeyError, RecursionError, observations.ProtocolError):
             self._ignored(1)
             return None
         return CaseRun(

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader import codec
+from grader import framing
 from grader.lab import active as active_lab
 from grader.safetext import safe_text
 
@@ -45,11 +45,11 @@ class Reader:
     def _from_head(self) -> bytearray | None:
         """Start (or go on with) a frame from what is already read; the whole frame once it is in."""
         if self.body is None:
-            if len(self.head) < codec.PREFIX_BYTES:
+            if len(self.head) < framing.PREFIX_BYTES:
                 return None
-            length = codec.frame_length(self.head)  # ProtocolError over the bound
+            length = framing.frame_length(self.head)  # ProtocolError over the bound
             self.body, self.filled = bytearray(length), 0
-            del self.head[: codec.PREFIX_BYTES]
+            del self.head[: framing.PREFIX_BYTES]
         if self.head and self.filled < len(self.body):
             take = min(len(self.head), len(self.body) - self.filled)
             self.body[self.filled : self.filled + take] = memoryview(self.head)[:take]
@@ -92,7 +92,7 @@ class Reader:
     def _spend(self, n: int) -> None:
         self.budget -= n
         if self.budget < 0:
-            raise codec.ProtocolError("more results than a submission may send")
+            raise framing.ProtocolError("more results than a submission may send")
 
 
 class Tail:
@@ -223,15 +223,15 @@ class Worker:
         gone: nothing more comes); None when there is none. Reads at most two frames' worth."""
         taken = 0
         try:
-            while taken <= 2 * codec.MAX_FRAMED_BYTES:
+            while taken <= 2 * framing.MAX_FRAMED_BYTES:
                 frame = self.reader.next(0.0)  # what is there, never waiting
                 if frame is None:
                     return None
-                taken += codec.PREFIX_BYTES + len(frame)
-                if codec.is_control(frame):
-                    ctl = codec.decode_control(frame)
-                    if isinstance(ctl, codec.CaseStatus) and ctl.case == case_uid and ctl.token == token:
+                taken += framing.PREFIX_BYTES + len(frame)
+                if framing.is_control(frame):
+                    ctl = framing.decode_control(frame)
+                    if isinstance(ctl, framing.CaseStatus) and ctl.case == case_uid and ctl.token == token:
                         return ctl.output_end
-        except (codec.ProtocolError, TimeoutError, OSError):
+        except (framing.ProtocolError, TimeoutError, OSError):
             return None
         return None

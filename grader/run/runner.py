@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from grader import codec, protocol
+from grader import framing, observations
 from grader.lab import active as active_lab
 from grader.run.copying import SubmissionProblem
 from grader.run.pipes import Tail, Worker
@@ -51,7 +51,7 @@ class CaseRun:
 
     uid: str
     status: Literal["observed", "timeout", "crashed", "error", "skipped"]
-    observation: protocol.CaseObservation | None
+    observation: observations.CaseObservation | None
     message: str
     output_tail: str
     duration_s: float
@@ -128,10 +128,10 @@ SIGNAL_HINTS = {
 def case_messages(cases: tuple[Case, ...]) -> tuple[bytes, ...]:
     """Each case's framed message for the worker (its id and steps, never its checks). Built once
     per grading run and shared by every submission."""
-    return tuple(codec.frame(codec.case_message(case.uid, case.steps)) for case in cases)
+    return tuple(framing.frame(framing.case_message(case.uid, case.steps)) for case in cases)
 
 
-def _import_problem(ctl: codec.ImportFailed) -> str:
+def _import_problem(ctl: framing.ImportFailed) -> str:
     message = f": {ctl.message}" if ctl.message else ""
     return f"{ctl.where}: {ctl.type}{message} (your {active_lab().module_file} could not be imported, so no case could run)"
 
@@ -255,7 +255,7 @@ class _SubmissionInProgress:
         # before this point (by an earlier case's code, say) cannot carry it, so never count for it
         token = secrets.token_hex(16)
         # (a worker already gone, or stuck with its pipe full, is told by what _run_case reads)
-        worker.send(codec.frame(codec.token_message(case.uid, token)), deadline)
+        worker.send(framing.frame(framing.token_message(case.uid, token)), deadline)
         run, healthy, output_end = _run_case(
             worker, case, deadline, self.settings, self.budget_end, self.keep_frame_bytes, token
         )
@@ -305,17 +305,17 @@ class _SubmissionInProgress:
         text = self.tail.take()
         if self.workers_started == 1:
             self.import_tail = text
-        if isinstance(ctl, codec.SandboxFailed):
+        if isinstance(ctl, framing.SandboxFailed):
             self.stop_worker()
             raise SandboxFailure(f"the worker sandbox could not be set up: {ctl.message}")
-        if isinstance(ctl, codec.Ready):
+        if isinstance(ctl, framing.Ready):
             return None
         self.stop_worker()
         if timed_out and import_deadline >= self.budget_end:
             return _budget_used_up(case.uid, self.settings)
         if self.secret_sent:
             self.problem = STOPPED_AFTER_HIDDEN
-        elif isinstance(ctl, codec.ImportFailed):
+        elif isinstance(ctl, framing.ImportFailed):
             self.problem = _import_problem(ctl)
         elif timed_out:
             self.problem = f"importing {active_lab().module_file} took longer than {self.settings.import_timeout_s:g} s (code at module level that never finishes?)"
@@ -335,7 +335,7 @@ class _SubmissionInProgress:
             self.tail.close()
 
 
-def _first_control(worker: Worker, deadline: float) -> tuple[codec.Control | None, bool]:
+def _first_control(worker: Worker, deadline: float) -> tuple[framing.Control | None, bool]:
     """What a fresh worker says first, once it has imported the submission (or failed to): its
     control message, or None when it sent something else, nothing (its stream ended) or nothing
     in time; and whether the deadline passed."""
@@ -343,11 +343,11 @@ def _first_control(worker: Worker, deadline: float) -> tuple[codec.Control | Non
         frame = worker.reader.next(deadline)
     except TimeoutError:
         return None, True
-    except codec.ProtocolError:
+    except framing.ProtocolError:
         return None, False
     try:
-        return (codec.decode_control(frame) if frame is not None and codec.is_control(frame) else None), False
-    except codec.ProtocolError:
+        return (framing.decode_control(frame) if frame is not None and framing.is_control(frame) else None), False
+    except framing.ProtocolError:
         return None, False
 
 
@@ -393,7 +393,7 @@ def _run_case(
                 output_tail="",
                 duration_s=time.monotonic() - started,
                 frame=frame,
-                held_bytes=codec.blob_bytes(observation_frames[0]) if observation is not None else 0,
+                held_bytes=framing.blob_bytes(observation_frames[0]) if observation is not None else 0,
             ),
             healthy,
             output_end,
@@ -410,17 +410,17 @@ def _run_case(
                     worker.stop()  # it is gone: all the log holds after the last case is this case's
                     return _worker_ended(worker.exitcode, done)
                 return done("crashed", "the case ended the worker process (did it kill its parent?)", healthy=False)
-            if codec.is_control(frame):
-                ctl = codec.decode_control(frame)
-                if not isinstance(ctl, codec.CaseStatus) or ctl.case != case.uid or ctl.token != token:
-                    raise codec.ProtocolError("a control frame that is not this case's status")
-                if ctl.written != codec.framed_size(observation_frames):
-                    raise codec.ProtocolError("frames before its status that its worker did not write for this case")
+            if framing.is_control(frame):
+                ctl = framing.decode_control(frame)
+                if not isinstance(ctl, framing.CaseStatus) or ctl.case != case.uid or ctl.token != token:
+                    raise framing.ProtocolError("a control frame that is not this case's status")
+                if ctl.written != framing.framed_size(observation_frames):
+                    raise framing.ProtocolError("frames before its status that its worker did not write for this case")
                 output_end = ctl.output_end
                 break
             observation_frames.append(frame)
             if len(observation_frames) > 1:
-                raise protocol.ProtocolError("more than one observation frame")
+                raise observations.ProtocolError("more than one observation frame")
     except TimeoutError:
         if deadline >= budget_end:
             return done("timeout", "the submission used up its time budget during this case", healthy=False)
@@ -429,14 +429,14 @@ def _run_case(
             f"the case did not finish within {settings.case_timeout_s:g} s (an endless loop, or a wait that never ends?)",
             healthy=False,
         )
-    except codec.ProtocolError as exc:
+    except framing.ProtocolError as exc:
         return done(
             "error", f"the case's process sent a malformed result ({exc}); the case counts as failed", healthy=False
         )
     if ctl.exitcode == RETIRE_EXITCODE and observation_frames:  # it ran, but its worker is spent
         try:
-            observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))
-        except protocol.ProtocolError as exc:
+            observation = observations.decode_observations(observation_frames[0], case.uid, len(case.steps))
+        except observations.ProtocolError as exc:
             return done(
                 "error", f"the case's result could not be read ({exc}); the case counts as failed", healthy=False
             )
@@ -450,7 +450,7 @@ def _run_case(
             f"the case's process ended (exit code {ctl.exitcode}) before reporting a result (os._exit() or exit at interpreter level?)",
         )
     try:
-        observation = protocol.decode_observations(observation_frames[0], case.uid, len(case.steps))
-    except protocol.ProtocolError as exc:
+        observation = observations.decode_observations(observation_frames[0], case.uid, len(case.steps))
+    except observations.ProtocolError as exc:
         return done("error", f"the case's result could not be read ({exc}); the case counts as failed")
     return done("observed", "", observation)

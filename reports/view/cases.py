@@ -19,7 +19,7 @@ def observed_text(check: CheckLine) -> str:
 
 def _is_step_outcome(check: CheckLine, outcome: str | None) -> bool:
     """True when a step's health line observed just what the step's own line says: the step's
-    outcome is the observation, followed by where it raised (grader.spec.locating.raised_where)."""
+    outcome is the observation, followed by where it raised (grader.suite.locating.raised_where)."""
     if outcome is None:
         return False
     return outcome == check.observed or (bool(check.where) and outcome == f"{check.observed} at {check.where}")

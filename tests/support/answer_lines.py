@@ -11,8 +11,8 @@ from pathlib import Path
 
 from grader.lab import active
 from grader.lab.loading import pack_attribute
-from grader.spec.answer_slots import cited_slots
-from grader.spec.loader import load_suite
+from grader.suite.answer_slots import cited_slots
+from grader.suite.loader import load_suite
 from tests.support.running import run_alone
 
 is_right = pack_attribute(active(), "pack.checks.cites:is_right")  # the lab's own rule

@@ -47,7 +47,7 @@ def grade_all() -> dict[str, dict]:
     from grader.commands.audit import audit_settings
     from grader.commands.grade import grade_submissions
     from grader.run.runner import Zygote
-    from grader.spec.loader import load_suite
+    from grader.suite.loader import load_suite
 
     named = subjects()
     with Zygote() as zygote, tempfile.TemporaryDirectory(prefix="graphgrade-scores-") as out:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from grader.spec.loader import LoadedSuite, load_suite
+from grader.suite.loader import LoadedSuite, load_suite
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 

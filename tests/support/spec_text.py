@@ -3,7 +3,7 @@ observations by hand (the judge's, the protocol's and the interpreter's)."""
 
 from __future__ import annotations
 
-from grader.spec.loader import load_spec_text
+from grader.suite.loader import load_spec_text
 
 HEADER = """\
 format: 1

@@ -21,7 +21,7 @@ See SECURITY.md, "What is NOT defended", 1.
 
 from __future__ import annotations
 
-from grader import codec, ops, protocol
+from grader import framing, observations, ops
 from grader.ops import GraderOp, Witness
 from grader.spec_model import Step
 
@@ -70,9 +70,9 @@ def tampered_frame(uid: str, steps: tuple[Step, ...], what: str) -> bytes:
         f"the submission changed {what}, part of the op class the grader hands it: what this case "
         "observed (the op calls and their buffers) cannot be trusted"
     )
-    error = codec.ErrorRecord(type=ERROR_TYPE, message=protocol.shorten(message)).wire()
-    records = [codec.StepRecord(step.index, outcome="raised", error=error).wire() for step in steps]
-    return protocol.encode_observations(uid, records, [])
+    error = framing.ErrorRecord(type=ERROR_TYPE, message=observations.shorten(message)).wire()
+    records = [framing.StepRecord(step.index, outcome="raised", error=error).wire() for step in steps]
+    return observations.encode_observations(uid, records, [])
 
 
 def checked(frame: bytes, uid: str, steps: tuple[Step, ...]) -> tuple[bytes, bool]:

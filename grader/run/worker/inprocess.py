@@ -57,7 +57,7 @@ from types import CodeType, ModuleType
 
 import numpy as np
 
-from grader import codec
+from grader import framing
 from grader.observe.interpreter import run_case
 from grader.run.worker import guard, importing, memory
 
@@ -514,7 +514,7 @@ def run_case_here(
     ``finish(uid, frame, **status)`` gives what to write: the frame and the case's status frame,
     with the token the grader issues for the case once the one before it has ended (None: the
     grader has gone)."""
-    uid, steps = codec.read_case_message(message)
+    uid, steps = framing.read_case_message(message)
     if module is None:
         module, fresh.first = fresh.first, None
     if fresh.used:

@@ -30,7 +30,7 @@ import time
 import traceback
 from pathlib import Path
 
-from grader import codec, protocol
+from grader import framing, observations
 from grader.lab import active as active_lab
 from grader.lab import use as use_lab
 from grader.lab.loading import preload_pack
@@ -40,7 +40,7 @@ from grader.run.copying import module_file, module_file_name, walk_submission
 from grader.run.worker import guard, importing, sandbox
 
 # The most a case's process may write into its result pipe: one frame of the largest valid size.
-MAX_CASE_OUTPUT = codec.MAX_FRAMED_BYTES
+MAX_CASE_OUTPUT = framing.MAX_FRAMED_BYTES
 # Relayed in place of anything else a case wrote: the grader reads it as a malformed result.
 NOT_A_RESULT = b"XXXX: the case's process wrote something other than one result frame"
 ORPHAN_KILL_SECONDS = 2.0
@@ -64,11 +64,11 @@ class Commands:
         self.tokens: dict[str, str] = {}
 
     def _read(self) -> bool:
-        body = codec.read_frame(self.fd)
+        body = framing.read_frame(self.fd)
         if body is None:
             return False
-        if codec.is_token(body):
-            uid, token = codec.read_token(body)
+        if framing.is_token(body):
+            uid, token = framing.read_token(body)
             self.tokens[uid] = token
         else:
             self.cases.append(body)
@@ -95,7 +95,7 @@ def status_frames(commands: Commands, uid: str, written: bytes, **status) -> byt
     token = commands.token(uid)
     if token is None:
         return None
-    return written + codec.control_frame(codec.CaseStatus(case=uid, token=token, written=len(written), **status))
+    return written + framing.control_frame(framing.CaseStatus(case=uid, token=token, written=len(written), **status))
 
 
 def submission_module(root: Path) -> tuple[str, tuple[str, ...]]:
@@ -292,20 +292,20 @@ def relayable(data: bytes) -> bytes:
         rest = data
         try:
             while rest:
-                frame, rest = codec.split_frame(rest)
-                if frame is None or codec.is_control(frame):
+                frame, rest = framing.split_frame(rest)
+                if frame is None or framing.is_control(frame):
                     break
             else:
                 return data
-        except codec.ProtocolError:
+        except framing.ProtocolError:
             pass
-    return codec.frame(NOT_A_RESULT)
+    return framing.frame(NOT_A_RESULT)
 
 
 def _run_one_case(
     module, message: bytes, res_fd: int, commands: Commands, signal_all: bool, tree_only: bool = False
 ) -> bool:
-    uid, steps = codec.read_case_message(message)
+    uid, steps = framing.read_case_message(message)
     sys.stdout.flush()
     sys.stderr.flush()
     result_r, result_w = os.pipe()
@@ -381,7 +381,9 @@ def serve(
         except BaseException as exc:  # noqa: BLE001 - the machine's problem: tell the grader, run nothing
             _write_all(
                 res_fd,
-                codec.control_frame(codec.SandboxFailed(message=protocol.shorten(f"{type(exc).__name__}: {exc}"))),
+                framing.control_frame(
+                    framing.SandboxFailed(message=observations.shorten(f"{type(exc).__name__}: {exc}"))
+                ),
             )
             os._exit(0)
         sandbox.set_child_subreaper()
@@ -411,16 +413,16 @@ def serve(
             message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
             _write_all(
                 res_fd,
-                codec.control_frame(
-                    codec.ImportFailed(
+                framing.control_frame(
+                    framing.ImportFailed(
                         type=type(exc).__name__,
-                        message=protocol.shorten(message),
+                        message=observations.shorten(message),
                         where=_import_error_where(exc, root, module_name),
                     )
                 ),
             )
             os._exit(0)
-        _write_all(res_fd, codec.control_frame(codec.Ready()))
+        _write_all(res_fd, framing.control_frame(framing.Ready()))
         # kill(-1) may be used only where it reaches this sandbox's processes alone
         signal_all = "uid" in applied or bool(applied.get("signal_scope"))
         tree_only = bool(applied.get("socket_filter"))  # CLONE_PARENT refused: see kill_orphans

@@ -264,7 +264,7 @@ def warm_up() -> None:
     import gc
     import types
 
-    from grader import codec, protocol
+    from grader import framing, observations
     from grader.lab import active as active_lab
     from grader.observe.interpreter import run_case
     from grader.ops import OP_KINDS, OpSpec
@@ -280,9 +280,9 @@ def warm_up() -> None:
         for shape in ((3,), (2, 3), (2, 2, 3)):
             steps = (Step(0, "call", function, name="out", args=(OpsValue(chain), ArrayValue(dtype, shape, seed=0))),)
             frame = run_case(dummy, "warm/up", steps)
-            body, _ = codec.split_frame(frame)
-            protocol.decode_observations(body, "warm/up", 1)
-    codec.read_case_message(codec.case_message("warm/up", steps))
+            body, _ = framing.split_frame(frame)
+            observations.decode_observations(body, "warm/up", 1)
+    framing.read_case_message(framing.case_message("warm/up", steps))
     gc.collect()
     gc.freeze()  # what exists now is shared by every fork; the collector leaves it alone
 

@@ -20,7 +20,7 @@ from grader.judging.scoring import split_points
 from grader.lab import activate, active, load_lab
 from grader.lab.reference import fresh_module
 from grader.observe.interpreter import observe_in_process
-from grader.spec.loader import load_suite
+from grader.suite.loader import load_suite
 
 PACK = Path(__file__).resolve().parents[1]
 LAB = yaml.safe_load((PACK / "lab.yaml").read_text(encoding="utf-8"))

@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grader import trace_facts as tf
-from grader.spec.answer_slots import Cited, cited_slots, where_to_write
-from grader.spec.checks.base import Check
-from grader.spec.schema_parts import STEP_NAME, schema_object
+from grader.suite.answer_slots import Cited, cited_slots, where_to_write
+from grader.suite.checks.base import Check
+from grader.suite.schema_parts import STEP_NAME, schema_object
 
 _KEY_FLAGS = tf.KEY | tf.KEY_VIA_CALL | tf.FETCH | tf.FETCH_VIA_CALL | tf.STORE | tf.STORE_VIA_CALL | tf.BRANCH
 QUESTIONS = {

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.spec.checks.base import Check
-from grader.spec.describing import compare_arrays, describe
+from grader.suite.checks.base import Check
+from grader.suite.describing import compare_arrays, describe
 
 from .static_buffer import graph_calls, graph_calls_schema, graph_entry_after
 

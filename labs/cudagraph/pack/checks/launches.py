@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.spec.checks.base import Check
-from grader.spec.locating import first_location, origin_at
-from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 from grader.spec_model import MaskValue
+from grader.suite.checks.base import Check
+from grader.suite.locating import first_location, origin_at
+from grader.suite.schema_parts import COUNT, STEP_NAME, schema_object
 
 from .runner_steps import bumps_at, eager_run_at, given_arg, runner_build, step_kind
 

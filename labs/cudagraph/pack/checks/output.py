@@ -7,11 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.ops import FLOAT_DTYPES, OpSpec, build_array, dtype_name
-from grader.spec.checks.base import Check
-from grader.spec.describing import compare_arrays, describe
-from grader.spec.schema_parts import STEP_NAME, schema_object
-from grader.spec.spec_reading import read_array
 from grader.spec_model import ArrayValue
+from grader.suite.checks.base import Check
+from grader.suite.describing import compare_arrays, describe
+from grader.suite.schema_parts import STEP_NAME, schema_object
+from grader.suite.spec_reading import read_array
 
 from .runner_steps import padded_batch
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.spec.case_draft import padded_shape
-from grader.spec.checks.base import Check
-from grader.spec.locating import call_at
-from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
 from grader.spec_model import ArrayValue
+from grader.suite.case_draft import padded_shape
+from grader.suite.checks.base import Check
+from grader.suite.locating import call_at
+from grader.suite.schema_parts import COUNT, STEP_NAME, schema_object
 
 from .witness import op_position
 

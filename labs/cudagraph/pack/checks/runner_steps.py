@@ -8,10 +8,10 @@ of the right one); :func:`padded_batch` is the batch a runner call pads to; :fun
 
 from __future__ import annotations
 
-from grader.protocol import StepObservation
-from grader.spec.case_draft import padded_shape
-from grader.spec.locating import MAX_SHOWN_SITES, bounded, site_lines
+from grader.observations import StepObservation
 from grader.spec_model import ArrayValue, Case, MaskValue, PlainValue, Step, contract_names
+from grader.suite.case_draft import padded_shape
+from grader.suite.locating import MAX_SHOWN_SITES, bounded, site_lines
 
 
 def step_kind(case: Case, index: int) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.spec.checks.base import Check
-from grader.spec.describing import outcome
-from grader.spec.schema_parts import STEP_NAME, schema_object
+from grader.suite.checks.base import Check
+from grader.suite.describing import outcome
+from grader.suite.schema_parts import STEP_NAME, schema_object
 
 from .static_buffer import calls_of
 

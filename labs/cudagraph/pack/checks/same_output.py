@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.spec.checks.base import Check
-from grader.spec.describing import compare_arrays, describe, outcome
-from grader.spec.schema_parts import STEP_NAME, schema_object
+from grader.suite.checks.base import Check
+from grader.suite.describing import compare_arrays, describe, outcome
+from grader.suite.schema_parts import STEP_NAME, schema_object
 
 
 @dataclass(frozen=True)

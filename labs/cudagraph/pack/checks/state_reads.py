@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.spec.checks.reads import StateRead
+from grader.suite.checks.reads import StateRead
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.spec.case_draft import padded_shape
-from grader.spec.checks.base import Check
-from grader.spec.describing import describe, outcome
-from grader.spec.locating import field_at
-from grader.spec.schema_parts import STEP_NAME, schema_object
 from grader.spec_model import ArrayValue
+from grader.suite.case_draft import padded_shape
+from grader.suite.checks.base import Check
+from grader.suite.describing import describe, outcome
+from grader.suite.locating import field_at
+from grader.suite.schema_parts import STEP_NAME, schema_object
 
 
 @dataclass(frozen=True)

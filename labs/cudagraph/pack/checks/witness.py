@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.spec.checks.base import Check
-from grader.spec.locating import argument_at, call_at
-from grader.spec.schema_parts import COUNT, STEP_NAME, schema_object
+from grader.suite.checks.base import Check
+from grader.suite.locating import argument_at, call_at
+from grader.suite.schema_parts import COUNT, STEP_NAME, schema_object
 
 
 def runner_with_literal_ops(draft, fields, at: str) -> str:

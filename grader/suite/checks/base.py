@@ -8,7 +8,7 @@ grader lists the kinds: the loader, the JSON Schema and the judge all go through
 registry, so a kind cannot be known to one and missing from another.
 
 A check holds step *references* in the fields named by ``step_fields``. While the loader
-parses, they are draft keys (:class:`grader.spec.case_draft.DraftStep.key`); :meth:`Check.linked`
+parses, they are draft keys (:class:`grader.suite.case_draft.DraftStep.key`); :meth:`Check.linked`
 turns them into the steps' final indices once the case's step order is known.
 """
 
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 from yaml.nodes import Node
 
 if TYPE_CHECKING:
-    from grader.protocol import StepObservation
-    from grader.spec.case_draft import CaseDraft
+    from grader.observations import StepObservation
     from grader.spec_model import Case, Step
+    from grader.suite.case_draft import CaseDraft
 
 REGISTRY: dict[str, type[Check]] = {}
 _REQUIRED = ("parse", "schema", "judge")
@@ -41,7 +41,7 @@ class Judging(Protocol):
         self, step: Step | None, what: str, expected: str, observed: str, problem: str | None, at: str = ""
     ) -> None:
         """One line of the verdict; ``problem`` None means the line passed; ``at`` names the
-        submission's line behind a failure (:mod:`grader.spec.locating`)."""
+        submission's line behind a failure (:mod:`grader.suite.locating`)."""
 
 
 @dataclass(frozen=True)

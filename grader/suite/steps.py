@@ -15,10 +15,10 @@ from yaml.nodes import Node
 
 from grader.lab import active as active_lab
 from grader.lab.loading import pack_attribute
-from grader.spec.case_draft import CaseDraft, DraftStep
-from grader.spec.schema_parts import schema_ident, schema_object
-from grader.spec.spec_reading import read_value
 from grader.spec_model import OpsValue, PlainValue
+from grader.suite.case_draft import CaseDraft, DraftStep
+from grader.suite.schema_parts import schema_ident, schema_object
+from grader.suite.spec_reading import read_value
 
 # What a build step may construct, the functions a call step may call and the keyword names a
 # step may pass are the lab's (grader.lab: lab.yaml's entry points, provided objects and kwargs).

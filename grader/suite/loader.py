@@ -4,8 +4,8 @@ Strict by design: unknown keys, duplicate keys, duplicate ids, unknown tags,
 ops, steps or checks are errors, and every error names ``file:line``, the
 path of the bad key and what was expected, in one line.
 
-A case is read in two passes. *Parse*: each step by its kind (:mod:`grader.spec.steps`),
-then each check by its kind (:mod:`grader.spec.checks`), into a :class:`~grader.spec.case_draft.CaseDraft`
+A case is read in two passes. *Parse*: each step by its kind (:mod:`grader.suite.steps`),
+then each check by its kind (:mod:`grader.suite.checks`), into a :class:`~grader.suite.case_draft.CaseDraft`
 that knows statically which op chain a call runs (for the oracle), which buffer
 shape a padded input lands in, and which reads a check such as ``num_captured``
 needs the worker to make. *Link*: lay out the final step order and turn the
@@ -22,11 +22,11 @@ import yaml
 from yaml.nodes import MappingNode, Node
 
 from grader.lab import active as active_lab
-from grader.spec.case_draft import CaseDraft, OracleCall
-from grader.spec.checks import check_class, lab_check_kinds
-from grader.spec.spec_reading import NodeReader, SpecError, node_line, refuse_tags
-from grader.spec.steps import parse_step
 from grader.spec_model import OWN_CAUSES, READINGS, SCORINGS, SPEC_FORMAT, VISIBILITIES, Case, Spec, SpecFile, Suite
+from grader.suite.case_draft import CaseDraft, OracleCall
+from grader.suite.checks import check_class, lab_check_kinds
+from grader.suite.spec_reading import NodeReader, SpecError, node_line, refuse_tags
+from grader.suite.steps import parse_step
 
 __all__ = ["LoadedSuite", "OracleCall", "SpecError", "SpecErrors", "load_spec_text", "load_suite", "spec_files"]
 
@@ -171,7 +171,7 @@ def _refuse_deep_nesting(text: str, path: str, loader: type = yaml.SafeLoader) -
 
 def _compose(text: str, path: str) -> Node | None:
     """The file's node tree. libyaml first; anything it refuses (or anything else going wrong
-    there) is parsed again by the pure-Python parser, whose errors :mod:`grader.spec.yaml_errors`
+    there) is parsed again by the pure-Python parser, whose errors :mod:`grader.suite.yaml_errors`
     knows how to explain, so that a broken file reads the same with or without libyaml. Text
     with a tab, a carriage return or any character outside printable ASCII goes to the
     pure-Python parser directly."""
@@ -192,7 +192,7 @@ def load_spec_text(text: str, path: str, oracles: dict[str, tuple[OracleCall, ..
     try:
         root = _compose(text, path)
     except yaml.MarkedYAMLError as exc:
-        from grader.spec.yaml_errors import explain
+        from grader.suite.yaml_errors import explain
 
         line, message = explain(exc, text)
         raise SpecError(f"{path}:{line}: {message}") from None

@@ -1,4 +1,4 @@
-"""The wire format between the grader and its workers (grader.protocol), on hand-made bytes.
+"""The wire format between the grader and its workers (grader.observations), on hand-made bytes.
 
 Observation frames are built here by hand, not by the encoder under test, and the decoder must
 refuse every malformed one with a ProtocolError; arrays come back as plain ndarrays of exactly
@@ -13,12 +13,12 @@ import struct
 import numpy as np
 import pytest
 
-from grader import codec, protocol
-from grader.protocol import EnumValue, OpaqueValue, ProtocolError
+from grader import framing, observations
+from grader.observations import EnumValue, OpaqueValue, ProtocolError
 
 
 # ------------------------------------------------------------------ observation frames
-def frame_body(header: dict | bytes, blobs: list[bytes] = (), magic: bytes = codec.MAGIC) -> bytes:
+def frame_body(header: dict | bytes, blobs: list[bytes] = (), magic: bytes = framing.MAGIC) -> bytes:
     """An observation frame body built by hand (not by the encoder under test)."""
     raw = header if isinstance(header, bytes) else json.dumps(header).encode()
     parts = [magic, struct.pack("<II", len(raw), len(blobs)), raw]
@@ -48,11 +48,15 @@ ARRAY = np.arange(6, dtype=np.float32).reshape(2, 3)
 
 def good_header(**step_fields) -> dict:
     value = {"ndarray": {"dtype": "float32", "shape": [2, 3], "blob": 0}}
-    return {"protocol": protocol.OBSERVATION_VERSION, "case": "s/c", "steps": [step_record(value=value, **step_fields)]}
+    return {
+        "protocol": observations.OBSERVATION_VERSION,
+        "case": "s/c",
+        "steps": [step_record(value=value, **step_fields)],
+    }
 
 
 def test_a_well_formed_frame_decodes():
-    obs = protocol.decode_observations(frame_body(good_header(), [ARRAY.tobytes()]), "s/c", 1)
+    obs = observations.decode_observations(frame_body(good_header(), [ARRAY.tobytes()]), "s/c", 1)
     assert obs.case == "s/c"
     (step,) = obs.steps
     assert step.outcome == "returned" and step.launches == 1
@@ -63,7 +67,7 @@ def test_a_well_formed_frame_decodes():
     "name, body, expected_case, steps",
     [
         ("bad magic", frame_body(good_header(), [ARRAY.tobytes()], magic=b"PK\x03\x04"), "s/c", 1),
-        ("short", codec.MAGIC + b"\x00", "s/c", 1),
+        ("short", framing.MAGIC + b"\x00", "s/c", 1),
         ("wrong case id", frame_body(good_header(), [ARRAY.tobytes()]), "s/other", 1),
         ("blob size mismatch", frame_body(good_header(), [ARRAY.tobytes()[:20]]), "s/c", 1),
         ("blob index out of range", frame_body(good_header(), []), "s/c", 1),
@@ -164,13 +168,13 @@ def test_a_well_formed_frame_decodes():
             "s/c",
             1,
         ),
-        ("text too long", frame_body(good_header(note="x" * (protocol.MAX_TEXT + 1)), [ARRAY.tobytes()]), "s/c", 1),
-        ("blob count over the frame", codec.MAGIC + struct.pack("<II", 2, 3) + b"{}", "s/c", 1),
+        ("text too long", frame_body(good_header(note="x" * (observations.MAX_TEXT + 1)), [ARRAY.tobytes()]), "s/c", 1),
+        ("blob count over the frame", framing.MAGIC + struct.pack("<II", 2, 3) + b"{}", "s/c", 1),
     ],
 )
 def test_decode_rejects_malformed_frames(name, body, expected_case, steps):
     with pytest.raises(ProtocolError):
-        protocol.decode_observations(body, expected_case, steps)
+        observations.decode_observations(body, expected_case, steps)
 
 
 @pytest.mark.parametrize(
@@ -182,12 +186,12 @@ def test_an_ndarray_blob_decodes_to_a_plain_array_of_exactly_its_dtype_and_shape
             return True
 
     original = (np.arange(int(np.prod(shape))) % 3).astype(dtype).reshape(shape)
-    encoder = protocol.new_encoder()
+    encoder = observations.new_encoder()
     value = encoder.value(original.view(Sneaky))
-    frame = protocol.encode_observations("s/c", [step_record(value=value)], encoder.blobs)
-    body, rest = codec.split_frame(frame)
+    frame = observations.encode_observations("s/c", [step_record(value=value)], encoder.blobs)
+    body, rest = framing.split_frame(frame)
     assert rest == b""
-    (step,) = protocol.decode_observations(body, "s/c", 1).steps
+    (step,) = observations.decode_observations(body, "s/c", 1).steps
     decoded = step.value
     assert type(decoded) is np.ndarray
     assert decoded.dtype == np.dtype(dtype) and decoded.shape == shape
@@ -196,24 +200,24 @@ def test_an_ndarray_blob_decodes_to_a_plain_array_of_exactly_its_dtype_and_shape
 
 
 def test_other_values_decode_to_plain_data():
-    encoder = protocol.new_encoder()
+    encoder = observations.new_encoder()
     import enum
 
     class StepMode(enum.Enum):
         CAPTURE = 1
 
     record = step_record(value=encoder.value([1, 2.5, "x", None, True, StepMode.CAPTURE, object()]))
-    body, _ = codec.split_frame(protocol.encode_observations("s/c", [record], encoder.blobs))
-    (step,) = protocol.decode_observations(body, "s/c", 1).steps
+    body, _ = framing.split_frame(observations.encode_observations("s/c", [record], encoder.blobs))
+    (step,) = observations.decode_observations(body, "s/c", 1).steps
     assert step.value == (1, 2.5, "x", None, True, EnumValue("StepMode", "CAPTURE"), OpaqueValue("object"))
 
 
 def test_byte_swapped_array_travels_as_its_values():
-    encoder = protocol.new_encoder()
+    encoder = observations.new_encoder()
     encoded = encoder.value(np.arange(3, dtype=">f4"))
     assert encoded["ndarray"]["dtype"] == "float32"
-    body, _ = codec.split_frame(protocol.encode_observations("s/c", [step_record(value=encoded)], encoder.blobs))
-    (step,) = protocol.decode_observations(body, "s/c", 1).steps
+    body, _ = framing.split_frame(observations.encode_observations("s/c", [step_record(value=encoded)], encoder.blobs))
+    (step,) = observations.decode_observations(body, "s/c", 1).steps
     decoded = step.value
     assert decoded.dtype == np.float32 and decoded.tolist() == [0.0, 1.0, 2.0]
 
@@ -222,12 +226,12 @@ def test_a_blob_no_value_uses_is_refused_not_held():
     """Issue 25, point 5: a frame's unused bytes are refused: an 8 MiB blob that no array
     refers to makes the frame malformed (an error for that case), instead of riding along to
     judging."""
-    from grader import codec
+    from grader import framing
 
     steps = [{"index": 0, "outcome": "returned", "value": 0, "error": None, "launches": 1, "witness": [],
               "input_address": None, "graphs": None, "note": ""}]  # fmt: skip
-    body = codec.observation_frame("c", steps, [b"\0" * (8 << 20)])[codec.PREFIX_BYTES :]
+    body = framing.observation_frame("c", steps, [b"\0" * (8 << 20)])[framing.PREFIX_BYTES :]
     with pytest.raises(ProtocolError, match="used by no value"):
-        protocol.decode_observations(body, "c", 1)
-    plain = codec.observation_frame("c", steps, [])[codec.PREFIX_BYTES :]
-    assert protocol.decode_observations(plain, "c", 1).steps[0].value == 0
+        observations.decode_observations(body, "c", 1)
+    plain = framing.observation_frame("c", steps, [])[framing.PREFIX_BYTES :]
+    assert observations.decode_observations(plain, "c", 1).steps[0].value == 0

@@ -1,6 +1,6 @@
 """The line in the student's code: what the worker located (grader.observe.locations), in words.
 
-Judging side only: observations are validated data (:class:`grader.protocol.SourceFrame` and the
+Judging side only: observations are validated data (:class:`grader.observations.SourceFrame` and the
 step's ``sites`` and ``bumps``). A located failure reads, below the cause::
 
     at student.py:104 in replay: np.copyto(entry.static_inputs, x)
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from grader.protocol import Raised, SourceFrame, StepObservation
+from grader.observations import Raised, SourceFrame, StepObservation
 
 MAX_LOCATION = 1200  # characters of the location block added to one message
 MAX_SHOWN_SITES = 4  # distinct call sites named in one message

@@ -22,11 +22,11 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from grader.lab import Lab
 from grader.lab.interface import OwnCheck
 from grader.lab.loading import LAB_FILE, LabError, pack_attribute, pack_module
-from grader.spec.checks.base import REGISTRY, Check
-from grader.spec.describing import outcome
-from grader.spec.locating import call_at
-from grader.spec.schema_parts import STEP_NAME, schema_object
-from grader.spec.spec_reading import read_plain
+from grader.suite.checks.base import REGISTRY, Check
+from grader.suite.describing import outcome
+from grader.suite.locating import call_at
+from grader.suite.schema_parts import STEP_NAME, schema_object
+from grader.suite.spec_reading import read_plain
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""JSON Schema building blocks shared by the step kinds, the check kinds and :mod:`grader.spec.schema`."""
+"""JSON Schema building blocks shared by the step kinds, the check kinds and :mod:`grader.suite.schema`."""
 
 from __future__ import annotations
 

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from grader.lab import active as active_lab
-from grader.protocol import EnumValue
-from grader.spec.checks.base import Check
-from grader.spec.describing import describe, outcome
-from grader.spec.locating import origin_at
-from grader.spec.schema_parts import STEP_NAME, schema_object
-from grader.spec.spec_reading import read_plain
+from grader.observations import EnumValue
+from grader.suite.checks.base import Check
+from grader.suite.describing import describe, outcome
+from grader.suite.locating import origin_at
+from grader.suite.schema_parts import STEP_NAME, schema_object
+from grader.suite.spec_reading import read_plain
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@
   field validated on the way in.
 * **Observation frames** (worker -> grader): the byte layout (magic, a JSON header, raw array
   blobs) and the field names of a step's record (:class:`StepRecord`, :class:`GraphRecord`),
-  which the worker's interpreter writes and :mod:`grader.protocol` validates and decodes.
+  which the worker's interpreter writes and :mod:`grader.observations` validates and decodes.
 
 Anything malformed raises :class:`ProtocolError`, never another exception. No other module
-writes a length prefix (tests/test_codec.py checks the source).
+writes a length prefix (tests/test_framing.py checks the source).
 """
 
 from __future__ import annotations
@@ -357,12 +357,12 @@ def _decode_control(body: bytes) -> Control:
 @dataclass(slots=True)
 class StepRecord:
     """One step's observation as the worker writes it (filled in while the step runs); the
-    grader reads it back as a ``grader.protocol.StepObservation``. Its fields are the record's
+    grader reads it back as a ``grader.observations.StepObservation``. Its fields are the record's
     keys on the wire, for the writer and the decoder alike."""
 
     index: int
     outcome: str = "returned"  # returned | raised | missing | not_reached
-    value: Any = None  # an encoded value (grader.protocol's encoder)
+    value: Any = None  # an encoded value (grader.observations's encoder)
     error: dict | None = None  # an ErrorRecord's wire form
     launches: int | None = None
     witness: list = field(default_factory=list)  # [list, position, address, shape, dtype, zero rows]

@@ -1,7 +1,7 @@
-"""The check kinds: one module per kind, each a :class:`~grader.spec.checks.base.Check` subclass.
+"""The check kinds: one module per kind, each a :class:`~grader.suite.checks.base.Check` subclass.
 
 Importing this package imports every module in it, and each check class registers
-itself as it is defined (see :mod:`grader.spec.checks.base`). ``CHECK_KINDS`` lists the
+itself as it is defined (see :mod:`grader.suite.checks.base`). ``CHECK_KINDS`` lists the
 kinds in their documented order; :func:`check_class` finds the class of a YAML key.
 To add a kind, add one module here with one class (its fields, ``kind``, ``order``,
 ``parse``, ``schema`` and ``judge``) and its tests: the loader, ``specs/schema.json``
@@ -14,8 +14,8 @@ import importlib
 import pkgutil
 
 from grader.lab import active as active_lab
-from grader.spec.checks.base import REGISTRY, Check, Judging
-from grader.spec.checks.pack_owned import pack_check_class, pack_kind_classes
+from grader.suite.checks.base import REGISTRY, Check, Judging
+from grader.suite.checks.pack_owned import pack_check_class, pack_kind_classes
 
 
 def _import_every_kind() -> None:

@@ -4,7 +4,7 @@ The loader reads a case in two passes: *parse* (each step, then each check, in t
 order the file gives them) and *link* (lay the steps out in their final order, with
 the reads a check asked for inserted, and turn every step reference into an index).
 This module holds the state between the two, and is the whole interface a step kind
-(:mod:`grader.spec.steps`) or a check kind (:mod:`grader.spec.checks`) needs while parsing:
+(:mod:`grader.suite.steps`) or a check kind (:mod:`grader.suite.checks`) needs while parsing:
 
 * :class:`DraftStep` — a step before it has its final index; checks refer to steps by
   their ``key``, which never changes;
@@ -24,8 +24,8 @@ from yaml.nodes import Node
 
 from grader.lab import active as active_lab
 from grader.ops import OpSpec
-from grader.spec.spec_reading import NodeReader, node_line
 from grader.spec_model import ArrayValue, OpsValue, PlainValue, RefValue, Step, Value
+from grader.suite.spec_reading import NodeReader, node_line
 
 
 @dataclass

@@ -3,7 +3,7 @@
 :class:`StateRead`, as the CUDA-graph lab's ``num_captured`` and ``num_graphs``).
 
 Each adds an implicit read (or a ``step_mode()`` call) to the case and compares what it
-returned, as a :class:`~grader.spec.checks.value.ValueCheck` does.
+returned, as a :class:`~grader.suite.checks.value.ValueCheck` does.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from grader.lab import active as active_lab
-from grader.spec.checks.value import ValueCheck
-from grader.spec.schema_parts import AFTER, COUNT, STEP_NAME, schema_object
-from grader.spec.spec_reading import read_plain
+from grader.suite.checks.value import ValueCheck
+from grader.suite.schema_parts import AFTER, COUNT, STEP_NAME, schema_object
+from grader.suite.spec_reading import read_plain
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from grader.lab import active as active_lab
 from grader.ops import FLOAT_DTYPES, OP_KINDS
-from grader.spec.checks import check_class, lab_check_kinds
-from grader.spec.schema_parts import schema_ident, schema_object
-from grader.spec.steps import steps_schema
 from grader.spec_model import OWN_CAUSES, READINGS, SCORINGS, SPEC_FORMAT, VISIBILITIES
+from grader.suite.checks import check_class, lab_check_kinds
+from grader.suite.schema_parts import schema_ident, schema_object
+from grader.suite.steps import steps_schema
 
 SCHEMA_ID = "https://graphgrade.invalid/spec-format-1.schema.json"
 

@@ -1,6 +1,6 @@
 """A case's observations: encoded by the worker, validated and decoded by the grader.
 
-The worker sends them as one observation frame (:mod:`grader.codec` owns its bytes and its
+The worker sends them as one observation frame (:mod:`grader.framing` owns its bytes and its
 record's field names): a JSON header plus raw array bytes. Values travel as tagged JSON;
 arrays as (dtype, shape, bytes), rebuilt as plain ``numpy.ndarray`` of exactly that dtype and
 shape on the grader side.
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from grader import trace_facts, validation
-from grader.codec import (
+from grader.framing import (
     ERROR_FIELDS,
     GRAPH_FIELDS,
     MAX_BLOB_BYTES,
@@ -256,7 +256,7 @@ def shorten(text: str) -> str:
 
 
 def encode_observations(uid: str, steps: list[dict], encoder_blobs: list[bytes]) -> bytes:
-    """The observation frame of a case's step records (:meth:`grader.codec.StepRecord.wire`)."""
+    """The observation frame of a case's step records (:meth:`grader.framing.StepRecord.wire`)."""
     return observation_frame(uid, steps, encoder_blobs)
 
 
