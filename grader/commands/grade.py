@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grader
-from grader.commands import report_manifest
+from grader.commands import rejudging, report_manifest
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
 from grader.judging.answers import read_answers
 from grader.judging.integrity import ScanService
@@ -107,16 +107,19 @@ class GradedSubmission:
     is_reference: bool = False  # the bundled solution, graded because no submission was given
 
 
-def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True) -> int:
+def _write_outputs(
+    report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True, judged: dict | None = None
+) -> int:
     """A submission's report.json and the files rendered from it (the registry reports.outputs);
     returns how many files were written. Only what changed is written: nothing when the folder
     already holds the files these inputs render (see grader.commands.report_manifest), else each
-    file whose bytes differ from the file there (the others keep their inode and mtime)."""
+    file whose bytes differ from the file there (the others keep their inode and mtime).
+    ``judged``: what the report was judged from (grader.commands.rejudging), kept in the manifest."""
     from reports import write_file
     from reports.outputs import submission_files, submission_texts
 
     digest = report_manifest.inputs_digest(report, hidden_visibility, staff) if staff else ""
-    if staff and report_manifest.unchanged(out_dir, digest, submission_files()):
+    if staff and report_manifest.unchanged(out_dir, digest, submission_files(), judged):
         return 0
     out_dir.mkdir(parents=True, exist_ok=True)
     report_manifest.forget(out_dir)
@@ -127,7 +130,7 @@ def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidd
             write_file(out_dir / name, text)
             written += 1
     if staff:
-        report_manifest.record(out_dir, digest, texts)
+        report_manifest.record(out_dir, digest, texts, judged)
     return written
 
 
@@ -188,10 +191,11 @@ def grade_submissions(
             path=str(submissions[index]),
         )
 
-    def judged(index: int, run: SubmissionRun, flags, answers) -> Report:
-        """The submission's report, judged and scored from its run (in this process or a report process)."""
+    def judged(index: int, run: SubmissionRun, flags, answers, known=None) -> Report:
+        """The submission's report, judged and scored from its run (in this process or a report
+        process); ``known``: the case results of specs judged before from the same inputs."""
         report = replace(
-            build_report(names[index], specs, run, loaded, grader.__version__, withheld_points, answers),
+            build_report(names[index], specs, run, loaded, grader.__version__, withheld_points, answers, known),
             flags=flags,
             path=str(submissions[index]),
         )
@@ -201,17 +205,46 @@ def grade_submissions(
         """In a report process: a submission whose every case the cache holds, judged and its files
         written; (its report, the write's failure or None), or None when the cache does not hold
         it whole (the grader then grades it as usual)."""
-        from grader.run.cache import stored_run
-
-        run = stored_run(cache, entry_key, keys, cases)
-        if run is None:
+        outcome = rejudging.rejudge(
+            cache, entry_key, keys, cases, specs, out_dir / names[index], answers, digests_of(index, flags, answers)
+        )
+        if outcome is None:
             return None
-        report = judged(index, run, flags, answers)
+        run, known, report, digests = outcome
+        if report is None:  # not every spec judged before from the same inputs: those that were, not again
+            report = judged(index, run, flags, answers, known)
         try:
-            write_outputs(report, out_dir / names[index], hidden_visibility)
+            write_outputs(report, out_dir / names[index], hidden_visibility, judged=digests)
         except Exception as exc:  # noqa: BLE001 - the grader makes it the submission's problem, as it does a writer's
             return report, (type(exc).__name__, str(exc))
         return report, None
+
+    suite = rejudging.suite_text(loaded, withheld_points)
+
+    def digests_of(index: int, flags, answers):
+        """What a report's digests (grader.commands.rejudging) take besides its cases: a function
+        of the run's output tail and time, and of the digest of each case (by uid)."""
+
+        def digests(output_tail: str, duration_s: float, case_digests: dict):
+            fields = rejudging.report_fields(
+                names[index], str(submissions[index]), grader.__version__, flags, output_tail, duration_s, suite
+            )
+            return rejudging.judged_digests(specs, case_digests, answers, fields)
+
+        return digests
+
+    def cold_digests(index: int, run: SubmissionRun, flags, answers) -> dict | None:
+        """The digests of a report judged in this process from the frames its workers sent (those
+        the cache keeps); None without a cache, or when a case has no frame."""
+        if cache is None or run.problem:
+            return None
+        by_uid = {}
+        for case_run in run.cases:
+            if case_run.status != "observed" or not case_run.frame:
+                return None
+            by_uid[case_run.uid] = rejudging.case_digest(case_run.frame, case_run.output_tail, case_run.duration_s)
+        found = digests_of(index, flags, answers)(run.output_tail, run.duration_s, by_uid)
+        return None if found is None else found.as_json()
 
     def run_cases(index: int, apart: bool, counted: bool = False) -> SubmissionRun | None:
         """The submission's run, its cases run in a slot (those the cache does not hold, with a
@@ -255,6 +288,7 @@ def grade_submissions(
         scan = None
         write_failed: WriteFailed | None = None
         written = False
+        digests = None  # what a report judged here was judged from (grader.commands.rejudging)
         try:
             scan = scans.submit(submissions[index])  # in a bounded process, while the cases run
             # a submission the cache holds (whole, or all but the cases a spec's edit changed) is
@@ -276,6 +310,7 @@ def grade_submissions(
                 answers = read_answers(submissions[index])  # the student's cited lines, read as data
                 with reporting:
                     report = judged(index, run, flags, answers)
+                digests = cold_digests(index, run, flags, answers)
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
@@ -289,7 +324,7 @@ def grade_submissions(
             if write_failed is not None:
                 raise write_failed
             if not written:
-                writers.write(report, target, hidden_visibility)
+                writers.write(report, target, hidden_visibility, digests)
         except Exception as exc:  # noqa: BLE001
             failed = True
             report = problem_report(index, grader_problem("writing its reports", exc))

@@ -144,31 +144,61 @@ def holds(path: Path, text: str) -> bool:
     return found is not None and found == (len(data), hashlib.sha256(data).hexdigest())
 
 
-def unchanged(out_dir: Path, digest: str, files: tuple[str, ...]) -> bool:
-    """Whether ``out_dir`` holds ``files`` exactly as they were written from inputs ``digest``."""
+def _manifest(out_dir: Path) -> dict | None:
+    """The folder's manifest, when it is one of this format (not necessarily still true)."""
     chunks = _chunks(out_dir / MANIFEST, MAX_MANIFEST_BYTES + 1)
     if chunks is None:
-        return False
+        return None
     raw = b"".join(chunks)
     try:
         manifest = json.loads(raw)
     except (ValueError, RecursionError):
-        return False
+        return None
     if (
         len(raw) > MAX_MANIFEST_BYTES
         or not isinstance(manifest, dict)
         or manifest.get("format") != FORMAT
-        or manifest.get("inputs") != digest
+        or not isinstance(manifest.get("inputs"), str)
         or not isinstance(manifest.get("files"), dict)
-        or sorted(manifest["files"]) != sorted(files)
     ):
+        return None
+    return manifest
+
+
+def _vouched(manifest: dict, name: str, data: bytes) -> bool:
+    recorded = manifest["files"].get(name)
+    return isinstance(recorded, dict) and recorded == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def unchanged(out_dir: Path, digest: str, files: tuple[str, ...], judged: dict | None = None) -> bool:
+    """Whether ``out_dir`` holds ``files`` exactly as they were written from inputs ``digest``.
+    With ``judged`` (what the report was judged from: grader.commands.rejudging) and a manifest
+    that records other judged inputs, the manifest is written again with these (the files stay)."""
+    manifest = _manifest(out_dir)
+    if manifest is None or manifest["inputs"] != digest or sorted(manifest["files"]) != sorted(files):
         return False
     for name in files:
         found = _file_digest(out_dir / name)
         recorded = manifest["files"][name]
         if found is None or not isinstance(recorded, dict) or recorded != {"size": found[0], "sha256": found[1]}:
             return False
+    if judged is not None and manifest.get("judged") != judged:
+        _write_manifest(out_dir, {**manifest, "judged": judged})
     return True
+
+
+def previous_report(out_dir: Path, report_name: str = "report.json") -> tuple[bytes, dict] | None:
+    """The bytes of the folder's report.json and what its manifest says it was judged from, when
+    the manifest records both and the file's bytes are the ones it recorded; else None (the
+    submission is judged whole)."""
+    manifest = _manifest(out_dir)
+    if manifest is None or not isinstance(manifest.get("judged"), dict):
+        return None
+    chunks = _chunks(out_dir / report_name)
+    if chunks is None:
+        return None
+    data = b"".join(chunks)
+    return (data, manifest["judged"]) if _vouched(manifest, report_name, data) else None
 
 
 def forget(out_dir: Path) -> None:
@@ -179,7 +209,7 @@ def forget(out_dir: Path) -> None:
         pass
 
 
-def record(out_dir: Path, digest: str, texts: dict[str, str]) -> None:
+def record(out_dir: Path, digest: str, texts: dict[str, str], judged: dict | None = None) -> None:
     """Write the manifest for the files just written from inputs ``digest``, each by the digest
     of the text this process rendered (never of what is on disk now, which another process may
     have swapped in since); last, through a temporary file (a reader sees the whole manifest or
@@ -188,7 +218,14 @@ def record(out_dir: Path, digest: str, texts: dict[str, str]) -> None:
     for name, text in texts.items():
         data = text.encode("utf-8")
         entries[name] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    text = json.dumps({"format": FORMAT, "inputs": digest, "files": entries}, indent=1, sort_keys=True) + "\n"
+    manifest = {"format": FORMAT, "inputs": digest, "files": entries}
+    if judged is not None:
+        manifest["judged"] = judged
+    _write_manifest(out_dir, manifest)
+
+
+def _write_manifest(out_dir: Path, manifest: dict) -> None:
+    text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=f"{MANIFEST}.", dir=out_dir)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -37,7 +37,7 @@ from typing import Any
 
 from grader.judging.results import Report
 
-WriteOutputs = Callable[[Report, Path, str], None]
+WriteOutputs = Callable[..., None]  # (report, its folder, hidden cases' visibility, judged=...)
 
 
 class WriteFailed(Exception):
@@ -98,7 +98,8 @@ class ReportWriters:
                     if kind == "judge" and self.judge_here is not None:
                         answer = ("ok", self.judge_here(*args))
                     else:
-                        self.write_outputs(*args)
+                        report, out_dir, hidden_visibility, judged = args
+                        self.write_outputs(report, out_dir, hidden_visibility, judged=judged)
                         answer = ("ok", None)
                 except Exception as exc:  # noqa: BLE001 - the grader makes it the submission's problem
                     answer = ("error", type(exc).__name__, str(exc))
@@ -112,12 +113,13 @@ class ReportWriters:
         finally:
             os._exit(code)
 
-    def write(self, report: Report, out_dir: Path, hidden_visibility: str) -> None:
+    def write(self, report: Report, out_dir: Path, hidden_visibility: str, judged: dict | None = None) -> None:
         """Write one submission's files; raises what the write raised (as :class:`WriteFailed`
-        when a writer met it)."""
-        answer = self._ask("write", (report, out_dir, hidden_visibility)) if self.forked else None
+        when a writer met it). ``judged``: what the report was judged from, for its manifest."""
+        args = (report, out_dir, hidden_visibility, judged)
+        answer = self._ask("write", args) if self.forked else None
         if answer is None:  # no writer to ask
-            self._write_here(report, out_dir, hidden_visibility)
+            self._write_here(*args)
         elif answer[0] != "ok":
             raise WriteFailed(*answer[1:])
 
@@ -161,9 +163,9 @@ class ReportWriters:
         finally:
             self._tokens.put((pid, conn))
 
-    def _write_here(self, report: Report, out_dir: Path, hidden_visibility: str) -> None:
+    def _write_here(self, report: Report, out_dir: Path, hidden_visibility: str, judged: dict | None) -> None:
         with self._local:
-            self.write_outputs(report, out_dir, hidden_visibility)
+            self.write_outputs(report, out_dir, hidden_visibility, judged=judged)
 
     def _end(self, pid: int, conn: Connection, kill: bool) -> None:
         conn.close()  # a writer waiting for the next report reads the end of its pipe, and exits

@@ -124,20 +124,29 @@ def build_report(
     grader_version: str,
     withheld_points: float = 0.0,
     answers: object = None,
+    known: dict[str, tuple[CaseResult, ...]] | None = None,
 ) -> Report:
     """The report of one submission graded against ``specs``: a "public" report when specs of the
     loaded suite were left out (a student's visible-only run), saying how many points they hold.
     ``withheld_points``: points of specs that are not in the loaded suite at all (a student kit
     ships only the public specs, and knows what its hidden ones are worth). ``answers``: the
-    submission's notebook answers (:func:`grader.judging.answers.read_answers`), for the cites checks."""
+    submission's notebook answers (:func:`grader.judging.answers.read_answers`), for the cites checks.
+    ``known``: per spec id, its case results as judged before from the same inputs (a regrade:
+    grader.commands.rejudging); those specs' cases are not judged again, nor looked for in ``run``."""
     runs = {c.uid: c for c in run.cases}
     cases: list[CaseResult] = []
     summaries: list[SpecSummary] = []
     for spec in specs:
         shares = split_points(spec.points, len(spec.cases))
-        results = [
-            _case_result(spec, case, share, runs[case.uid], loaded, answers) for case, share in zip(spec.cases, shares)
-        ]
+        held = known.get(spec.id) if known else None
+        results = (
+            list(held)
+            if held is not None
+            else [
+                _case_result(spec, case, share, runs[case.uid], loaded, answers)
+                for case, share in zip(spec.cases, shares)
+            ]
+        )
         cases.extend(results)
         summaries.append(
             SpecSummary(
