@@ -277,3 +277,92 @@ def test_a_report_process_that_fails_to_write_costs_that_submission_only(tmp_pat
     assert buggy.grader_failed
     assert "writing its reports (RuntimeError: disk on fire)" in buggy.report.problem
     assert "disk on fire" in (tmp_path / "out" / "buggy" / "report.json").read_text()
+
+
+@pytest.mark.slow
+def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypatch):
+    """Each submission's manifest records what its report was judged from; a regrade from the
+    cache judges again only the cases of specs whose text changed, none when nothing did (the
+    same specs read from another folder included), and all of them when the code that judges
+    and renders changed (a template, say: reports/ is in the renderers' digest)."""
+    from grader.commands import grade
+    from grader.judging import scoring
+    from grader.run.cache import ObservationCache
+    from grader.run.runner import RunSettings, Zygote
+    from grader.suite.loader import load_suite
+
+    subs = _class(tmp_path / "class")[::2]  # the reference and the buggy copy
+    cache = ObservationCache(tmp_path / "cache")
+    calls = tmp_path / "judged.txt"  # one line per case judged, by whichever process judged it
+    real = scoring._case_result
+
+    def counted(spec, case, *rest, **options):
+        with open(calls, "a") as f:
+            f.write(case.uid + "\n")
+        return real(spec, case, *rest, **options)
+
+    def regrade(specs_dir: Path, out: Path) -> list[str]:
+        calls.write_text("")
+        with Zygote() as zygote:
+            loaded = load_suite(specs_dir)
+            graded = grade.grade_submissions(zygote, loaded, loaded.suite.specs, subs, out, RunSettings(), cache=cache)
+        assert not any(g.grader_failed for g in graded)
+        return calls.read_text().split()
+
+    monkeypatch.setattr(scoring, "_case_result", counted)
+    base = _specs(tmp_path, None)
+    n_cases = sum(len(s.cases) for s in load_suite(base).suite.specs)
+    out = tmp_path / "out"
+    assert len(regrade(base, out)) == 2 * n_cases  # cold: every case judged
+    assert regrade(base, out) == []  # nothing changed: nothing judged
+    moved = tmp_path / "elsewhere" / "specs"
+    shutil.copytree(base, moved)
+    assert regrade(moved, out) == []  # the same specs in another folder: nothing judged
+    # a report.json that is not what its manifest vouches for is never read back: that
+    # submission is judged whole, and its file written again
+    kept = (out / "buggy" / "report.json").read_text()
+    (out / "buggy" / "report.json").write_text(kept.replace('"score": 0.0', '"score": 1.0', 1))
+    judged = regrade(base, out)
+    assert len(judged) == n_cases and (out / "buggy" / "report.json").read_text() == kept
+    edited = load_suite(_specs(tmp_path, "check"))
+    spec = next(s for s in edited.suite.specs if s.file.endswith(SPEC_FILE) and "n_after_reset" in repr(s))
+    judged = regrade(_specs(tmp_path, "check"), out)
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2)  # that spec's cases, in both submissions
+    fresh = tmp_path / "fresh"
+    regrade(_specs(tmp_path, "check"), fresh)  # into an empty folder: all of it judged
+    for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):
+        assert (out / rel).read_bytes() == (fresh / rel).read_bytes(), rel
+    monkeypatch.setattr(report_manifest, "renderers_digest", lambda: "a template edited")
+    from grader.commands import rejudging
+
+    rejudging._spec_base.cache_clear()
+    assert len(regrade(_specs(tmp_path, "check"), out)) == 2 * n_cases  # every case judged again
+
+
+def test_what_a_report_is_judged_from_covers_every_input_of_judging():
+    """A spec's digest changes with its text (a line included), the answers and each of its
+    cases' frame, tail and time, and not with the folder its file was read from."""
+    from grader.commands import rejudging
+    from grader.suite.loader import load_suite
+
+    specs = load_suite(ROOT / "specs").suite.specs[:2]
+    cases = {c.uid: rejudging.case_digest(b"frame", "tail", 0.5) for s in specs for c in s.cases}
+    fields = rejudging.report_fields("alice", "alice", "1", (), "", 1.0, "suite")
+
+    def digests(specs=specs, cases=cases, answers=None, fields=fields):
+        return rejudging.judged_digests(specs, cases, answers, fields)
+
+    base = digests()
+    uid = specs[0].cases[0].uid
+    for other in (b"frame!", "tail!", 0.25):
+        changed = rejudging.case_digest(*(other if isinstance(other, type(v)) else v for v in (b"frame", "tail", 0.5)))
+        found = digests(cases={**cases, uid: changed})
+        assert found.specs[0] != base.specs[0] and found.specs[1] == base.specs[1] and found.report != base.report
+    assert digests(answers="cited").specs[0] != base.specs[0]
+    moved = dataclasses.replace(specs[0], line=specs[0].line + 1)
+    assert digests(specs=(moved, specs[1])).specs[0] != base.specs[0]
+    elsewhere = dataclasses.replace(specs[0], file="/another/folder/" + Path(specs[0].file).name)
+    assert digests(specs=(elsewhere, specs[1])) == base
+    assert digests(fields=(*fields[:-1], "another suite")).specs == base.specs != ()
+    assert digests(fields=(*fields[:-1], "another suite")).report != base.report
+    assert digests(cases={k: v for k, v in cases.items() if k != uid}) is None  # a case with no frame: none
