@@ -471,7 +471,8 @@ def run_with_cache(
             stored_all = False
         else:
             entries[keys[i]] = entry
-        found[i] = run if entry is not None else replace(run, frame=b"")  # a stored one: its digest is judged (rejudging)
+        # a stored case keeps its frame until judged: what it was judged from is recorded (rejudging)
+        found[i] = run if entry is not None else replace(run, frame=b"")
     kept = within_budget(entries, keys)
     this = runs_key(keys)  # this grading's first, then older ones
     durations = {this: fresh.duration_s, **{k: d for k, d in stored.durations.items() if k != this}}
