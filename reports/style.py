@@ -22,7 +22,6 @@ STYLE_FILE = Path(__file__).resolve().parent / "templates" / "_style.css.j2"
 MARKER = Markup("/* graphgrade: the page's CSS */")
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
-_CLASS_ATTR = re.compile(r'\bclass="([^"]*)"')
 _CLASS_IN_SELECTOR = re.compile(r"\.(-?[A-Za-z_][\w-]*)")
 _SYMBOL = re.compile(r'<symbol id="(i-[\w-]+)".*?</symbol>\n?', re.S)  # see _macros.html.j2: sprite()
 
@@ -66,9 +65,21 @@ def blocks() -> tuple[Block, ...]:
 
 
 def page_classes(html: str) -> frozenset[str]:
-    return frozenset(c for value in _CLASS_ATTR.findall(html) for c in value.split())
+    """The classes of every ``class="..."`` on the page (not of ``data-subclass="..."``). Split
+    on the literal rather than searched for with a leading ``\\b``, which keeps the engine
+    from looking for the literal first (8x slower on a staff page)."""
+    values = []
+    pieces = html.split('class="')
+    for before, piece in zip(pieces, pieces[1:]):
+        if before and (before[-1].isalnum() or before[-1] == "_"):
+            continue
+        value, closed, _ = piece.partition('"')
+        if closed:
+            values.append(value)
+    return frozenset(" ".join(values).split())
 
 
+@lru_cache(maxsize=64)  # a class's pages use a few sets of classes between them
 def css_for(classes: frozenset[str]) -> str:
     """The rules a page with these classes needs, minified, in file order."""
     out: list[str] = []
