@@ -335,7 +335,7 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     monkeypatch.setattr(report_manifest, "renderers_digest", lambda: "a template edited")
     from grader.commands import rejudging
 
-    rejudging._spec_base.cache_clear()
+    rejudging._BASES.clear()
     assert len(regrade(_specs(tmp_path, "check"), out)) == 2 * n_cases  # every case judged again
 
 

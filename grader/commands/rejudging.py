@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -56,9 +55,21 @@ def _part(h, data: str) -> None:
     hash_part(h, data.encode("utf-8", "surrogateescape"))
 
 
-@functools.lru_cache(maxsize=256)
+_BASES: dict[int, tuple[Spec, bytes]] = {}  # by id(spec), the spec kept with it (never hashed: any field may be a list)
+
+
 def _spec_base(spec: Spec) -> bytes:
     """The judging code and the spec's whole text, hashed once per spec per process."""
+    held = _BASES.get(id(spec))
+    if held is not None and held[0] is spec:
+        return held[1]
+    if len(_BASES) > 4096:  # a process that loads suite after suite (tests) keeps a bounded few
+        _BASES.clear()
+    _BASES[id(spec)] = (spec, digest := _spec_digest(spec))
+    return digest
+
+
+def _spec_digest(spec: Spec) -> bytes:
     from grader.commands.report_manifest import renderers_digest
 
     h = hashlib.sha256(FORMAT)
