@@ -310,7 +310,10 @@ def grade_submissions(
                 answers = read_answers(submissions[index])  # the student's cited lines, read as data
                 with reporting:
                     report = judged(index, run, flags, answers)
-                digests = cold_digests(index, run, flags, answers)
+                try:
+                    digests = cold_digests(index, run, flags, answers)
+                except Exception:  # noqa: BLE001 - without them the next regrade judges it all, nothing worse
+                    digests = None
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's
