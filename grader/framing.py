@@ -26,9 +26,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from grader import validation
-from grader.ops import OP_KINDS, OpSpec
+from grader.lab.vocabulary import op_vocabulary
 from grader.safetext import safe_text
-from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
+from grader.spec_model import ArrayValue, MaskValue, OpSpec, OpsValue, PlainValue, RefValue, Step, Value
 
 PROTOCOL_VERSION = 1
 # Observation frames: 2 added the submission's own frames (a step's ``sites`` and ``bumps``, an
@@ -154,8 +154,9 @@ def _value_from_json(data: dict) -> Value:
             body["dtype"], tuple(body["shape"]), body["seed"], _tuplify(values) if values is not None else None
         )
     if kind == "ops":
+        vocabulary = op_vocabulary()
         for name, _ in body:
-            if name not in OP_KINDS:
+            if vocabulary is None or name not in vocabulary.kinds:
                 raise ProtocolError(f"unknown op {name!r}")
         return OpsValue(tuple(OpSpec(name, param) for name, param in body))
     if kind == "mask":

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from grader import trace_facts, validation
+from grader.arrays import dtype_name
 from grader.framing import (
     ERROR_FIELDS,
     GRAPH_FIELDS,
@@ -46,7 +47,6 @@ from grader.framing import (
     observation_frame,
     observation_parts,
 )
-from grader.ops import dtype_name
 from grader.safetext import safe_text
 
 MAX_LIST = 64

@@ -24,8 +24,8 @@ ENTRY_KINDS: tuple[str, ...] = ("class", "enum", "function")
 # calls return its ops run on their input; ops: a function returning an op list made from ``ops``
 # (the worker lists the list it returns); result: a function returning ``ops`` run on ``x``.
 BINDS: tuple[str, ...] = ("runner", "ops", "result")
-# The value kinds a step's argument may hold. plain and ref are the engine's own; array, ops and
-# capturable need the lab's value builders (a pack's ``values`` hook).
+# The value kinds a step's argument may hold. plain, ref, array (grader.arrays) and capturable (a
+# mask) are the engine's own; ops need the lab's op vocabulary (lab.yaml: ops, grader.lab.vocabulary).
 VALUE_KINDS: tuple[str, ...] = ("plain", "ref", "array", "ops", "capturable")
 
 
@@ -120,6 +120,7 @@ class Lab:
     step_modes: tuple[str, ...]
     launch_counter: str | None  # the entry point whose class-level ``n`` counts launches
     backends: str | None  # pack.MODULE:load_backend, when the reference runs on several backends
+    ops: str | None  # pack.MODULE: the lab's op vocabulary (grader.lab.vocabulary), None: the lab has no ops
     paths: LabPaths
     report_title: str = ""  # the line above every page's heading (``report.title``; default: the lab's title)
     all_pass_text: str = ""  # a report's sentence when every case passes (``report.all_pass``)

@@ -59,6 +59,7 @@ _KEYS = (
     "probe",
     "answers",
     "backends",
+    "ops",
     "behaviours",
     "points",
     "report",
@@ -225,13 +226,17 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         entry_points=entry_points,
         behaviours=behaviours,
         kwargs=r.names(top.get("kwargs", []) or [], "kwargs"),
-        values=r.names(top.get("values", list(VALUE_KINDS)), "values", allowed=VALUE_KINDS),
+        # not given: every kind the lab can use (ops only with an op vocabulary)
+        values=r.names(
+            top.get("values", [v for v in VALUE_KINDS if v != "ops" or "ops" in top]), "values", allowed=VALUE_KINDS
+        ),
         shared_checks=shared,
         own_checks=own,
         provided=provided,
         step_modes=r.names(top.get("step_modes", []) or [], "step_modes"),
         launch_counter=launch_counter,
         backends=r.ref(top["backends"], "backends") if "backends" in top else None,
+        ops=r.name(top["ops"], "ops", _MODULE_REF) if "ops" in top else None,
         paths=_paths(r, top, root),
         points=tuple((k, r.number(v, f"points.{k}")) for k, v in points.items()),
         report_title=r.text(report["title"], "report.title") if "title" in report else r.text(top["title"], "title"),
@@ -247,6 +252,10 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
     for i, name in enumerate(lab.probe):
         if name not in runners:
             raise r.fail(f"probe[{i}]", f"{name!r} is not an entry point with binds: runner")
+    if "ops" in lab.values and lab.ops is None:
+        raise r.fail("ops", "missing: values has ops, so the lab needs an op vocabulary (pack.MODULE)")
+    if lab.ops is not None and "ops" not in lab.values:
+        raise r.fail("ops", "given, but values has no ops: no spec of this lab could use them")
     if lab.step_modes and lab.step_mode_enum is None:
         raise r.fail("step_modes", "no enum entry point has these members")
     return lab
@@ -339,9 +348,12 @@ def _paths(r: _Reader, top: dict, root: Path) -> LabPaths:
 
 
 # ---------------------------------------------------------------- the pack's Python
+PACK_PREFIX = "_graphgrade_pack_"  # every pack's private package name starts so
+
+
 def pack_package(lab: Lab) -> str:
     """The private name the pack's ``pack/`` folder is imported under."""
-    return "_graphgrade_pack_" + re.sub(r"[^A-Za-z0-9_]", "_", lab.id)
+    return PACK_PREFIX + re.sub(r"[^A-Za-z0-9_]", "_", lab.id)
 
 
 def pack_module(lab: Lab, dotted: str) -> ModuleType:
@@ -375,8 +387,13 @@ def _pack_module(lab: Lab, dotted: str) -> ModuleType:
 
 
 def preload_pack(lab: Lab) -> None:
-    """Import every part of the pack the worker uses (its provided objects), so that a worker
-    confined before it imports the submission needs no read access to the lab's folder."""
+    """Import every part of the pack the worker uses (its op vocabulary, its provided objects), so
+    that a worker confined before it imports the submission needs no read access to the lab's
+    folder, and the vocabulary's guarded classes are taken as they were before any submission."""
+    if lab.ops is not None:
+        from grader.lab.vocabulary import op_vocabulary
+
+        op_vocabulary(lab)
     for provided in lab.provided:
         for ref in (provided.factory, provided.setup, provided.log):
             pack_attribute(lab, ref)

@@ -8,7 +8,7 @@ exceptions as type and message), as :mod:`grader.framing`'s records, values enco
 :mod:`grader.observations`.
 
 Per step it records: the outcome (returned, raised, missing contract name,
-not reached), the returned value, the launch-counter delta, the grader ops'
+not reached), the returned value, the launch-counter delta, the lab's ops'
 witness log (which buffer each op was handed), the address of the caller's
 input array, and, when a static-buffer check asked for it, a snapshot of the
 runner's ``graphs``; and where in the submission's own files each op call, each
@@ -24,12 +24,13 @@ from typing import Any
 import numpy as np
 
 from grader import framing, observations
+from grader.arrays import build_array, data_address
 from grader.lab import active as active_lab
+from grader.lab.vocabulary import op_vocabulary
 from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer
 from grader.observe.provided import ProvidedObjects
-from grader.ops import GraderOp, Witness, build_array, case_op_place, data_address, make_ops
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 
@@ -87,7 +88,8 @@ class CaseInterpreter:
         # the functions whose returned op list is listed (lab.yaml: binds: ops)
         self.lists_ops = frozenset(e.name for e in self.lab.entry_points if e.binds == "ops")
         self.locator = Locator.of_module(module)
-        self.witness = Witness(self.locator)
+        self.ops = op_vocabulary(self.lab)  # the lab's op vocabulary (None: the lab has no ops)
+        self.witness = self.ops.new_witness(self.locator) if self.ops is not None else None
         self.bumps: list = []  # this step's launch-counter bump calls (grader.observe.locations)
         self.stop_observing_bumps = observe_bumps(module, self.locator, self.bumps, self.lab.launch_counter)
         self.provided = ProvidedObjects(self.lab, self.locator)
@@ -96,7 +98,8 @@ class CaseInterpreter:
         self.encoder = observations.new_encoder()
         self.trace: dict | None = None  # the running probe step's line trace
         self.kept_alive: list = []  # every graph entry and buffer a snapshot named: their ids stay theirs
-        self.origins = OriginTracer(self.locator, GraderOp.__call__.__code__)  # the lines a step's values came from
+        op_code = self.ops.op_call_code if self.ops is not None else None
+        self.origins = OriginTracer(self.locator, op_code)  # the lines a step's values came from
 
     # ----------------------------------------------------------- values
     def contract(self, name: str) -> Any:
@@ -109,7 +112,9 @@ class CaseInterpreter:
         if isinstance(value, ArrayValue):
             return self.prepare_input(build_array(value))
         if isinstance(value, OpsValue):
-            ops = make_ops(value.chain, self.next_list_id, self.witness)
+            if self.ops is None:
+                raise _NotReached("the lab has no ops")
+            ops = self.ops.make_ops(value.chain, self.next_list_id, self.witness)
             self.next_list_id += 1
             return ops
         if isinstance(value, MaskValue):
@@ -145,7 +150,8 @@ class CaseInterpreter:
             return None
         if step.action == "probe":  # build, capture, replay under the line tracer
             runner = self.target_object(step.target)(args[0], **kwargs)
-            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2], self.lab.launch_counter)
+            counter = self.lab.launch_counter
+            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2], counter, self.origins.op_code)
             return None
         array = self.target_object(step.target)  # mutate: the caller scribbles over a returned array
         array[...] = args[0]
@@ -198,11 +204,11 @@ class CaseInterpreter:
         """Each entry of a returned op list: one of this case's own ops (by list and position) or
         a new callable, and whether it is marked elementwise. None if it is not a list."""
         try:
-            if not isinstance(result, (list, tuple)):
+            if self.ops is None or not isinstance(result, (list, tuple)):
                 return None
             listed = []
             for op in list(result)[: observations.MAX_WITNESS]:
-                place = case_op_place(op, self.witness)
+                place = self.ops.op_place(op, self.witness)
                 given = place is not None
                 try:
                     elementwise = bool(getattr(op, "elementwise", False))
@@ -231,7 +237,7 @@ class CaseInterpreter:
             record.outcome, record.note = "not_reached", str(why)
             return record
         before = _launch_count(self.module, self.lab.launch_counter)
-        mark = self.witness.mark()
+        mark = self.witness.mark() if self.witness is not None else 0
         marks = self.provided.marks()
         self.locator.new_step()
         self.bumps.clear()
@@ -261,7 +267,9 @@ class CaseInterpreter:
         record.launches = after - before if before is not None and after is not None else None
         record.witness = [
             [lid, pos, addr, list(shape), dtype, zeros, site]
-            for lid, pos, addr, shape, dtype, zeros, site in self.witness.since(mark)[: observations.MAX_WITNESS]
+            for lid, pos, addr, shape, dtype, zeros, site in (
+                self.witness.since(mark)[: observations.MAX_WITNESS] if self.witness is not None else ()
+            )
         ]
         record.bumps = list(self.bumps)
         record.calls = self.provided.since(marks)
@@ -297,7 +305,8 @@ def run_case(
         records = [interpreter.run_step(step).wire() for step in steps]
     finally:
         interpreter.stop_observing_bumps()
-        interpreter.witness.close()
+        if interpreter.witness is not None:
+            interpreter.witness.close()
     return observations.encode_observations(uid, records, interpreter.encoder.blobs)
 
 
