@@ -18,13 +18,27 @@ from grader.judging.judge import judge_case
 from grader.observations import (
     CaseObservation,
     EnumValue,
-    GraphObservation,
+    EntryObservation,
     ListedOp,
     OpaqueValue,
     Raised,
     StepObservation,
     WitnessCall,
 )
+
+
+def GraphObservation(  # noqa: N802 - an entry of the CUDA-graph lab's snapshot (its lab.yaml: snapshot)
+    key, shape, static_input_id, static_input_address, static_input, num_ops, output=None, entry_id=-1
+) -> EntryObservation:
+    fields = (
+        ("static_input_id", static_input_id),
+        ("static_input_address", static_input_address),
+        ("static_input", static_input),
+        ("shape", shape),
+        ("num_ops", num_ops),
+        ("output", output),
+    )
+    return EntryObservation(key, entry_id, fields)
 
 
 def judge(steps: str, checks: str, observations: list[StepObservation]):

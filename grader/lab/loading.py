@@ -27,7 +27,10 @@ from grader.lab.interface import (
     BINDS,
     ENTRY_KINDS,
     LAB_FORMAT,
+    MAX_SNAPSHOT_FIELDS,
     PARTS,
+    SNAPSHOT_KINDS,
+    SNAPSHOT_RECORD_KEYS,
     VALUE_KINDS,
     Behaviour,
     EntryPoint,
@@ -35,6 +38,8 @@ from grader.lab.interface import (
     LabPaths,
     OwnCheck,
     ProvidedObject,
+    Snapshot,
+    SnapshotField,
 )
 
 LAB_FILE = "lab.yaml"
@@ -60,6 +65,7 @@ _KEYS = (
     "answers",
     "backends",
     "ops",
+    "snapshot",
     "behaviours",
     "points",
     "report",
@@ -245,6 +251,7 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         probe=r.names(top.get("probe", []) or [], "probe"),
         cited_slots=r.names(answers.get("cited", []) or [], "answers.cited", _TAG),
         free_slots=r.names(answers.get("free", []) or [], "answers.free", _TAG),
+        snapshot=_snapshot(r, top["snapshot"]) if "snapshot" in top else None,
     )
     if set(lab.cited_slots) & set(lab.free_slots):
         raise r.fail("answers", "a slot is both cited and free")
@@ -324,6 +331,25 @@ def _own_check(r: _Reader, value: Any, key: str) -> OwnCheck:
         r.name(f["observes"], f"{key}.observes"),
         r.names(f.get("keys", ["equals", "one_of"]), f"{key}.keys"),
     )
+
+
+def _snapshot(r: _Reader, value: Any) -> Snapshot:
+    f = r.mapping(value, "snapshot", ("of", "fields"), ("of", "fields"))
+    fields = r.mapping(f["fields"], "snapshot.fields", tuple(f["fields"]) if isinstance(f["fields"], dict) else ())
+    if not fields or len(fields) > MAX_SNAPSHOT_FIELDS:
+        raise r.fail("snapshot.fields", f"expected 1 to {MAX_SNAPSHOT_FIELDS} fields, got {len(fields)}")
+    out: list[SnapshotField] = []
+    for name, kind in fields.items():
+        key = f"snapshot.fields.{name}"
+        r.name(name, key)
+        if kind not in SNAPSHOT_KINDS:
+            raise r.fail(key, f"expected one of {', '.join(SNAPSHOT_KINDS)}, got {kind!r}")
+        out.append(SnapshotField(name, kind))
+    snapshot = Snapshot(r.name(f["of"], "snapshot.of"), tuple(out))
+    keys = [k for field in out for k in field.wire_keys] + list(SNAPSHOT_RECORD_KEYS)
+    if len(set(keys)) != len(keys):
+        raise r.fail("snapshot.fields", f"two fields (or a field and key, entry_id) share a record key: {keys}")
+    return snapshot
 
 
 def _paths(r: _Reader, top: dict, root: Path) -> LabPaths:

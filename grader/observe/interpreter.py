@@ -10,8 +10,8 @@ exceptions as type and message), as :mod:`grader.framing`'s records, values enco
 Per step it records: the outcome (returned, raised, missing contract name,
 not reached), the returned value, the launch-counter delta, the lab's ops'
 witness log (which buffer each op was handed), the address of the caller's
-input array, and, when a static-buffer check asked for it, a snapshot of the
-runner's ``graphs``; and where in the submission's own files each op call, each
+input array, and, when a check asked for it, a snapshot of the step's object (the entries of
+the mapping attribute the lab declares, ``lab.yaml: snapshot``); and where in the submission's own files each op call, each
 bump of the lab's launch counter and each exception came from (:mod:`grader.observe.locations`).
 """
 
@@ -157,32 +157,38 @@ class CaseInterpreter:
         array[...] = args[0]
         return None
 
-    def graphs_snapshot(self, runner: Any) -> list[dict]:
+    def snapshot(self, target: Any) -> list[dict]:
+        """The entries of ``target``'s mapping attribute the lab declares (``lab.yaml: snapshot``),
+        each its key's text, its identity and its declared fields (grader.snapshots reads them)."""
+        declared = self.lab.snapshot
+        if declared is None:
+            return []
         snapshot = []
-        graphs = getattr(runner, "graphs", None)
-        items = list(graphs.items())[: observations.MAX_GRAPHS] if isinstance(graphs, dict) else []
+        mapping = getattr(target, declared.of, None)
+        items = list(mapping.items())[: observations.MAX_GRAPHS] if isinstance(mapping, dict) else []
         for key, entry in items:
-            static = getattr(entry, "static_input", None)
-            self.kept_alive.append((entry, static))  # so no later object of the case takes their ids
-            shape = getattr(entry, "shape", None)
-            num_ops = getattr(entry, "num_ops", None)
-            output = getattr(entry, "output", None)
-            host_static = self.to_host(static) if static is not None else None
-            host_output = self.to_host(output) if output is not None else None
-            snapshot.append(
-                framing.GraphRecord(
-                    key=observations.shorten(repr(key)),
-                    shape=[int(d) for d in shape]
-                    if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape)
-                    else None,
-                    entry_id=id(entry),
-                    static_input_id=id(static),
-                    static_input_address=data_address(static),
-                    static_input=self.encoder.value(host_static) if host_static is not None else None,
-                    num_ops=num_ops if isinstance(num_ops, int) and not isinstance(num_ops, bool) else None,
-                    output=self.encoder.value(host_output) if isinstance(host_output, np.ndarray) else None,
-                ).wire()
-            )
+            values = [getattr(entry, field.name, None) for field in declared.fields]
+            # so no later object of the case takes the ids of the entry and its buffers
+            self.kept_alive.append((entry, *(v for f, v in zip(declared.fields, values) if f.kind == "buffer")))
+            host = [
+                self.to_host(v) if f.kind in ("array", "buffer") and v is not None else None
+                for f, v in zip(declared.fields, values)
+            ]
+            record: dict = {"key": observations.shorten(repr(key)), "entry_id": id(entry)}
+            for field, value, on_host in zip(declared.fields, values, host):
+                name = field.name
+                if field.kind == "buffer":
+                    record[f"{name}_id"] = id(value)
+                    record[f"{name}_address"] = data_address(value)
+                    record[name] = self.encoder.value(on_host) if on_host is not None else None
+                elif field.kind == "array":
+                    record[name] = self.encoder.value(on_host) if isinstance(on_host, np.ndarray) else None
+                elif field.kind == "shape":
+                    shaped = isinstance(value, tuple) and all(isinstance(d, int) for d in value)
+                    record[name] = [int(d) for d in value] if shaped else None
+                else:
+                    record[name] = value if isinstance(value, int) and not isinstance(value, bool) else None
+            snapshot.append(record)
         return snapshot
 
     def encode_result(self, result: Any) -> Any:
@@ -280,11 +286,12 @@ class CaseInterpreter:
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size
             try:
-                record.graphs = self.graphs_snapshot(self.target_object(step.target))
+                record.graphs = self.snapshot(self.target_object(step.target))
             except BaseException as exc:  # noqa: BLE001
                 del self.encoder.blobs[blobs:]  # arrays of a snapshot not reported are not sent
                 self.encoder.size = size
-                record.note = observations.shorten(f"could not read graphs: {type(exc).__name__}")
+                what = self.lab.snapshot.of if self.lab.snapshot is not None else "the snapshot"
+                record.note = observations.shorten(f"could not read {what}: {type(exc).__name__}")
         return record
 
 

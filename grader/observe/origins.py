@@ -7,7 +7,7 @@ without line events). It notes, for the step:
 
 * ``returned``: the line of the ``return`` that ended the first of the submission's functions
   the step called (a method, a property's getter, ``__call__``), with whether that statement
-  only hands back a constant or a name (``return StepMode.WARMUP``, ``return self.n``), when the
+  only hands back a constant or a name (``return Mode.IDLE``, ``return self.n``), when the
   choice was made by a test above it;
 * ``tested``: the last ``if``/``elif``/``while`` test that function ran before it returned;
 * ``state``: for a ``return`` that computes its value from the object's own state
@@ -16,25 +16,25 @@ without line events). It notes, for the step:
   return when the object's other results are wrong too;
 * ``passed`` and ``guards``: with a plain return, each earlier test of that function that guards a
   plain return of its own and was not taken (``if not self.enabled or ...:`` above ``return
-  StepMode.WARMUP``), and that return: the judge names the test when its return is the value
+  Mode.IDLE``), and that return: the judge names the test when its return is the value
   that was expected;
 * ``assigned``: for a step that reads an attribute, or calls a function that only returns one
   (``return self._count``), the last line of the case so far that assigned an attribute of that
   name (``self.graph_id = ...``, ``cls.n += k``).
 
 While a runner is called (a ``call`` step) it notes one more thing, the value-flow of the
-record a capture stores (:data:`FIELDS`, a ``GraphEntry``'s):
+record a capture stores (:data:`FIELDS`, fields of the lab's snapshot entry, ``lab.yaml: snapshot``):
 
 * ``field:<name>``: the line a field of the record got its value from during the step. When the
-  submission builds the record (``GraphEntry(key, static, out, n)``), that is the line that last
+  submission builds the record (``Entry(key, static, out, n)``), that is the line that last
   assigned the local name handed to the field (``static = np.zeros(key)``: the float64 buffer is
   made there, not where the entry is built), else the constructor's own line; when it assigns the
   field later (``entry.static_input = np.zeros(...)``), that line.
 
 * ``argument``: where the array the step's first op call was handed came from: the line that
   last bound the name handed to the op (``out = padded`` two lines above ``out = op(out)``), or,
-  when that name is the calling function's own parameter (``run_eager(ops, x)``), the line that
-  called it with it (``run_eager(self.ops, x)`` where the static buffer was meant).
+  when that name is the calling function's own parameter (``run_all(ops, x)``), the line that
+  called it with it (``run_all(self.ops, x)`` where the static buffer was meant).
 
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
@@ -115,7 +115,7 @@ MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (framing
 @functools.lru_cache(maxsize=64)
 def guarded_returns(filename: str) -> dict[int, int]:
     """Per ``if`` test whose branch is a plain ``return`` (``if not self.enabled: return
-    StepMode.WARMUP``): the line of that return."""
+    Mode.IDLE``): the line of that return."""
     tree = _tree(filename)
     found: dict[int, int] = {}
     for node in ast.walk(tree) if tree is not None else ():
