@@ -17,8 +17,8 @@ from support.spec_text import FUSE_STEPS, FUSED_CHECK, RUNNER_STEPS, load_case
 from grader.judging.judge import judge_case
 from grader.observations import (
     CaseObservation,
-    EnumValue,
     EntryObservation,
+    EnumValue,
     ListedOp,
     OpaqueValue,
     Raised,

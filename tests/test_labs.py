@@ -176,7 +176,10 @@ _MINIMAL = "format: 1\nid: x\ntitle: t\nstudent: {module: m}\nbehaviours: [{id: 
         ("ops: pack.ops\nvalues: [plain]\n", "ops: given, but values has no ops"),
         ("ops: os.path\n", "ops: expected a name"),
         ("snapshot: {of: graphs}\n", "snapshot: missing the required key 'fields'"),
-        ("snapshot: {of: graphs, fields: {a: tensor}}\n", "snapshot.fields.a: expected one of shape, int, array, buffer"),
+        (
+            "snapshot: {of: graphs, fields: {a: tensor}}\n",
+            "snapshot.fields.a: expected one of shape, int, array, buffer",
+        ),
         ("snapshot: {of: graphs, fields: {key: int}}\n", "snapshot.fields: two fields"),
         ("snapshot: {of: graphs, fields: {b: buffer, b_id: int}}\n", "snapshot.fields: two fields"),
         ("snapshot: {of: 3, fields: {a: int}}\n", "snapshot.of: expected a name"),
