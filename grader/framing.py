@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from grader import validation
-from grader.lab.vocabulary import op_vocabulary
+from grader.lab import op_vocabulary
 from grader.safetext import safe_text
 from grader.spec_model import ArrayValue, MaskValue, OpSpec, OpsValue, PlainValue, RefValue, Step, Value
 

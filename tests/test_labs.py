@@ -203,7 +203,7 @@ def test_the_default_lab_declares_its_ops_and_snapshot_and_the_other_lab_neither
         ("output", "array"),
     ]
     assert decode.snapshot is None
-    from grader.lab.vocabulary import op_vocabulary
+    from grader.lab import op_vocabulary
 
     vocabulary = op_vocabulary(default)
     assert op_vocabulary(decode) is None and op_vocabulary(load_lab()) is vocabulary  # loaded once
@@ -224,7 +224,7 @@ _PARTS = "apply_chain = make_ops = case_op_place = class_change = take_changes_s
     ],
 )
 def test_an_op_vocabulary_missing_a_part_is_one_line_naming_the_key(tmp_path, lab_id, source, problem):
-    from grader.lab.vocabulary import op_vocabulary
+    from grader.lab import op_vocabulary
 
     (tmp_path / "pack").mkdir()
     (tmp_path / "pack" / "__init__.py").write_text("", encoding="utf-8")

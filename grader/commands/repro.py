@@ -70,7 +70,7 @@ import numpy as np
 
 from grader.arrays import data_address
 from grader.lab import load_lab
-from grader.lab.vocabulary import op_vocabulary
+from grader.lab import op_vocabulary
 from grader.spec_model import OpSpec
 from grader.suite.describing import compare_arrays
 

@@ -18,7 +18,7 @@ import numpy as np
 from grader.arrays import build_array
 from grader.judging.results import STEP_RUNS, CheckLine, LaunchPoint, StepLine
 from grader.lab import active as active_lab
-from grader.lab.vocabulary import op_vocabulary
+from grader.lab import op_vocabulary
 from grader.observations import CaseObservation, StepObservation
 from grader.spec_model import ArrayValue, Case, RefValue, Step, contract_names
 from grader.suite.case_draft import OracleCall

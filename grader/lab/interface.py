@@ -112,7 +112,7 @@ class SnapshotField:
 class Snapshot:
     """What a step that observes its object (a spec step's ``observe_graphs``, set by the checks
     that need it) records of it right after the step: each entry of the object's mapping attribute
-    ``of`` (key -> entry, at most ``grader.observations.MAX_GRAPHS``), as its key's text, the
+    ``of`` (key -> entry, at most ``grader.snapshots.MAX_GRAPHS``), as its key's text, the
     entry's identity and the declared ``fields`` of the entry, each read as its kind
     (``SNAPSHOT_KINDS``). The engine bounds and validates every entry by these declarations alone."""
 

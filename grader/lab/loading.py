@@ -412,14 +412,9 @@ def _pack_module(lab: Lab, dotted: str) -> ModuleType:
     return sys.modules[name]
 
 
-def preload_pack(lab: Lab) -> None:
-    """Import every part of the pack the worker uses (its op vocabulary, its provided objects), so
-    that a worker confined before it imports the submission needs no read access to the lab's
-    folder, and the vocabulary's guarded classes are taken as they were before any submission."""
-    if lab.ops is not None:
-        from grader.lab.vocabulary import op_vocabulary
-
-        op_vocabulary(lab)
+def preload_provided(lab: Lab) -> None:
+    """Import the parts of the pack that build the lab's provided objects (see
+    :func:`grader.lab.preload_pack`, which also loads its op vocabulary)."""
     for provided in lab.provided:
         for ref in (provided.factory, provided.setup, provided.log):
             pack_attribute(lab, ref)

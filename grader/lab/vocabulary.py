@@ -2,7 +2,7 @@
 handed to student code, and the oracle that computes with them (``lab.yaml: ops``, a module of
 the pack's ``pack/`` folder, loaded by path under the pack's private name).
 
-The engine asks :func:`op_vocabulary` for them and knows nothing of any op itself: a spec's
+The engine asks :func:`grader.lab.op_vocabulary` for the active lab's and knows nothing of any op itself: a spec's
 ``ops`` value is read against the vocabulary's kinds, the worker makes a case's ops with it and
 the judge's oracle computes with it. What the module must define (each missing or wrong one is
 one line naming the lab's file and its ``ops`` key):
@@ -20,7 +20,7 @@ one line naming the lab's file and its ``ops`` key):
   ``class_change()`` and ``take_changes_seen()`` (what an op call saw changed in its own class).
 
 A vocabulary is loaded once per process and lab; in a worker before its sandbox closes and
-before any submission code runs (:func:`grader.lab.loading.preload_pack`), when the classes it
+before any submission code runs (:func:`grader.lab.preload_pack`), when the classes it
 guards are taken as they are (:attr:`OpVocabulary.saved`).
 """
 
@@ -70,12 +70,9 @@ class OpVocabulary:
 _LOADED: dict[tuple, OpVocabulary] = {}
 
 
-def op_vocabulary(lab: Lab | None = None) -> OpVocabulary | None:
-    """The op vocabulary of ``lab`` (default: the active lab); None for a lab without ops."""
-    if lab is None:
-        from grader.lab import active
-
-        lab = active()
+def op_vocabulary(lab: Lab) -> OpVocabulary | None:
+    """The op vocabulary of ``lab``; None for a lab without ops (``grader.lab.op_vocabulary``:
+    the active lab's)."""
     if lab.ops is None:
         return None
     key = (lab.root, lab.id, lab.ops)

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from grader import framing, observations
+from grader import framing, observations, snapshots
 from grader.arrays import build_array, data_address
 from grader.lab import active as active_lab
-from grader.lab.vocabulary import op_vocabulary
+from grader.lab import op_vocabulary
 from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer
@@ -165,7 +165,7 @@ class CaseInterpreter:
             return []
         snapshot = []
         mapping = getattr(target, declared.of, None)
-        items = list(mapping.items())[: observations.MAX_GRAPHS] if isinstance(mapping, dict) else []
+        items = list(mapping.items())[: snapshots.MAX_GRAPHS] if isinstance(mapping, dict) else []
         for key, entry in items:
             values = [getattr(entry, field.name, None) for field in declared.fields]
             # so no later object of the case takes the ids of the entry and its buffers

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from grader.arrays import FLOAT_DTYPES
 from grader.lab import active as active_lab
-from grader.lab.vocabulary import op_vocabulary
+from grader.lab import op_vocabulary
 from grader.spec_model import OWN_CAUSES, READINGS, SCORINGS, SPEC_FORMAT, VISIBILITIES
 from grader.suite.checks import check_class, lab_check_kinds
 from grader.suite.schema_parts import schema_ident, schema_object

@@ -27,7 +27,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from grader import validation
 from grader.arrays import FLOAT_DTYPES
 from grader.lab import active as active_lab
-from grader.lab.vocabulary import op_vocabulary
+from grader.lab import op_vocabulary
 from grader.spec_model import ArrayValue, MaskValue, OpSpec, OpsValue, PlainValue, RefValue, Value
 
 T = TypeVar("T")

@@ -3,9 +3,8 @@ by path under the pack's private name, exactly as the engine loads it (grader.la
 
 from __future__ import annotations
 
-from grader.lab import load_lab
+from grader.lab import load_lab, op_vocabulary
 from grader.lab.loading import default_lab_root
-from grader.lab.vocabulary import op_vocabulary
 
 VOCABULARY = op_vocabulary(load_lab(default_lab_root()))
 ops = VOCABULARY.module

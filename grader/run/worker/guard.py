@@ -23,7 +23,7 @@ See SECURITY.md, "What is NOT defended", 1.
 from __future__ import annotations
 
 from grader import arrays, framing, observations
-from grader.lab.vocabulary import op_vocabulary
+from grader.lab import op_vocabulary
 from grader.spec_model import Step
 
 ERROR_TYPE = "GraderObjectChanged"

@@ -266,8 +266,7 @@ def warm_up() -> None:
 
     from grader import framing, observations
     from grader.lab import active as active_lab
-    from grader.lab.loading import preload_pack
-    from grader.lab.vocabulary import op_vocabulary
+    from grader.lab import op_vocabulary, preload_pack
     from grader.observe.interpreter import run_case
     from grader.spec_model import ArrayValue, OpSpec, OpsValue, Step
 
