@@ -69,8 +69,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.arrays import data_address
-from grader.lab import load_lab
-from grader.lab import op_vocabulary
+from grader.lab import load_lab, op_vocabulary
 from grader.spec_model import OpSpec
 from grader.suite.describing import compare_arrays
 
