@@ -11,8 +11,9 @@ Per step it records: the outcome (returned, raised, missing contract name,
 not reached), the returned value, the launch-counter delta, the lab's ops'
 witness log (which buffer each op was handed), the address of the caller's
 input array, and, when a check asked for it, a snapshot of the step's object (the entries of
-the mapping attribute the lab declares, ``lab.yaml: snapshot``); and where in the submission's own files each op call, each
-bump of the lab's launch counter and each exception came from (:mod:`grader.observe.locations`).
+the mapping attribute the lab declares, ``lab.yaml: snapshot``); and where in the submission's
+own files each op call, each bump of the lab's launch counter and each exception came from
+(:mod:`grader.observe.locations`).
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@ observed as if nothing happened.
 
 A case hands the submission the lab's ops (its op vocabulary's ``GraderOp``,
 :mod:`grader.lab.vocabulary`), which write every call into the vocabulary's ``Witness`` log; the
-structural checks (the static buffer, one launch per replay, padding) read that log. Patching the op's class (``type(op).__call__ = ...``,
-``setattr(type(op), ...)``) rewrites what every later call records. This module keeps what both
-classes held before any submission code ran (taken when the vocabulary is loaded: in the zygote,
-or in the worker before its sandbox closes) and, after each
-case, compares: a case that ran with a changed class gets, for every step, an error that names
+structural checks (the static buffer, one launch per replay, padding) read that log. Patching the
+op's class (``type(op).__call__ = ...``, ``setattr(type(op), ...)``) rewrites what every later
+call records. This module keeps what both classes held before any submission code ran (taken
+when the vocabulary is loaded: in the zygote, or in the worker before its sandbox closes) and,
+after each case, compares: a case that ran with a changed class gets, for every step, an error that names
 what changed, instead of its observations; in ``--isolation module`` its worker also retires
 (the change would outlive the case).
 
