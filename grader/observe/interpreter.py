@@ -100,7 +100,9 @@ class CaseInterpreter:
         self.trace: dict | None = None  # the running probe step's line trace
         self.kept_alive: list = []  # every graph entry and buffer a snapshot named: their ids stay theirs
         op_code = self.ops.op_call_code if self.ops is not None else None
-        self.origins = OriginTracer(self.locator, op_code)  # the lines a step's values came from
+        # the snapshot's fields whose value-flow a runner's call follows: every one but a count
+        followed = tuple(f.name for f in self.lab.snapshot.fields if f.kind != "int") if self.lab.snapshot else ()
+        self.origins = OriginTracer(self.locator, op_code, followed)  # the lines a step's values came from
 
     # ----------------------------------------------------------- values
     def contract(self, name: str) -> Any:

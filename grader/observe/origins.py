@@ -23,7 +23,8 @@ without line events). It notes, for the step:
   name (``self.graph_id = ...``, ``cls.n += k``).
 
 While a runner is called (a ``call`` step) it notes one more thing, the value-flow of the
-record a capture stores (:data:`FIELDS`, fields of the lab's snapshot entry, ``lab.yaml: snapshot``):
+record a capture stores (the fields of the lab's snapshot entry it follows, ``lab.yaml: snapshot``,
+given by the interpreter: every field but an ``int``):
 
 * ``field:<name>``: the line a field of the record got its value from during the step. When the
   submission builds the record (``Entry(key, static, out, n)``), that is the line that last
@@ -50,7 +51,6 @@ from types import CodeType, FrameType
 
 PLAIN_RETURN = (ast.Constant, ast.Name, ast.Attribute)  # hands back what was decided elsewhere
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "update", "add", "remove", "setdefault"})
-FIELDS = ("shape", "static_input", "output")  # the fields of a captured graph's record the grader judges
 Where = tuple[str, int, str]  # file, line, function
 
 
@@ -201,8 +201,9 @@ def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, st
 class OriginTracer:
     """One case's tracer: :meth:`run` runs one step under it; :meth:`origin` is what it saw."""
 
-    def __init__(self, locator, op_code: CodeType | None = None) -> None:
+    def __init__(self, locator, op_code: CodeType | None = None, followed: tuple[str, ...] = ()) -> None:
         self.locator = locator
+        self.followed = followed  # the record's fields whose value-flow a runner's call follows
         self.op_code = op_code  # the code of the grader's op's __call__: its first call's argument is followed
         self.argument: Where | None = None
         self._mine: dict[int, tuple[CodeType, str | None]] = {}  # id(code) -> (code, its file when the submission's)
@@ -212,7 +213,7 @@ class OriginTracer:
         self.returned_attribute = ""  # the attribute a plain return handed back
         self.tested: tuple[str, int, str] | None = None
         self.passed: list[Where] = []  # the top function's earlier tests, in the order they ran
-        self.fields = False  # whether this step follows the value-flow of FIELDS (a runner's call)
+        self.fields = False  # whether this step follows the value-flow of ``followed`` (a runner's call)
         # frame -> local name -> the line that last bound it and the one before (a line event comes
         # before its line runs: ``out = op(out)`` reads the ``out`` an earlier line bound)
         self._locals: dict[FrameType, dict[str, tuple[Where, Where | None]]] = {}
@@ -254,7 +255,7 @@ class OriginTracer:
                 names, test = facts[0], facts[1]
                 for name in names:
                     self.assigned[name] = (code.co_filename, frame.f_lineno, code.co_name)
-                    if self.fields and name in FIELDS:
+                    if self.fields and name in self.followed:
                         self.field_origins[name] = self.assigned[name]
                 if test and frame is self._top:
                     if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
@@ -279,12 +280,12 @@ class OriginTracer:
 
     def _built(self, frame: FrameType) -> None:
         """A record built by the submission's code (its ``__init__`` is not the submission's, as a
-        dataclass's is not): for each of its FIELDS, where the value handed to it came from."""
+        dataclass's is not): for each field it follows, where the value handed to it came from."""
         code, caller = frame.f_code, frame.f_back
         if caller is None or self._file(caller.f_code) is None:
             return
         params = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
-        if not set(params) & set(FIELDS):
+        if not set(params) & set(self.followed):
             return
         record = type.__dict__["__name__"].__get__(type(frame.f_locals.get("self")))  # never the class's own __name__
         if type(record) is not str:  # a str subclass's __eq__ would be the submission's code
@@ -298,7 +299,7 @@ class OriginTracer:
             return
         handed = dict(zip(params, call.args))
         handed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
-        for field in FIELDS:
+        for field in self.followed:
             value = handed.get(field)
             if value is not None:
                 bound = self._bound_before(caller, value.id) if isinstance(value, ast.Name) else None
@@ -351,7 +352,7 @@ class OriginTracer:
         if self.fields:  # a runner's call: where its record's fields and its ops' input came from
             frames = [
                 [f"field:{field}", *self.locator.frame_wire(*self.field_origins[field])]
-                for field in FIELDS
+                for field in self.followed
                 if field in self.field_origins
             ]
             if self.argument is not None:
