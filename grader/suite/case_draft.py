@@ -25,7 +25,7 @@ from yaml.nodes import Node
 from grader.lab import active as active_lab
 from grader.ops import OpSpec
 from grader.spec_model import ArrayValue, OpsValue, PlainValue, RefValue, Step, Value
-from grader.suite.spec_reading import NodeReader, node_line
+from grader.suite.spec_reading import NodeReader, node_line, read_value
 
 
 @dataclass
@@ -108,6 +108,10 @@ class CaseDraft:
         step = DraftStep(key=self._next_key, action=action, line=line, position=position)
         self._next_key += 1
         return step
+
+    def value(self, node: Node, where: str) -> Value:
+        """A value a step gives (``file:line`` errors); it may name any step bound so far."""
+        return read_value(self.reader, node, where, set(self.bound))
 
     def number_lists(self, values: list[Value]) -> None:
         """Give each literal op list its case-wide number, in the order the worker meets them."""
