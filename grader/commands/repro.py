@@ -29,6 +29,7 @@ import keyword
 import sys
 from pathlib import Path
 
+from grader.commands.cli_common import Subcommand
 from grader.errors import UsageError
 from grader.lab import active as active_lab
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value, contract_names
@@ -339,7 +340,7 @@ def _find(loaded, uid: str):
     return None, None
 
 
-def cmd_repro(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from grader.commands.cli_common import EXIT_OK, load_specs
     from grader.commands.kit import kit_info
 
@@ -415,19 +416,7 @@ def output_path(output: Path | None, folder: Path | None, uid: str) -> Path | No
     return output
 
 
-def register(sub) -> None:
-    """Add ``graphgrade repro`` to the CLI's subparsers."""
-    p = sub.add_parser(
-        "repro",
-        help="print a short Python script that reruns one case against your module (to debug it)",
-        description=(
-            "Write a runnable Python script for one case, beside your submission (never inside it, where the grader "
-            "would flag it): the same inputs (dtype, shape, seed and generator), "
-            "the grader's own ops, the case's steps against your module (the lab's MODULE.py) in your own interpreter (so "
-            "breakpoint() works), and after each step what it returned and cost next to what the grader expects. "
-            "In the student kit a hidden case is refused."
-        ),
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("case", metavar="SPEC/CASE", help="the case, as report.html names it (spec id / case id)")
     p.add_argument(
         "submission",
@@ -446,4 +435,18 @@ def register(sub) -> None:
         help="write the script here, outside the submission; '-' prints it (default: SUBMISSION-repro/SPEC--CASE.py "
         "beside your folder, or standard output when there is no submission)",
     )
-    p.set_defaults(func=cmd_repro)
+
+
+COMMAND = Subcommand(
+    "repro",
+    help="print a short Python script that reruns one case against your module (to debug it)",
+    description=(
+        "Write a runnable Python script for one case, beside your submission (never inside it, where the grader "
+        "would flag it): the same inputs (dtype, shape, seed and generator), "
+        "the grader's own ops, the case's steps against your module (the lab's MODULE.py) in your own interpreter (so "
+        "breakpoint() works), and after each step what it returned and cost next to what the grader expects. "
+        "In the student kit a hidden case is refused."
+    ),
+    add_arguments=add_arguments,
+    run=run,
+)
