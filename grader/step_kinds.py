@@ -14,9 +14,9 @@ The one home of a step kind. Each class declares, side by side:
   and what the judge and the case model read of it (the names it refers to, whether its
   launches are pictured).
 
-The registry (:data:`STEP_KINDS`, in the order specs/README.md documents them) is the only
-list of actions; :func:`register` adds a kind a lab's pack defines. Every stage asks it by a
-step's ``action``: :func:`step_kind`. Each stage's own objects come in as arguments, so this
+The registry (:data:`STEP_KINDS`, the engine's kinds in the order specs/README.md documents
+them, then those a lab's pack adds: ``lab.yaml: steps``, :func:`lab_step_kinds`) is the only
+list of actions. Every stage asks it by a step's ``action``: :func:`step_kind`. Each stage's own objects come in as arguments, so this
 module imports no stage (it sits with the modules every stage shares).
 """
 
@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from grader.lab import Lab, LabError
 from grader.lab import active as active_lab
-from grader.lab.loading import pack_attribute
+from grader.lab.loading import LAB_FILE, pack_attribute
 from grader.values import OpsValue, PlainValue
 
 if TYPE_CHECKING:  # each stage hands its own object in; none is imported here
@@ -455,25 +456,39 @@ class Probe(StepKind):
         w.lines.append(f"    raised({number}, {w.quoted(label)!r}, exc)")
 
 
+# The engine's own kinds, which every lab has; a lab's pack may add its own (lab.yaml: steps).
 STEP_KINDS: dict[str, type[StepKind]] = {kind.action: kind for kind in (Build, Call, Method, Read, Set, Mutate, Probe)}
+_lab_kinds: tuple[Lab, dict[str, type[StepKind]]] | None = None  # the last lab asked for, and its kinds
 
 
-def register(kind: type[StepKind]) -> type[StepKind]:
-    """Add a step kind (a lab pack's own): its action must be new. Usable as a class decorator."""
-    if kind.action in STEP_KINDS and STEP_KINDS[kind.action] is not kind:
-        raise ValueError(f"a step kind named {kind.action!r} is already registered")
-    STEP_KINDS[kind.action] = kind
-    return kind
+def lab_step_kinds(lab: Lab) -> dict[str, type[StepKind]]:
+    """Every step kind of ``lab``: the engine's, then the ones its pack adds (``lab.yaml: steps``,
+    each a ``pack.MODULE:Class`` naming a :class:`StepKind` with an action of its own). A wrong
+    one is a :class:`~grader.lab.LabError` of one line, naming the lab file and the entry."""
+    global _lab_kinds
+    if _lab_kinds is not None and _lab_kinds[0] is lab:  # asked at every step the worker runs
+        return _lab_kinds[1]
+    kinds = dict(STEP_KINDS)
+    for i, ref in enumerate(lab.step_kinds):
+        kind = pack_attribute(lab, ref)
+        where = f"{lab.root / LAB_FILE}: steps[{i}]: {ref}"
+        if not (isinstance(kind, type) and issubclass(kind, StepKind) and isinstance(vars(kind).get("action"), str)):
+            raise LabError(f"{where}: not a step kind (a grader.step_kinds.StepKind with an action of its own)")
+        if kind.action in kinds:
+            raise LabError(f"{where}: a step kind named {kind.action!r} is already there")
+        kinds[kind.action] = kind
+    _lab_kinds = (lab, kinds)
+    return kinds
 
 
 def step_kind(action: str) -> type[StepKind]:
-    """The kind of a step, by its action."""
-    return STEP_KINDS[action]
+    """The kind of a step, by its action, among the active lab's."""
+    return lab_step_kinds(active_lab())[action]
 
 
 def step_actions() -> tuple[str, ...]:
-    """Every action, in the registry's order."""
-    return tuple(STEP_KINDS)
+    """Every action of the active lab, the engine's first, in the order specs/README.md lists them."""
+    return tuple(lab_step_kinds(active_lab()))
 
 
 def launch_counter() -> tuple[str, ...]:

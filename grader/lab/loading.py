@@ -57,6 +57,7 @@ _KEYS = (
     "step_modes",
     "launch_counter",
     "probe",
+    "steps",
     "answers",
     "backends",
     "behaviours",
@@ -240,6 +241,7 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         probe=r.names(top.get("probe", []) or [], "probe"),
         cited_slots=r.names(answers.get("cited", []) or [], "answers.cited", _TAG),
         free_slots=r.names(answers.get("free", []) or [], "answers.free", _TAG),
+        step_kinds=r.names(top.get("steps", []) or [], "steps", _REF),
     )
     if set(lab.cited_slots) & set(lab.free_slots):
         raise r.fail("answers", "a slot is both cited and free")
@@ -375,11 +377,13 @@ def _pack_module(lab: Lab, dotted: str) -> ModuleType:
 
 
 def preload_pack(lab: Lab) -> None:
-    """Import every part of the pack the worker uses (its provided objects), so that a worker
+    """Import every part of the pack the worker uses (its provided objects and step kinds), so that a worker
     confined before it imports the submission needs no read access to the lab's folder."""
     for provided in lab.provided:
         for ref in (provided.factory, provided.setup, provided.log):
             pack_attribute(lab, ref)
+    for ref in lab.step_kinds:  # the step kinds the pack adds: the worker runs them
+        pack_attribute(lab, ref)
 
 
 def pack_attribute(lab: Lab, ref: str) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from yaml.nodes import Node
 
 from grader.lab import active as active_lab
-from grader.step_kinds import STEP_KINDS, step_actions
+from grader.step_kinds import lab_step_kinds, step_actions
 from grader.suite.case_draft import CaseDraft, DraftStep
 from grader.suite.schema_parts import schema_ident, schema_object
 from grader.suite.spec_reading import read_value
@@ -28,7 +28,7 @@ def parse_step(draft: CaseDraft, node: Node, where: str, position: int) -> Draft
     actions = [a for a in every if a in fields]
     if len(actions) != 1:
         raise reader.fail(node, where, f"a step has exactly one action key: {', '.join(every)}")
-    kind = STEP_KINDS[actions[0]]
+    kind = lab_step_kinds(active_lab())[actions[0]]
     step = draft.new_step(kind.action, node.start_mark.line + 1, position)
     names = set(draft.bound)
     if "as" in fields:
@@ -65,7 +65,7 @@ def steps_schema() -> list[dict]:
         },
     }
     alternatives = []
-    for kind in STEP_KINDS.values():
+    for kind in lab_step_kinds(active_lab()).values():
         properties, required = kind.properties(common, schema_ident)
         alternatives.append(schema_object(properties, required, kind.description))
     return alternatives
