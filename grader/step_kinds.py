@@ -70,6 +70,12 @@ class StepKind:
         ``as``, ``args`` and ``kwargs``, ``ident(description)`` is the schema of a name."""
         raise NotImplementedError
 
+    @classmethod
+    def binding(cls, draft: CaseDraft, step: DraftStep) -> Any:
+        """What the loader knows of the step's ``as`` name before anything runs (a
+        :class:`~grader.suite.case_draft.Bound`): by default a result, nothing known of it."""
+        return draft.result(step)
+
     @staticmethod
     def need_on(draft: CaseDraft, fields: dict, node: Node, where: str, action: str, also: tuple[str, ...] = ()) -> str:
         """The ``of`` object a method/read/set acts on: an earlier step's name (or one of ``also``)."""
@@ -171,6 +177,10 @@ class Build(StepKind):
         return {"build": {"enum": list(active_lab().buildable)}, **common}, ("build", "as")
 
     @classmethod
+    def binding(cls, draft, step):
+        return draft.built(step)
+
+    @classmethod
     def run(cls, interp, step, args, kwargs):
         if interp.lab.provided_object(step.target) is not None:
             return interp.provided.build(step.target, step.name, kwargs)  # the lab's own object, never the submission's
@@ -212,6 +222,10 @@ class Call(StepKind):
         functions = " or ".join(active_lab().contract_functions)
         described = f"{functions}, or an earlier step's name" if functions else "an earlier step's name"
         return {"call": {"type": "string", "description": described}, **common}, ("call",)
+
+    @classmethod
+    def binding(cls, draft, step):
+        return draft.called(step)
 
     @classmethod
     def run(cls, interp, step, args, kwargs):
