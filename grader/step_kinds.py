@@ -22,6 +22,7 @@ module imports no stage (it sits with the modules every stage shares).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from grader.lab import Lab, LabError
@@ -35,7 +36,7 @@ if TYPE_CHECKING:  # each stage hands its own object in; none is imported here
     from grader.commands.repro import ScriptWriter
     from grader.observe.interpreter import CaseInterpreter
     from grader.spec_model import Step
-    from grader.suite.case_draft import CaseDraft, DraftStep
+    from grader.suite.case_draft import Bound, CaseDraft, DraftStep
 
 
 class StepKind:
@@ -65,15 +66,15 @@ class StepKind:
         raise NotImplementedError
 
     @classmethod
-    def properties(cls, common: dict, ident: Any) -> tuple[dict, tuple[str, ...]]:
+    def properties(cls, common: dict, ident: Callable[[str], dict]) -> tuple[dict, tuple[str, ...]]:
         """This action's JSON Schema properties and required keys; ``common`` holds the shared
         ``as``, ``args`` and ``kwargs``, ``ident(description)`` is the schema of a name."""
         raise NotImplementedError
 
     @classmethod
-    def binding(cls, draft: CaseDraft, step: DraftStep) -> Any:
-        """What the loader knows of the step's ``as`` name before anything runs (a
-        :class:`~grader.suite.case_draft.Bound`): by default a result, nothing known of it."""
+    def binding(cls, draft: CaseDraft, step: DraftStep) -> Bound:
+        """What the loader knows of the step's ``as`` name before anything runs: by default a
+        result, nothing known of it."""
         return draft.result(step)
 
     @staticmethod
