@@ -20,6 +20,7 @@ from grader.lab import active as active_lab
 from grader.step_kinds import step_kind
 from grader.values import ArrayValue as ArrayValue
 from grader.values import MaskValue as MaskValue
+from grader.values import OpSpec as OpSpec
 from grader.values import OpsValue as OpsValue
 from grader.values import PlainValue as PlainValue
 from grader.values import RefValue as RefValue
