@@ -3,7 +3,7 @@
 This is the *judging* half of grading and it runs only in the grader's own
 process. It never sees a live object of the submission: observations are
 plain data already validated by :mod:`grader.observations`. Expected values are
-computed here, from the spec, by the numpy oracle in :mod:`grader.ops`. Each
+computed here, from the spec, by the lab's oracle (:mod:`grader.lab.vocabulary`). Each
 check judges itself (:mod:`grader.suite.checks`); this module decides which checks
 can be made at all (a step that did not run stops the checks that need it, and
 one line says why) and assembles the verdict.
@@ -15,11 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader.arrays import build_array
 from grader.judging.results import STEP_RUNS, CheckLine, LaunchPoint, StepLine
 from grader.lab import active as active_lab
+from grader.lab import op_vocabulary
 from grader.observations import CaseObservation, StepObservation
-from grader.ops import apply_chain, build_array
 from grader.spec_model import ArrayValue, Case, RefValue, Step, contract_names
+from grader.step_kinds import step_kind
 from grader.suite.case_draft import OracleCall
 from grader.suite.describing import MAX_MESSAGE, cut, describe, outcome
 from grader.suite.locating import first_frame, raised_at, raised_where
@@ -51,7 +53,7 @@ def _refs(step: Step) -> list[str]:
         v.name for _, v in step.kwargs if isinstance(v, RefValue)
     ]
     contract = contract_names()
-    if step.action in ("build", "call", "mutate") and step.target not in contract + active_lab().buildable:
+    if step_kind(step.action).target_may_be_bound and step.target not in contract + active_lab().buildable:
         names.append(step.target)
     if step.on and step.on not in contract:
         names.append(step.on)
@@ -110,9 +112,9 @@ class Oracle:
                 x = self._resolve(call.input, shadow)
                 if x is not None:
                     self.inputs[step.index] = x
-                    self.outputs[step.index] = apply_chain(call.chain, x)
+                    self.outputs[step.index] = op_vocabulary().apply_chain(call.chain, x)
                     shadow[step.name] = self.outputs[step.index].copy()
-            elif step.action == "mutate" and step.target in shadow:
+            elif step_kind(step.action).fills_target and step.target in shadow:
                 shadow[step.target][...] = step.args[0].value
         for array in (*self.inputs.values(), *self.outputs.values()):
             array.flags.writeable = False
@@ -280,7 +282,7 @@ def judge_case(
     launches = tuple(
         LaunchPoint(step=s.index, label=s.label, expected=launch_checks.get(s.index), observed=o.launches)
         for s, o in zip(case.steps, judge.obs)
-        if s.action in ("call", "method")
+        if step_kind(s.action).pictures_launches
         and not s.implicit
         and (s.index in launch_checks or o.launches)
         and s.index not in judge.dead

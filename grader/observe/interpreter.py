@@ -8,11 +8,12 @@ exceptions as type and message), as :mod:`grader.framing`'s records, values enco
 :mod:`grader.observations`.
 
 Per step it records: the outcome (returned, raised, missing contract name,
-not reached), the returned value, the launch-counter delta, the grader ops'
+not reached), the returned value, the launch-counter delta, the lab's ops'
 witness log (which buffer each op was handed), the address of the caller's
-input array, and, when a static-buffer check asked for it, a snapshot of the
-runner's ``graphs``; and where in the submission's own files each op call, each
-bump of the lab's launch counter and each exception came from (:mod:`grader.observe.locations`).
+input array, and, when a check asked for it, a snapshot of the step's object (the entries of
+the mapping attribute the lab declares, ``lab.yaml: snapshot``); and where in the submission's
+own files each op call, each bump of the lab's launch counter and each exception came from
+(:mod:`grader.observe.locations`).
 """
 
 from __future__ import annotations
@@ -23,14 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from grader import framing, observations
+from grader import framing, observations, snapshots
+from grader.arrays import build_array, data_address
 from grader.lab import active as active_lab
+from grader.lab import op_vocabulary
 from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer
 from grader.observe.provided import ProvidedObjects
-from grader.ops import GraderOp, Witness, build_array, case_op_place, data_address, make_ops
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
+from grader.step_kinds import as_python, step_kind
 
 
 class _NotReached(Exception):
@@ -67,14 +70,6 @@ def _describe_error(exc: BaseException, locator: Locator) -> dict:
     ).wire()
 
 
-# The steps run under the origin tracer (grader.observe.origins): those that read the
-# submission's state or call its methods, which cost little; a runner's call, where the ops run,
-# only when its graphs are observed or its first op's input is judged (then where its graph's
-# record's fields and its first op's input came from). Every other call runs untraced: following
-# every call would cost a passing submission about a third more step time.
-TRACED_ACTIONS = frozenset({"build", "method", "read", "set"})
-
-
 class CaseInterpreter:
     """Holds one case's live objects (the only state a case has) while its steps run."""
 
@@ -87,7 +82,8 @@ class CaseInterpreter:
         # the functions whose returned op list is listed (lab.yaml: binds: ops)
         self.lists_ops = frozenset(e.name for e in self.lab.entry_points if e.binds == "ops")
         self.locator = Locator.of_module(module)
-        self.witness = Witness(self.locator)
+        self.ops = op_vocabulary(self.lab)  # the lab's op vocabulary (None: the lab has no ops)
+        self.witness = self.ops.new_witness(self.locator) if self.ops is not None else None
         self.bumps: list = []  # this step's launch-counter bump calls (grader.observe.locations)
         self.stop_observing_bumps = observe_bumps(module, self.locator, self.bumps, self.lab.launch_counter)
         self.provided = ProvidedObjects(self.lab, self.locator)
@@ -96,7 +92,10 @@ class CaseInterpreter:
         self.encoder = observations.new_encoder()
         self.trace: dict | None = None  # the running probe step's line trace
         self.kept_alive: list = []  # every graph entry and buffer a snapshot named: their ids stay theirs
-        self.origins = OriginTracer(self.locator, GraderOp.__call__.__code__)  # the lines a step's values came from
+        op_code = self.ops.op_call_code if self.ops is not None else None
+        # the snapshot's fields whose value-flow a runner's call follows: every one but a count
+        followed = tuple(f.name for f in self.lab.snapshot.fields if f.kind != "int") if self.lab.snapshot else ()
+        self.origins = OriginTracer(self.locator, op_code, followed)  # the lines a step's values came from
 
     # ----------------------------------------------------------- values
     def contract(self, name: str) -> Any:
@@ -109,7 +108,9 @@ class CaseInterpreter:
         if isinstance(value, ArrayValue):
             return self.prepare_input(build_array(value))
         if isinstance(value, OpsValue):
-            ops = make_ops(value.chain, self.next_list_id, self.witness)
+            if self.ops is None:
+                raise _NotReached("the lab has no ops")
+            ops = self.ops.make_ops(value.chain, self.next_list_id, self.witness)
             self.next_list_id += 1
             return ops
         if isinstance(value, MaskValue):
@@ -120,7 +121,7 @@ class CaseInterpreter:
                 raise _NotReached(f"{value.name} was not produced by its step")
             return self.env[value.name]
         if isinstance(value, PlainValue):
-            return _as_python(value.value)
+            return as_python(value.value)
         raise TypeError(f"unknown value {value!r}")
 
     def target_object(self, name: str) -> Any:
@@ -132,51 +133,46 @@ class CaseInterpreter:
 
     # ----------------------------------------------------------- steps
     def perform(self, step: Step, args: list, kwargs: dict) -> Any:
-        if step.action == "build" and self.lab.provided_object(step.target) is not None:
-            return self.provided.build(step.target, step.name, kwargs)  # the lab's own object, never the submission's
-        if step.action in ("build", "call"):
-            return self.target_object(step.target)(*args, **kwargs)
-        if step.action == "method":
-            return getattr(self.target_object(step.on), step.target)(*args, **kwargs)
-        if step.action == "read":
-            return getattr(self.target_object(step.on), step.target)
-        if step.action == "set":
-            setattr(self.target_object(step.on), step.target, args[0])
-            return None
-        if step.action == "probe":  # build, capture, replay under the line tracer
-            runner = self.target_object(step.target)(args[0], **kwargs)
-            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2], self.lab.launch_counter)
-            return None
-        array = self.target_object(step.target)  # mutate: the caller scribbles over a returned array
-        array[...] = args[0]
-        return None
+        """Do the step, as its kind does it (:mod:`grader.step_kinds`)."""
+        return step_kind(step.action).run(self, step, args, kwargs)
 
-    def graphs_snapshot(self, runner: Any) -> list[dict]:
+    def trace_probe(self, runner: Any, capture: Any, replay: Any) -> None:
+        """A probe step's capture and replay of ``runner``, under the line tracer: its trace."""
+        counter = self.lab.launch_counter
+        self.trace = run_probe(self.module, self.locator, runner, capture, replay, counter, self.origins.op_code)
+
+    def snapshot(self, target: Any) -> list[dict]:
+        """The entries of ``target``'s mapping attribute the lab declares (``lab.yaml: snapshot``),
+        each its key's text, its identity and its declared fields (grader.snapshots reads them)."""
+        declared = self.lab.snapshot
+        if declared is None:
+            return []
         snapshot = []
-        graphs = getattr(runner, "graphs", None)
-        items = list(graphs.items())[: observations.MAX_GRAPHS] if isinstance(graphs, dict) else []
+        mapping = getattr(target, declared.of, None)
+        items = list(mapping.items())[: snapshots.MAX_GRAPHS] if isinstance(mapping, dict) else []
         for key, entry in items:
-            static = getattr(entry, "static_input", None)
-            self.kept_alive.append((entry, static))  # so no later object of the case takes their ids
-            shape = getattr(entry, "shape", None)
-            num_ops = getattr(entry, "num_ops", None)
-            output = getattr(entry, "output", None)
-            host_static = self.to_host(static) if static is not None else None
-            host_output = self.to_host(output) if output is not None else None
-            snapshot.append(
-                framing.GraphRecord(
-                    key=observations.shorten(repr(key)),
-                    shape=[int(d) for d in shape]
-                    if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape)
-                    else None,
-                    entry_id=id(entry),
-                    static_input_id=id(static),
-                    static_input_address=data_address(static),
-                    static_input=self.encoder.value(host_static) if host_static is not None else None,
-                    num_ops=num_ops if isinstance(num_ops, int) and not isinstance(num_ops, bool) else None,
-                    output=self.encoder.value(host_output) if isinstance(host_output, np.ndarray) else None,
-                ).wire()
-            )
+            values = [getattr(entry, field.name, None) for field in declared.fields]
+            # so no later object of the case takes the ids of the entry and its buffers
+            self.kept_alive.append((entry, *(v for f, v in zip(declared.fields, values) if f.kind == "buffer")))
+            host = [
+                self.to_host(v) if f.kind in ("array", "buffer") and v is not None else None
+                for f, v in zip(declared.fields, values)
+            ]
+            record: dict = {"key": observations.shorten(repr(key)), "entry_id": id(entry)}
+            for field, value, on_host in zip(declared.fields, values, host):
+                name = field.name
+                if field.kind == "buffer":
+                    record[f"{name}_id"] = id(value)
+                    record[f"{name}_address"] = data_address(value)
+                    record[name] = self.encoder.value(on_host) if on_host is not None else None
+                elif field.kind == "array":
+                    record[name] = self.encoder.value(on_host) if isinstance(on_host, np.ndarray) else None
+                elif field.kind == "shape":
+                    shaped = isinstance(value, tuple) and all(isinstance(d, int) for d in value)
+                    record[name] = [int(d) for d in value] if shaped else None
+                else:
+                    record[name] = value if isinstance(value, int) and not isinstance(value, bool) else None
+            snapshot.append(record)
         return snapshot
 
     def encode_result(self, result: Any) -> Any:
@@ -198,11 +194,11 @@ class CaseInterpreter:
         """Each entry of a returned op list: one of this case's own ops (by list and position) or
         a new callable, and whether it is marked elementwise. None if it is not a list."""
         try:
-            if not isinstance(result, (list, tuple)):
+            if self.ops is None or not isinstance(result, (list, tuple)):
                 return None
             listed = []
             for op in list(result)[: observations.MAX_WITNESS]:
-                place = case_op_place(op, self.witness)
+                place = self.ops.op_place(op, self.witness)
                 given = place is not None
                 try:
                     elementwise = bool(getattr(op, "elementwise", False))
@@ -215,15 +211,14 @@ class CaseInterpreter:
 
     def run_step(self, step: Step) -> framing.StepRecord:
         record = framing.StepRecord(step.index)
+        kind = step_kind(step.action)
         try:
             args = [self.resolve(a) for a in step.args]
             kwargs = {k: self.resolve(v) for k, v in step.kwargs}
-            if step.action == "call" and args and hasattr(args[-1], "shape"):
+            if kind.passes_input and args and hasattr(args[-1], "shape"):
                 record.input_address = data_address(args[-1])
-            callee = step.on if step.action in ("method", "read", "set") else step.target
-            provided = step.action == "build" and self.lab.provided_object(callee) is not None
-            if not provided and (step.action in ("build", "call") or callee in self.contract_names):
-                self.target_object(callee)  # a missing contract name is reported before anything runs
+            if kind.needs_callee(step, self):
+                self.target_object(kind.callee(step))  # a missing contract name is reported before anything runs
         except _Missing as missing:
             record.outcome, record.note = "missing", str(missing)
             return record
@@ -231,16 +226,15 @@ class CaseInterpreter:
             record.outcome, record.note = "not_reached", str(why)
             return record
         before = _launch_count(self.module, self.lab.launch_counter)
-        mark = self.witness.mark()
+        mark = self.witness.mark() if self.witness is not None else 0
         marks = self.provided.marks()
         self.locator.new_step()
         self.bumps.clear()
         self.trace = None
+        tracing = kind.tracing(step)  # where the step's values came from, when its kind follows them
         try:
-            if step.action in TRACED_ACTIONS:
-                result = self.origins.run(self.perform, step, args, kwargs)
-            elif step.action == "call" and (step.observe_graphs or step.follow_values):
-                result = self.origins.run(self.perform, step, args, kwargs, fields=True)
+            if tracing is not None:
+                result = self.origins.run(self.perform, step, args, kwargs, **tracing)
             else:  # a call of a runner or of a function: its ops and bumps are located as they happen
                 result = self.perform(step, args, kwargs)
         except _Missing as missing:
@@ -255,33 +249,32 @@ class CaseInterpreter:
             if step.name:
                 self.env[step.name] = result
             record.value = self.encode_result(result)
-            if step.action == "call" and step.target in self.lists_ops:
+            if kind.lists_returned_ops and step.target in self.lists_ops:
                 record.ops = self.listed_ops(result)
         after = _launch_count(self.module, self.lab.launch_counter)
         record.launches = after - before if before is not None and after is not None else None
         record.witness = [
             [lid, pos, addr, list(shape), dtype, zeros, site]
-            for lid, pos, addr, shape, dtype, zeros, site in self.witness.since(mark)[: observations.MAX_WITNESS]
+            for lid, pos, addr, shape, dtype, zeros, site in (
+                self.witness.since(mark)[: observations.MAX_WITNESS] if self.witness is not None else ()
+            )
         ]
         record.bumps = list(self.bumps)
         record.calls = self.provided.since(marks)
         record.trace = self.trace
         record.sites = self.locator.sites_wire()
-        if step.action in TRACED_ACTIONS or (step.action == "call" and (step.observe_graphs or step.follow_values)):
-            record.origin = self.origins.origin(step.target if step.action == "read" else None)
+        if tracing is not None:
+            record.origin = self.origins.origin(kind.origin_field(step))
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size
             try:
-                record.graphs = self.graphs_snapshot(self.target_object(step.target))
+                record.graphs = self.snapshot(self.target_object(step.target))
             except BaseException as exc:  # noqa: BLE001
                 del self.encoder.blobs[blobs:]  # arrays of a snapshot not reported are not sent
                 self.encoder.size = size
-                record.note = observations.shorten(f"could not read graphs: {type(exc).__name__}")
+                what = self.lab.snapshot.of if self.lab.snapshot is not None else "the snapshot"
+                record.note = observations.shorten(f"could not read {what}: {type(exc).__name__}")
         return record
-
-
-def _as_python(value: Any) -> Any:
-    return [_as_python(v) for v in value] if isinstance(value, tuple) else value
 
 
 def run_case(
@@ -297,7 +290,8 @@ def run_case(
         records = [interpreter.run_step(step).wire() for step in steps]
     finally:
         interpreter.stop_observing_bumps()
-        interpreter.witness.close()
+        if interpreter.witness is not None:
+            interpreter.witness.close()
     return observations.encode_observations(uid, records, interpreter.encoder.blobs)
 
 
