@@ -103,3 +103,22 @@ def test_one_line_joins_whitespace_into_single_spaces(raw):
     expected = "a\ufffdb" if "\u2028" in raw else "a b"
     assert one_line(raw) == expected
     assert "\n" not in one_line(raw) and "\t" not in one_line(raw)
+
+
+def test_visible_names_exactly_the_characters_is_invisible_names():
+    """visible() looks only at characters outside printable ASCII: on random text mixing ASCII,
+    controls, format characters, separators, surrogates and symbols, it writes what naming each
+    character by is_invisible writes, and counts what it names, for every ``keep``."""
+    import random
+
+    from grader.safetext import count_invisible, is_invisible, visible
+
+    specials = [0x00, 0x07, 0x1B, 0x7F, 0x85, 0x9F, 0xAD, 0x200B, 0x202E, 0x2028, 0x2029, 0xFEFF, 0xD800, 0xDFFF]
+    pool = [chr(c) for c in [*range(0x20, 0x7F), *specials, 0x2192, 0xD7, 0x1F600, 0xE0001]] + ["\n", "\t", "\r"]
+    rng = random.Random(35)
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 30)))
+        for keep in ("\n\t", "\n", ""):
+            named = "".join(f"<U+{ord(ch):04X}>" if is_invisible(ch, keep) else ch for ch in text)
+            assert visible(text, keep) == named, (text, keep)
+            assert count_invisible(text, keep) == sum(is_invisible(ch, keep) for ch in text), (text, keep)
