@@ -36,6 +36,13 @@ record a capture stores (:data:`FIELDS`, a ``GraphEntry``'s):
   when that name is the calling function's own parameter (``run_eager(ops, x)``), the line that
   called it with it (``run_eager(self.ops, x)`` where the static buffer was meant).
 
+In a failed case's re-run (:mod:`grader.run.relocating`), where every runner's call is traced,
+one more:
+
+* ``decided``: the last ``if``/``elif``/``while`` test any of the submission's functions ran
+  before the step's first op call (``if done < self.warmup_steps:`` in a helper of ``__call__``):
+  the test that chose the path the call took (warm up, capture, replay).
+
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
 (:mod:`grader.spec.locating`).
@@ -217,6 +224,9 @@ class OriginTracer:
         # before its line runs: ``out = op(out)`` reads the ``out`` an earlier line bound)
         self._locals: dict[FrameType, dict[str, tuple[Where, Where | None]]] = {}
         self.field_origins: dict[str, Where] = {}  # field -> where its value came from during this step
+        self.decisions = False  # whether this step notes the test that chose its path (a re-run's call)
+        self._last_test: Where | None = None  # the last test the submission ran in this step
+        self.decided: Where | None = None  # the last test it ran before the step's first op call
 
     def _file(self, code: CodeType) -> str | None:
         try:
@@ -230,6 +240,8 @@ class OriginTracer:
         if event != "call":
             return None
         if self._file(frame.f_code) is None:
+            if self.decisions and self.decided is None and frame.f_code is self.op_code:
+                self.decided = self._last_test
             if self.fields:
                 try:
                     if frame.f_code.co_name == "__init__":
@@ -253,6 +265,8 @@ class OriginTracer:
                     self.assigned[name] = (code.co_filename, frame.f_lineno, code.co_name)
                     if self.fields and name in FIELDS:
                         self.field_origins[name] = self.assigned[name]
+                if test and self.decisions:
+                    self._last_test = (code.co_filename, frame.f_lineno, code.co_name)
                 if test and frame is self._top:
                     if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
                         self.passed.append(self.tested)  # an earlier test whose branch was not taken
@@ -325,11 +339,13 @@ class OriginTracer:
         else:
             self.argument = here
 
-    def run(self, perform, *args, fields: bool = False):
+    def run(self, perform, *args, fields: bool = False, decisions: bool = False):
         """``perform(*args)`` under the tracer; what it returns or raises passes through.
-        ``fields``: follow the value-flow of a captured graph's record (a runner's call)."""
+        ``fields``: follow the value-flow of a captured graph's record (a runner's call).
+        ``decisions``: note the test that chose the call's path (a failed case's re-run)."""
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
         self.passed = []
+        self.decisions, self._last_test, self.decided = decisions, None, None
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
@@ -342,7 +358,7 @@ class OriginTracer:
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""
-        if self.fields:  # a runner's call: where its record's fields and its ops' input came from
+        if self.fields or self.decisions:  # a runner's call: where its record's fields and its ops' input came from
             frames = [
                 [f"field:{field}", *self.locator.frame_wire(*self.field_origins[field])]
                 for field in FIELDS
@@ -350,6 +366,8 @@ class OriginTracer:
             ]
             if self.argument is not None:
                 frames.append(["argument", *self.locator.frame_wire(*self.argument)])
+            if self.decided is not None:
+                frames.append(["decided", *self.locator.frame_wire(*self.decided)])
             return frames
         frames = []
         if self.returned is not None:
