@@ -121,3 +121,21 @@ def test_grading_names_the_decision_and_passing_costs_no_re_run(tmp_path, monkey
     assert untraced.report.first_cause.staff.line != line
     assert [(c.status, c.score) for c in mutant.report.cases] == [(c.status, c.score) for c in untraced.report.cases]
     assert mutant.report.score == untraced.report.score
+
+
+def test_the_decision_is_a_running_function_s_or_a_predicate_s_test_never_a_helper_s(tmp_path):
+    # the second shape should warm up too: the capture it made was chosen by _warming_up's test,
+    # not by _load's shape test, which ran later but chose no path (its helper returned None)
+    edits = importlib.import_module("reference.mutants.warmup_counted_globally").EDITS
+    source = apply_edits(REFERENCE_SOURCE.read_text(encoding="utf-8"), edits, "test")
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "cudagraph.py").write_text(source, encoding="utf-8")
+    uid = "warmup-basics/second-shape-warms-up-too"
+    case, oracle = CASES[uid], LOADED.oracles[uid]
+    verdict = judge_case(case, oracle, observe_in_process(_module(folder / "cudagraph.py"), uid, traced(case).steps))
+    line = next(i for i, text in enumerate(source.splitlines(), 1) if "if done < self.warmup_steps:" in text)
+    assert verdict.status == "failed" and "num_captured" in verdict.message, verdict.message
+    # the object's launches are wrong too and a call built its graphs: that call's decision
+    assert verdict.origin == f"cudagraph.py:{line}", verdict.message
+    assert "in _load" not in verdict.message

@@ -39,9 +39,11 @@ record a capture stores (:data:`FIELDS`, a ``GraphEntry``'s):
 In a failed case's re-run (:mod:`grader.run.relocating`), where every runner's call is traced,
 one more:
 
-* ``decided``: the last ``if``/``elif``/``while`` test any of the submission's functions ran
-  before the step's first op call (``if done < self.warmup_steps:`` in a helper of ``__call__``):
-  the test that chose the path the call took (warm up, capture, replay).
+* ``decided``: the test that chose the path the call took (warm up, capture, replay): of the
+  ``if``/``elif``/``while`` tests the submission ran before the step's first op call, the last
+  one either of a function still running then (``if done < self.warmup_steps:`` in
+  ``__call__``) or of a predicate that had returned a bool (``_warming_up(key)``); a test of a
+  helper that returned anything else (``_load``'s shape test) chose no path.
 
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
@@ -225,7 +227,9 @@ class OriginTracer:
         self._locals: dict[FrameType, dict[str, tuple[Where, Where | None]]] = {}
         self.field_origins: dict[str, Where] = {}  # field -> where its value came from during this step
         self.decisions = False  # whether this step notes the test that chose its path (a re-run's call)
-        self._last_test: Where | None = None  # the last test the submission ran in this step
+        self._tests: dict[FrameType, tuple[int, Where]] = {}  # a running frame -> its last test (in order)
+        self._predicate: tuple[int, Where] | None = None  # the last test of the last helper returning a bool
+        self._order = 0  # tests seen in this step
         self.decided: Where | None = None  # the last test it ran before the step's first op call
 
     def _file(self, code: CodeType) -> str | None:
@@ -241,7 +245,7 @@ class OriginTracer:
             return None
         if self._file(frame.f_code) is None:
             if self.decisions and self.decided is None and frame.f_code is self.op_code:
-                self.decided = self._last_test
+                self._decide(frame.f_back)
             if self.fields:
                 try:
                     if frame.f_code.co_name == "__init__":
@@ -266,7 +270,8 @@ class OriginTracer:
                     if self.fields and name in FIELDS:
                         self.field_origins[name] = self.assigned[name]
                 if test and self.decisions:
-                    self._last_test = (code.co_filename, frame.f_lineno, code.co_name)
+                    self._order += 1
+                    self._tests[frame] = (self._order, (code.co_filename, frame.f_lineno, code.co_name))
                 if test and frame is self._top:
                     if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
                         self.passed.append(self.tested)  # an earlier test whose branch was not taken
@@ -278,12 +283,27 @@ class OriginTracer:
                     here = (code.co_filename, frame.f_lineno, code.co_name)
                     for name in bound:
                         mine[name] = (here, mine[name][0] if name in mine else None)
-        elif event == "return" and frame is self._top:
+        elif event == "return" and self.decisions and frame in self._tests:
+            last = self._tests.pop(frame)
+            if type(arg) is bool:  # a predicate: its last test chose what it answered (no __class__ asked)
+                self._predicate = last
+        if event == "return" and frame is self._top:
             facts = line_facts(code.co_filename).get(frame.f_lineno)
             self.returned = (code.co_filename, frame.f_lineno, code.co_name, bool(facts and facts[2]))
             self.returned_attribute = facts[3] if facts else ""
             self._top = None
         return self._line
+
+    def _decide(self, caller: FrameType | None) -> None:
+        """At the step's first op call, made from ``caller``: the last test of a frame still
+        running (the caller and its callers) or of the last predicate, whichever ran later."""
+        found = self._predicate
+        while caller is not None:
+            mine = self._tests.get(caller)
+            if mine is not None and (found is None or mine[0] > found[0]):
+                found = mine
+            caller = caller.f_back
+        self.decided = found[1] if found is not None else None
 
     def _built(self, frame: FrameType) -> None:
         """A record built by the submission's code (its ``__init__`` is not the submission's, as a
@@ -345,7 +365,7 @@ class OriginTracer:
         ``decisions``: note the test that chose the call's path (a failed case's re-run)."""
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
         self.passed = []
-        self.decisions, self._last_test, self.decided = decisions, None, None
+        self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
@@ -355,6 +375,7 @@ class OriginTracer:
             sys.settrace(previous)
             self._top = None
             self._locals.clear()
+            self._tests.clear()
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""

@@ -102,6 +102,12 @@ def origin_at(
     tested = by_kind.get("tested")
     assigned = by_kind.get("assigned")
     state = by_kind.get("state")
+    if state_wrong and state is not None and decided is not None and state.function != "__init__":
+        # state a call built (a capture) where the object's results are wrong: that call's decision
+        return bounded(
+            f"\n  decided at {frame_text(decided)}\n    then last set at {frame_text(state)}"
+            f"\n    then returned at {frame_text(returned)}"
+        )
     if state_wrong and state is not None and returned is not None:
         # the object's other results are wrong too: the state the return computes from, not the return
         return bounded(f"\n  last set at {frame_text(state)}\n    then returned at {frame_text(returned)}")
