@@ -44,13 +44,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling below, whatever the command line
+
+from regrades import RECORD, cache_line, edited_specs, record, rewritten  # noqa: E402
+
 REFERENCE = ROOT / "reference" / "cudagraph.py"
 BASELINE = Path(__file__).resolve().with_name("baseline_test_template.py")
 TARGET_RATIO = 6.0  # cold throughput against the baseline (issue 35)
 FLOOR_RATIO = 1.5  # CPU per case against the in-process floor
 REJUDGE_TARGET = 10.0  # a check-only rejudge, times faster than cold
 ONE_SPEC_TARGET = 4.0  # a one-spec regrade, times faster than cold
-RECORD = Path(__file__).resolve().with_name("record.jsonl")
+
 
 # Buggy variants: (name, text to find in the reference, replacement). Each must apply exactly once.
 BUGS = {
@@ -358,71 +362,6 @@ def floor(paths: list[Path]) -> tuple[float, dict[str, float]]:
     return floor_ms, parts
 
 
-def edited_specs(work: Path, kind: str) -> Path:
-    """A copy of the suite with one spec's steps changed (every case of launch-counter-basics
-    reads the counter once more at its end) or one check's expected value changed."""
-    import yaml
-
-    specs = work / f"specs-{kind}"
-    shutil.copytree(ROOT / "specs", specs)
-    path = specs / "01_launch_counter.yaml"
-    if kind == "steps":
-        data = yaml.safe_load(path.read_text())
-        for case in data["specs"][0]["cases"]:
-            case["steps"].append({"read": "n", "of": "LaunchCounter"})
-        path.write_text(yaml.safe_dump(data, sort_keys=False))
-    else:
-        text = path.read_text()
-        old = "value: {step: n_after_reset, equals: 0}"
-        if text.count(old) != 1:
-            raise SystemExit(f"benchmark: the check to edit is no longer in {path}")
-        path.write_text(text.replace(old, "value: {step: n_after_reset, equals: 1}"))
-    return specs
-
-
-def _record(args, cold: float, floor_x: float, rejudge: float, one_spec: float, unchanged: float, cores: int) -> None:
-    """One JSON line per run in benchmarks/record.jsonl: the ratios and what they were measured on."""
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
-    line = {
-        "date": time.strftime("%Y-%m-%d"),
-        "commit": commit or "unknown",
-        "n": args.n,
-        "jobs": args.jobs,
-        "cores": cores,
-        "cold_x_pytest": round(cold, 2),
-        "cpu_x_floor": round(floor_x, 2),
-        "rejudge_x_cold": round(rejudge, 1),
-        "one_spec_x_cold": round(one_spec, 1),
-        "unchanged_x_cold": round(unchanged, 1),
-        "load_end": round(os.getloadavg()[0], 2),
-    }
-    with RECORD.open("a", encoding="utf-8") as out:
-        out.write(json.dumps(line) + "\n")
-    print(f"  recorded in {RECORD}")
-
-
-def _rewritten(before: Path, after: Path, paths: list[Path]) -> str:
-    """How many of the class's report files the regrade wrote (a written file is a new inode)."""
-    names = ("report.json", "report.html", "staff.html", "results.json", "junit.xml")
-    total = written = 0
-    for path in paths:
-        for name in names:
-            try:
-                old, new = os.stat(before / path.name / name), os.stat(after / path.name / name)
-            except OSError:
-                continue
-            total += 1
-            # the copy kept each file's mtime (copy2): a file the regrade wrote has a later one
-            written += new.st_mtime_ns != old.st_mtime_ns
-    return f"{written} of {total} report files written"
-
-
-def _cache_line(proc: subprocess.CompletedProcess) -> str:
-    return next((line for line in proc.stderr.splitlines() if line.startswith("cache:")), "cache: (no line)")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -543,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
             r_wall, r_cpu, r_proc = grade_class(paths, work / f"out-{kind}", args.jobs, [*cache, *specs])
             regrades.append((label, r_wall, r_cpu, r_proc))
             print(f"\nregrade, {label}: exit {r_proc.returncode}")
-            print(f"  {_cache_line(r_proc)}; {_rewritten(work / 'out', work / f'out-{kind}', paths)}")
+            print(f"  {cache_line(r_proc)}; {rewritten(work / 'out', work / f'out-{kind}', paths)}")
             print(
                 f"  {r_wall:.1f} s wall, {r_cpu:.1f} s CPU: {r_wall / wall:.3f} of the cold run's wall time ({wall / r_wall:.1f}x faster), {r_cpu / cpu:.3f} of its CPU"
             )
@@ -591,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  load average at the end: {os.getloadavg()[0]:.2f}")
         broken = [p.returncode for p in (proc, s_proc, *(r[3] for r in regrades)) if p.returncode not in (0, 1)]
         if args.record:
-            _record(
+            record(
                 args,
                 ratio,
                 total / floor_ms,

@@ -335,3 +335,29 @@ def test_a_change_to_the_graders_source_changes_the_runtime_key(tmp_path, monkey
     key = cache.runtime_key(RunSettings())
     monkeypatch.setattr(cache, "grader_source_digest", lambda: "another build")
     assert cache.runtime_key(RunSettings()) != key
+
+
+def test_a_change_to_the_lab_pack_changes_the_runtime_key(tmp_path, monkeypatch):
+    """The lab's pack is worker code too (its values, entry points, probes) and its lab.yaml says
+    how the worker calls the student's code: an observation made under another lab, or another
+    version of this one, is never used."""
+    from dataclasses import replace
+
+    from grader.lab import active
+    from grader.run import cache
+    from grader.run.runner import RunSettings
+
+    lab = active()
+    copy = tmp_path / "lab"
+    shutil.copytree(lab.root, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    moved = replace(lab, root=copy, paths=replace(lab.paths, pack=copy / "pack"))
+    before = cache.lab_digest(moved)
+    assert cache.lab_digest(moved) == before and before == cache.lab_digest(lab)  # same bytes, same digest
+    pack_file = sorted((copy / "pack").rglob("*.py"))[0]
+    pack_file.write_text(pack_file.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    after_pack = cache.lab_digest(moved)
+    (copy / "lab.yaml").write_text((copy / "lab.yaml").read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    assert len({before, after_pack, cache.lab_digest(moved)}) == 3
+    key = cache.runtime_key(RunSettings())
+    monkeypatch.setattr(cache, "lab_digest", lambda lab=None: "another lab")
+    assert cache.runtime_key(RunSettings()) != key

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader.commands import kit
+from grader.commands.report_manifest import MANIFEST
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPHGRADE = Path(sys.executable).with_name("graphgrade")
@@ -84,7 +85,7 @@ def test_the_full_package_still_writes_the_staff_files(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert _tree(tmp_path / "out") == {
-        "my-lab": STUDENT_FILES | {"staff.html"},
+        "my-lab": STUDENT_FILES | {"staff.html", MANIFEST},  # and what a regrade checks (report_manifest)
         "summary.html": set(),
         "grades.csv": set(),
         "answers.csv": set(),  # the class's notebook answers, for the staff

@@ -3,6 +3,7 @@ second lab (labs/decode_step) through the same path as the default one."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -330,6 +331,10 @@ def test_the_default_labs_pack_defines_its_own_check_kinds_outside_the_engines_r
     [
         ("from grader.spec.checks.base import Check\n", "defines no check kind (a Check subclass with a kind)"),
         (
+            "import no_such_module_here\n",
+            "cannot be imported: ModuleNotFoundError: No module named 'no_such_module_here'",
+        ),
+        (
             "from dataclasses import dataclass\nfrom grader.spec.checks.base import Check\n"
             "@dataclass(frozen=True)\nclass C(Check):\n    kind = 'value'\n    order = 9999\n    lab_owned = True\n"
             "    parse = schema = judge = classmethod(lambda cls: None)\n",
@@ -350,7 +355,7 @@ def test_a_bad_pack_check_module_is_one_line_naming_the_lab_file_and_the_module(
     (lab_dir / "pack" / "__init__.py").write_text("", encoding="utf-8")
     (lab_dir / "pack" / "kinds.py").write_text(module, encoding="utf-8")
     (lab_dir / "lab.yaml").write_text(
-        f"format: 1\nid: bad-kinds-{len(problem)}\ntitle: t\nstudent: {{module: m}}\nbehaviours: [{{id: a, title: A, part: core}}]\n"
+        f"format: 1\nid: bad-kinds-{hashlib.sha1(module.encode()).hexdigest()[:10]}\ntitle: t\nstudent: {{module: m}}\nbehaviours: [{{id: a, title: A, part: core}}]\n"
         "specs: s\nreference: r\npack: pack\nchecks: {modules: [pack.kinds]}\n",
         encoding="utf-8",
     )

@@ -9,8 +9,8 @@ junit.xml), all rendered from its :class:`~grader.judging.results.Report` by the
 - the options: the test visibility of hidden cases (Gradescope) and whether the staff page is
   written;
 - what renders them: every file of the ``reports`` package (its modules, templates and style
-  sheet), the grader's own source, the lab the pages name (its ``lab.yaml`` as loaded), and the
-  versions of Python, Jinja and MarkupSafe.
+  sheet), the grader's own source, the lab the pages name (its ``lab.yaml`` as loaded, and its
+  own Python files), and the versions of Python, Jinja and MarkupSafe.
 
 :func:`inputs_digest` hashes all of it. After the files are written, a manifest
 (:data:`MANIFEST`) is written last, atomically, beside them: that digest and, per file, its size
@@ -50,22 +50,25 @@ def renderers_digest() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     from grader.lab import active as active_lab
-    from grader.run.cache import grader_source_digest
+    from grader.run.cache import grader_source_digest, hash_part, source_digest
 
     package = Path(__file__).resolve().parents[2] / "reports"
     h = hashlib.sha256(b"graphgrade renderers 1\0")
     for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         rel = path.relative_to(package).as_posix().encode()
         data = path.read_bytes()
-        h.update(len(rel).to_bytes(8, "little") + rel + len(data).to_bytes(8, "little") + data)
+        hash_part(h, rel)
+        hash_part(h, data)
+    lab = active_lab()
     for part in (
         grader_source_digest(),
-        repr(active_lab()),
+        repr(lab),
+        source_digest(lab.root),  # the lab's own code (its pack: check kinds, words the pages use)
         sys.version,
         *(_version(name, version, PackageNotFoundError) for name in ("jinja2", "markupsafe", "orjson")),
     ):
         data = part.encode("utf-8", "surrogateescape")
-        h.update(len(data).to_bytes(8, "little") + data)
+        hash_part(h, data)
     return h.hexdigest()
 
 
@@ -78,10 +81,12 @@ def _version(name: str, version, not_found) -> str:
 
 def inputs_digest(report: Report, hidden_visibility: str, staff: bool) -> str:
     """The digest of everything a submission's files are rendered from."""
+    from grader.run.cache import hash_part
+
     h = hashlib.sha256(b"graphgrade outputs 1\0")
     for part in (renderers_digest(), hidden_visibility, "staff" if staff else "student", repr(report)):
         data = part.encode("utf-8", "surrogateescape")
-        h.update(len(data).to_bytes(8, "little") + data)
+        hash_part(h, data)
     return h.hexdigest()
 
 

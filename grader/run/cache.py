@@ -82,12 +82,25 @@ def grader_source_digest() -> str:
     return source_digest(Path(grader.__file__).resolve().parent)
 
 
+def lab_digest(lab=None) -> str:
+    """The active lab's ``lab.yaml`` and its pack's Python (the values, entry points and probes a
+    worker uses): an observation made under another lab, or another version of it, is never used."""
+    from grader.lab import active as active_lab
+
+    lab = lab if lab is not None else active_lab()
+    h = hashlib.sha256(b"graphgrade lab 1\0")
+    hash_part(h, (lab.root / "lab.yaml").read_bytes())
+    hash_part(h, (source_digest(lab.paths.pack) if lab.paths.pack is not None else "").encode())
+    return h.hexdigest()
+
+
 def runtime_key(settings: RunSettings) -> str:
     """Everything besides the submission and the case that can change what a worker observes."""
     facts = {
         "format": FORMAT,
         "grader": grader.__version__,
         "grader_source": grader_source_digest(),
+        "lab": lab_digest(),
         "observation": codec.OBSERVATION_VERSION,  # what a worker records (2: the submission's own lines; 3: each graph entry's identity)
         "python": platform.python_version(),
         "implementation": sys.implementation.name,
@@ -106,6 +119,12 @@ def runtime_key(settings: RunSettings) -> str:
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
 
 
+def hash_part(h, data: bytes, tag: bytes = b"") -> None:
+    """Feed one part of a digest's input: its tag, its length, then its bytes, so that no part's
+    bytes can spell another's (the one place a hash input is length-prefixed)."""
+    h.update(tag + len(data).to_bytes(8, "little") + data)
+
+
 def submission_hash(submission: Path) -> str | None:
     """What a worker sees of a submission, or None when it cannot be read (the run reports why):
     its form (a lone file, or a folder), every entry the copy makes (each folder by its name,
@@ -116,7 +135,7 @@ def submission_hash(submission: Path) -> str | None:
     h = hashlib.sha256(b"graphgrade submission tree 2\0")
 
     def part(tag: bytes, data: bytes) -> None:
-        h.update(tag + len(data).to_bytes(8, "little") + data)
+        hash_part(h, data, tag)
 
     try:
         if submission.is_file():

@@ -145,6 +145,6 @@ def argument_at(obs: StepObservation) -> str:
 
 def _returns(frame: SourceFrame, name: str) -> bool:
     """Whether a guarded plain ``return`` line hands back the name ``name`` (``return
-    StepMode.WARMUP`` for ``WARMUP``)."""
+    Mode.WARMUP`` for ``WARMUP``)."""
     text = frame.source.split("#", 1)[0].strip()
     return text.startswith("return ") and text.rsplit(".", 1)[-1].strip() == name

@@ -116,8 +116,13 @@ def pack_kind_classes(lab: Lab) -> tuple[type[Check], ...]:
     found: dict[str, type[Check]] = {}
     taken = {cls.order: kind for kind, cls in REGISTRY.items()}
     for i, dotted in enumerate(lab.check_modules):
-        module = pack_module(lab, dotted)
         where = f"{lab.root / LAB_FILE}: checks.modules[{i}]: {dotted}"
+        try:
+            module = pack_module(lab, dotted)
+        except LabError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the pack's code: one line naming the module, not a traceback
+            raise LabError(f"{where}: cannot be imported: {type(exc).__name__}: {exc}") from None
         kinds = [
             v
             for v in vars(module).values()
