@@ -139,3 +139,13 @@ def test_the_decision_is_a_running_function_s_or_a_predicate_s_test_never_a_help
     # the object's launches are wrong too and a call built its graphs: that call's decision
     assert verdict.origin == f"cudagraph.py:{line}", verdict.message
     assert "in _load" not in verdict.message
+
+
+def test_only_a_re_run_s_message_marks_its_calls_traced():
+    from grader import codec
+
+    case = CASES[UID]
+    assert b"trace_call" not in codec.case_message(case.uid, case.steps)  # a first run's message is as before
+    _, steps = codec.read_case_message(codec.case_message(case.uid, traced(case).steps))
+    assert [s.trace_call for s in steps] == [s.action == "call" for s in case.steps]
+    assert any(s.trace_call for s in steps)
