@@ -3,18 +3,14 @@
 The modules below are pure (typed :class:`grader.judging.results.Report` in, text or
 dicts out); this module does the file I/O:
 
-- :func:`write_submission_outputs` writes ``report.html`` (the student's),
-  ``staff.html`` (hidden cases in full; not in a student's own run), ``results.json``
-  (Gradescope) and ``junit.xml`` for one submission (``report.json`` is the grader's own);
-- :func:`write_batch_outputs` writes ``summary.html`` and ``grades.csv`` for a
-  class;
+- :func:`write_submission_outputs` writes a submission's files and :func:`write_batch_outputs`
+  a class's, each as :mod:`reports.outputs` (the registry of every output) lists them;
 - :func:`write_grades_csv` writes ``grades.csv`` alone, and :func:`write_file` is how
   every page is written (the audit's page and the similarity report use it too).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Sequence
@@ -27,11 +23,11 @@ from .csv_export import grades_csv
 from .gradescope import to_gradescope
 from .html import render_submission, render_summary
 from .junit import to_junit_xml
+from .outputs import GRADE, Batch, batch_texts, submission_texts
 
 __all__ = [
     "render_submission",
     "render_summary",
-    "submission_outputs",
     "to_gradescope",
     "to_junit_xml",
     "write_batch_outputs",
@@ -56,26 +52,15 @@ def write_file(path: Path, text: str) -> None:
 
 
 def write_submission_outputs(
-    report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True
+    report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True, command: str = GRADE
 ) -> None:
-    """Write ``report.html`` (the student's page), ``staff.html`` (every case in full; left out
-    with ``staff=False``, a student's own run), ``results.json`` (Gradescope;
-    ``hidden_visibility`` is the test visibility of hidden cases) and ``junit.xml`` into ``out_dir``."""
+    """Write the files ``command`` writes for one submission into ``out_dir`` (see
+    :mod:`reports.outputs`): ``report.json``, ``report.html`` (the student's page), ``staff.html``
+    (every case in full; left out with ``staff=False``, a student's own run), ``results.json``
+    (Gradescope; ``hidden_visibility`` is the test visibility of hidden cases), ``junit.xml``."""
     out_dir = Path(out_dir)
-    for name, text in submission_outputs(report, hidden_visibility, staff).items():
+    for name, text in submission_texts(report, hidden_visibility, staff, command).items():
         write_file(out_dir / name, text)
-
-
-def submission_outputs(report: Report, hidden_visibility: str = "hidden", staff: bool = True) -> dict[str, str]:
-    """What :func:`write_submission_outputs` writes: each file's name and text."""
-    texts = {"report.html": render_submission(report)}
-    if staff:
-        texts["staff.html"] = render_submission(report, staff=True)
-    texts["results.json"] = (
-        json.dumps(to_gradescope(report, hidden_visibility), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    )
-    texts["junit.xml"] = to_junit_xml(report)
-    return texts
 
 
 def report_link(report_dir, out_dir, page: str = "report.html") -> str:
@@ -91,9 +76,11 @@ def write_batch_outputs(
     paths: Sequence[str] | None = None,
     similar_pairs=None,
     staff: bool = True,
+    command: str = GRADE,
 ) -> None:
-    """Write ``summary.html`` (links relative to ``out_dir``) and ``grades.csv`` into ``out_dir``;
-    with ``staff`` (not a student kit's run) also ``answers.csv``, the notebook answers.
+    """Write the files ``command`` writes for a class into ``out_dir`` (see :mod:`reports.outputs`):
+    ``summary.html`` (links relative to ``out_dir``) and ``grades.csv``; with ``staff`` (not a
+    student kit's run) also ``answers.csv``, the notebook answers, when there are any.
 
     ``report_dirs[i]`` is the folder holding ``reports[i]``'s ``report.html`` and ``staff.html``;
     ``paths[i]`` the path it was graded from (a column of both files).
@@ -108,12 +95,9 @@ def write_batch_outputs(
     staff_links = [
         report_link(d, out_dir, "staff.html") if (Path(d) / "staff.html").is_file() else "" for d in report_dirs
     ]
-    write_file(out_dir / "summary.html", render_summary(reports, links, paths, staff_links, similar_pairs))
-    write_file(out_dir / "grades.csv", grades_csv(reports, paths))
-    if staff and any(r.answers for r in reports):  # the notebook answers, a class's in one file (issue 33)
-        from reports.csv_export import answers_csv
-
-        write_file(out_dir / "answers.csv", answers_csv(reports))
+    batch = Batch(tuple(reports), tuple(links), tuple(paths), tuple(staff_links), similar_pairs)
+    for name, text in batch_texts(batch, staff, command).items():
+        write_file(out_dir / name, text)
 
 
 def write_grades_csv(reports: Sequence[Report], path, paths: Sequence[str] | None = None) -> None:

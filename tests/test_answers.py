@@ -249,3 +249,25 @@ def test_a_probe_that_cannot_run_costs_each_slot_alone(zygote, tmp_path):
             "could not capture and replay your GraphRunner (it raised RuntimeError: not yet), so this check could not be made"
             in verdict.message
         )
+
+
+def test_a_hidden_answers_case_reaches_the_answers_lines_as_one_bit(tmp_path):
+    """A hidden case of a slot's name shows as passed or not passed, never its status (timeout,
+    crashed, error); and a visible case of that name keeps its own."""
+    from grader.judging.results import CaseResult
+    from grader.lab import active
+    from grader.spec.answer_slots import cited_slots
+
+    slot, other = cited_slots()[:2]
+    answers = read_answers(with_answers(tmp_path, "reference", f"{slot}: 1\n{other}: 2\n"))
+    tag = next(b.id for b in active().behaviours if b.part == "answers")
+
+    def case(name: str, status: str, redacted: bool) -> CaseResult:
+        return CaseResult("s", name, tag, status, 0.0, 1.0, "", redacted=redacted)
+
+    lines = {
+        a.slot: a.verdict for a in answers.report_lines((case(slot, "timeout", True), case(other, "passed", True)))
+    }
+    assert lines[slot] == "not passed" and lines[other] == "passed"
+    shown = {a.slot: a.verdict for a in answers.report_lines((case(slot, "passed", True), case(slot, "error", False)))}
+    assert shown[slot] == "error"  # the visible case's own status, whichever comes first

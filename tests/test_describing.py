@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.spec.describing import MAX_DESCRIBED, MAX_ITEMS, compare_arrays, cut, describe, step_kind
+from grader.lab import active
+from grader.lab.loading import pack_attribute
+from grader.spec.describing import MAX_DESCRIBED, MAX_ITEMS, compare_arrays, cut, describe
 from grader.spec_model import Case, Step
 
 
@@ -71,6 +73,7 @@ def _case(*steps: Step) -> Case:
 def test_step_kinds_follow_the_calls_of_each_runner():
     """The first call of a runner captures, its later calls replay; run_eager is eager; building
     a runner or reading it is neither."""
+    step_kind = pack_attribute(active(), "pack.checks.runner_steps:step_kind")  # the lab's own vocabulary
     case = _case(
         Step(0, "build", "GraphRunner", name="a"),
         Step(1, "call", "a"),

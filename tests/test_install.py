@@ -11,7 +11,7 @@
   ``cudagraph.py`` as test items (``-k``, ``--lf``, ``-v``, ``--junitxml``), and stays out of a
   folder without one; nothing of a hidden case reaches its output.
 
-No network: each venv sees this environment's numpy, PyYAML, Jinja2 and setuptools through a
+No network: each venv sees this environment's numpy, PyYAML, Jinja2, orjson and setuptools through a
 ``.pth`` file, and pip installs with ``--no-deps --no-build-isolation --no-index``.
 """
 
@@ -45,7 +45,7 @@ SOURCE_ITEMS = (
 )
 # pytest and its own dependencies: `pytest` in a student's folder (grader.commands.pytest_plugin)
 PYTEST = ("pytest", "pluggy", "iniconfig", "packaging", "Pygments")
-DEPENDENCIES = ("numpy", "PyYAML", "Jinja2", "MarkupSafe", "setuptools", *PYTEST)
+DEPENDENCIES = ("numpy", "PyYAML", "Jinja2", "MarkupSafe", "orjson", "setuptools", *PYTEST)
 CORRECT = REPO / "tests" / "correct_variants" / "minimal"
 
 

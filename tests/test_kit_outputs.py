@@ -18,10 +18,12 @@ import pytest
 
 from grader.commands import kit
 from grader.commands.report_manifest import MANIFEST
+from reports.outputs import GRADE, OUTPUTS, outputs
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPHGRADE = Path(sys.executable).with_name("graphgrade")
-STUDENT_FILES = {"report.html", "report.json", "results.json", "junit.xml"}
+STUDENT_FILES = {o.file for o in outputs(GRADE, "submission", staff=False)}  # the registry's, reports.outputs
+STAFF_ONLY = {o.file for o in OUTPUTS if o.audience == "staff"}
 RUN_CLI = "import sys; from grader.commands.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
@@ -70,6 +72,7 @@ def test_a_batch_graded_with_the_kit_has_its_summary_but_no_staff_page(unzipped_
     assert done.returncode == 0, done.stderr
     tree = _tree(tmp_path / "out")
     assert tree == {"v1": STUDENT_FILES, "v2": STUDENT_FILES, "summary.html": set(), "grades.csv": set()}
+    assert not (set(tree) | set().union(*tree.values())) & STAFF_ONLY  # no staff-audience output
     summary = (tmp_path / "out" / "summary.html").read_text(encoding="utf-8")
     assert "staff.html" not in summary and "v1/report.html" in summary
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from grader.commands import report_manifest
-from grader.commands.grade import STAFF_FILES, _write_outputs
+from grader.commands.grade import _write_outputs
 from grader.judging.results import CaseResult, Report, SpecSummary
+from reports.outputs import submission_files
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_FILE = "01_launch_counter.yaml"
@@ -35,6 +36,8 @@ EDITS = {
               "            as: n_after_reset\n          - read: n\n            of: LaunchCounter\n"),
 }  # fmt: skip
 BATCH_FILES = ("summary.html", "grades.csv")
+
+STAFF_FILES = submission_files()  # what grade writes for a submission in a staff's run (reports.outputs)
 
 
 def _class(root: Path) -> list[Path]:
@@ -169,6 +172,25 @@ def test_the_manifest_vouches_only_for_the_inputs_it_was_written_from(tmp_path):
     assert not report_manifest.unchanged(out, digest, STAFF_FILES)
     assert _write_outputs(_report(), out) == 1 and not (out / "junit.xml").is_symlink()
     assert not (tmp_path / "elsewhere.xml").exists()
+    # a FIFO or a link in the manifest's place: not read (never waited on), everything compared again
+    for plant in (lambda m: os.mkfifo(m), lambda m: m.symlink_to(tmp_path / "elsewhere.json")):
+        (out / report_manifest.MANIFEST).unlink()
+        plant(out / report_manifest.MANIFEST)
+        assert not report_manifest.unchanged(out, digest, STAFF_FILES)
+        assert _write_outputs(_report(), out) == 0 and report_manifest.unchanged(out, digest, STAFF_FILES)
+
+
+def test_the_manifest_vouches_for_the_texts_rendered_not_for_what_is_on_disk(tmp_path):
+    """A file swapped in between the write and the manifest is never vouched for: the next
+    regrade finds it differs and writes it again."""
+    out = tmp_path / "alice"
+    out.mkdir()
+    digest = report_manifest.inputs_digest(_report(), "hidden", True)
+    (out / "report.html").write_text("forged")
+    report_manifest.record(out, digest, {"report.html": "rendered"})
+    assert not report_manifest.unchanged(out, digest, ("report.html",))
+    (out / "report.html").write_text("rendered")
+    assert report_manifest.unchanged(out, digest, ("report.html",))
 
 
 def test_a_student_kit_run_writes_no_manifest(tmp_path):

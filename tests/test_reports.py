@@ -263,7 +263,15 @@ def test_redacted_details_appear_in_no_student_output_and_in_every_staff_output(
     leftovers = json.dumps(report_to_json(report))
     assert all(secret in leftovers for secret in SECRETS)  # report.json: the staff's full record
     files = _all_outputs(report, tmp_path)
-    assert set(files) == {"report.html", "staff.html", "results.json", "junit.xml", "summary.html", "grades.csv"}
+    assert set(files) == {
+        "report.json",
+        "report.html",
+        "staff.html",
+        "results.json",
+        "junit.xml",
+        "summary.html",
+        "grades.csv",
+    }
     for name, text in _student_facing(report, tmp_path).items():
         for secret in SECRETS:
             assert secret not in text, f"{secret!r} leaked into {name}"
@@ -441,7 +449,13 @@ def test_write_submission_outputs(tmp_path):
     report = failing_report()
     out = tmp_path / "deep" / "bob"
     write_submission_outputs(report, out)
-    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "results.json", "staff.html"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "junit.xml",
+        "report.html",
+        "report.json",
+        "results.json",
+        "staff.html",
+    ]
     json.loads((out / "results.json").read_text(encoding="utf-8"))
     ET.parse(out / "junit.xml")
     strict_parse((out / "report.html").read_text(encoding="utf-8"))

@@ -27,7 +27,6 @@ from grader.commands.report_writers import ReportWriters, WriteFailed, writer_co
 from grader.judging.answers import read_answers
 from grader.judging.first_cause import relocated, to_relocate
 from grader.judging.integrity import ScanService
-from grader.judging.report_writing import report_json_text
 from grader.judging.results import Report
 from grader.judging.scoring import build_report
 from grader.lab import active as active_lab
@@ -47,8 +46,6 @@ from grader.spec.loader import LoadedSuite
 from grader.spec_model import Spec
 
 SWITCH_INTERVAL_S = 0.001  # while grading (see grade_submissions)
-# What _write_outputs writes into OUT/<name>/ in a staff's run (a student kit's has no staff.html)
-STAFF_FILES = ("report.json", "report.html", "staff.html", "results.json", "junit.xml")
 
 
 MAX_NAME_CHARS = 96  # of an output folder's name, before a "-N" that tells equal ones apart
@@ -113,25 +110,26 @@ class GradedSubmission:
 
 
 def _write_outputs(report: Report, out_dir: Path, hidden_visibility: str = "hidden", staff: bool = True) -> int:
-    """A submission's report.json and the files rendered from it (see reports.write_submission_outputs);
+    """A submission's report.json and the files rendered from it (the registry reports.outputs);
     returns how many files were written. Only what changed is written: nothing when the folder
     already holds the files these inputs render (see grader.commands.report_manifest), else each
     file whose bytes differ from the file there (the others keep their inode and mtime)."""
-    from reports import submission_outputs, write_file
+    from reports import write_file
+    from reports.outputs import submission_files, submission_texts
 
     digest = report_manifest.inputs_digest(report, hidden_visibility, staff) if staff else ""
-    if staff and report_manifest.unchanged(out_dir, digest, STAFF_FILES):
+    if staff and report_manifest.unchanged(out_dir, digest, submission_files()):
         return 0
     out_dir.mkdir(parents=True, exist_ok=True)
     report_manifest.forget(out_dir)
-    texts = {"report.json": report_json_text(report), **submission_outputs(report, hidden_visibility, staff)}
+    texts = submission_texts(report, hidden_visibility, staff)
     written = 0
     for name, text in texts.items():
         if not report_manifest.holds(out_dir / name, text):
             write_file(out_dir / name, text)
             written += 1
     if staff:
-        report_manifest.record(out_dir, digest, STAFF_FILES)
+        report_manifest.record(out_dir, digest, texts)
     return written
 
 

@@ -17,12 +17,14 @@ attempt, and the reason is on standard error for the staff's job log).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 
 from grader.commands.spec_source import SPECS_ENV  # the specs baked into the private image (deploy/Dockerfile)
+from grader.judging.results import Report
 
 # Where a question may put its specs, in the order they are looked for (relative to --root).
 SPEC_PLACES = ("tests/specs", "tests", "serverFilesCourse/graphgrade/specs", "serverFilesCourse/specs")
@@ -75,16 +77,14 @@ def lock_down(folder: Path) -> None:
         os.chmod(path, 0o700 if path.is_dir() else 0o600)
 
 
-def write_results(results_dir: Path, results: dict) -> Path:
+def write_results(results_dir: Path, text: str) -> Path:
     """Write ``results.json`` whole (through a temporary file), readable by PrairieLearn's uploader."""
-    from reports.prairielearn import dumps
-
     results_dir.mkdir(parents=True, exist_ok=True)
     target = results_dir / "results.json"
     fd, tmp = tempfile.mkstemp(prefix=".results.", dir=results_dir)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dumps(results))
+            fh.write(text)
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except BaseException:
@@ -93,12 +93,13 @@ def write_results(results_dir: Path, results: dict) -> Path:
     return target
 
 
-def grade_job(root: Path, specs: Path | None, timeout: float, budget: float) -> dict:
-    """Grade ``root/student`` and return the results object (raises for the grader's own problems)."""
+def grade_job(root: Path, specs: Path | None, timeout: float, budget: float) -> Report | dict:
+    """Grade ``root/student``: its report, or the results object of a grader's failure on it
+    (raises for the grader's own problems)."""
     from grader.commands.cli_common import load_specs
     from grader.commands.grade import grade_submissions
     from grader.run.runner import RunSettings, Zygote
-    from reports.prairielearn import grader_problem_results, to_prairielearn
+    from reports.prairielearn import grader_problem_results
 
     student = root / "student"
     settings = RunSettings(case_timeout_s=timeout, submission_budget_s=budget, import_timeout_s=min(10.0, budget))
@@ -115,26 +116,32 @@ def grade_job(root: Path, specs: Path | None, timeout: float, budget: float) -> 
     if graded.grader_failed:
         print(f"graphgrade: internal error while grading {student}: {graded.report.problem}", file=sys.stderr)
         return grader_problem_results()
-    return to_prairielearn(graded.report)
+    return graded.report
 
 
 def cmd_prairielearn(args: argparse.Namespace) -> int:
-    from reports.prairielearn import grader_problem_results
+    from reports.outputs import PRAIRIELEARN, submission_texts
+    from reports.prairielearn import dumps, grader_problem_results
 
     root: Path = args.root
     try:
-        results = grade_job(root, args.job_specs, args.timeout, args.budget)
+        graded = grade_job(root, args.job_specs, args.timeout, args.budget)
         status = "graded"
     except SystemExit:  # load_specs printed the spec errors (file:line) for the job log
-        results, status = grader_problem_results(), "the specs do not load"
+        graded, status = grader_problem_results(), "the specs do not load"
     except Exception as exc:  # noqa: BLE001 - the student keeps the attempt; the log says why
         print(f"graphgrade: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        results, status = grader_problem_results(), "internal error"
+        graded, status = grader_problem_results(), "internal error"
+    # a report's results.json as the output registry renders it (reports.outputs)
+    text = (
+        submission_texts(graded, command=PRAIRIELEARN)["results.json"] if isinstance(graded, Report) else dumps(graded)
+    )
     try:
-        path = write_results(root / "results", results)
+        path = write_results(root / "results", text)
     except OSError as exc:
         print(f"graphgrade: cannot write {root / 'results' / 'results.json'} ({exc.strerror or exc})", file=sys.stderr)
         return 3
+    results = json.loads(text)
     score = f"score {results['score']:.4f}" if results.get("gradable", True) and "score" in results else "not gradable"
     print(f"graphgrade: {status}; {score}; wrote {path}", file=sys.stderr)
     return 0

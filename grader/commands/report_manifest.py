@@ -10,7 +10,7 @@ junit.xml), all rendered from its :class:`~grader.judging.results.Report` by the
   written;
 - what renders them: every file of the ``reports`` package (its modules, templates and style
   sheet), the grader's own source, the lab the pages name (its ``lab.yaml`` as loaded, and its
-  own Python files), and the versions of Python, Jinja and MarkupSafe.
+  own Python files), and the versions of Python, Jinja, MarkupSafe and orjson (report.json's writer).
 
 :func:`inputs_digest` hashes all of it. After the files are written, a manifest
 (:data:`MANIFEST`) is written last, atomically, beside them: that digest and, per file, its size
@@ -90,6 +90,27 @@ def inputs_digest(report: Report, hidden_visibility: str, staff: bool) -> str:
     return h.hexdigest()
 
 
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of a regular file, opened without following a link or waiting on a
+    FIFO; None if there is no such file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_mode & 0o170000 != 0o100000:
+            return None
+        chunks, size = [], 0
+        while size < limit and (chunk := os.read(fd, min(_READ_CHUNK, limit - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _file_digest(path: Path) -> tuple[int, str] | None:
     """(size, SHA-256) of a regular file, read without following a link; None if there is none."""
     try:
@@ -121,11 +142,12 @@ def holds(path: Path, text: str) -> bool:
 
 def unchanged(out_dir: Path, digest: str, files: tuple[str, ...]) -> bool:
     """Whether ``out_dir`` holds ``files`` exactly as they were written from inputs ``digest``."""
+    raw = _read_regular(out_dir / MANIFEST, MAX_MANIFEST_BYTES + 1)
+    if raw is None:
+        return False
     try:
-        with open(out_dir / MANIFEST, "rb") as f:
-            raw = f.read(MAX_MANIFEST_BYTES + 1)
         manifest = json.loads(raw)
-    except (OSError, ValueError, RecursionError):
+    except (ValueError, RecursionError):
         return False
     if (
         len(raw) > MAX_MANIFEST_BYTES
@@ -152,16 +174,15 @@ def forget(out_dir: Path) -> None:
         pass
 
 
-def record(out_dir: Path, digest: str, files: tuple[str, ...]) -> None:
-    """Write the manifest for ``files`` as they are now, written from inputs ``digest``; last,
-    through a temporary file (a reader sees the whole manifest or none). A file that cannot be
-    read leaves no manifest: the next run writes everything again."""
+def record(out_dir: Path, digest: str, texts: dict[str, str]) -> None:
+    """Write the manifest for the files just written from inputs ``digest``, each by the digest
+    of the text this process rendered (never of what is on disk now, which another process may
+    have swapped in since); last, through a temporary file (a reader sees the whole manifest or
+    none)."""
     entries = {}
-    for name in files:
-        found = _file_digest(out_dir / name)
-        if found is None:
-            return
-        entries[name] = {"size": found[0], "sha256": found[1]}
+    for name, text in texts.items():
+        data = text.encode("utf-8")
+        entries[name] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     text = json.dumps({"format": FORMAT, "inputs": digest, "files": entries}, indent=1, sort_keys=True) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=f"{MANIFEST}.", dir=out_dir)
     try:

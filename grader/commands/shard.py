@@ -14,7 +14,7 @@ given its list: the files a single run over that list writes.
 
 A shard folder comes from another machine, so merge trusts none of it: it opens only the
 files it expects (``shard.json``, and in each submission's folder the files grade writes
-there, :data:`SUBMISSION_FILES`), each without following a link (``O_NOFOLLOW``, folders
+there, as :mod:`reports.outputs` lists them), each without following a link (``O_NOFOLLOW``, folders
 too), only if it is a regular file (never a FIFO or a device: opened non-blocking, checked
 with ``fstat`` before a byte is read) and reading at most its bound. Every total is added
 up again from the cases read (each spec's score from its cases, the submission's from its
@@ -43,8 +43,6 @@ from grader.safetext import one_line as safe_one_line
 MANIFEST = "shard.json"
 FORMAT = 1
 MAX_MANIFEST_BYTES = 16 << 20
-# What grade writes into OUT/<name>/ (reports.write_submission_outputs): all merge copies.
-SUBMISSION_FILES = ("report.json", "report.html", "staff.html", "results.json", "junit.xml")
 MAX_PAGE_BYTES = 64 << 20  # of any one of them but report.json (grader.judging.report_reading.MAX_REPORT_BYTES)
 
 
@@ -157,6 +155,7 @@ def _read_manifest(shard_dir: Path) -> dict:
 def merge(shard_dirs: list[Path], out_dir: Path) -> list[MergedSubmission]:
     """Join shards into ``out_dir``; returns its submissions, in the run's order."""
     from reports import write_batch_outputs
+    from reports.outputs import MERGE
 
     manifests = [_read_manifest(d) for d in shard_dirs]
     first = manifests[0]
@@ -208,7 +207,7 @@ def merge(shard_dirs: list[Path], out_dir: Path) -> list[MergedSubmission]:
     for report, target in zip(reports, dirs):
         if report.problem.startswith(MERGE_PROBLEM):  # its pages say what merge found, not what the files said
             _write_problem_pages(report, target)
-    write_batch_outputs(reports, dirs, out_dir)
+    write_batch_outputs(reports, dirs, out_dir, command=MERGE)
     return [
         MergedSubmission(name, Path(report.path), report, target, report.problem.startswith(MERGE_PROBLEM))
         for name, report, target in zip(names, reports, dirs)
@@ -223,13 +222,16 @@ def _take_submission(source: Path, target: Path, name: str) -> tuple[Report, str
     copied into ``target``; or, when they cannot be read, a report that says why (and the
     problem's text)."""
     from grader.judging.report_reading import MAX_REPORT_BYTES, ReportError, report_from_json
+    from reports.outputs import MERGE, submission_files
 
     files: dict[str, bytes] = {}
     try:
         folder = open_folder(source)
         try:
             files["report.json"] = read_regular(Path("report.json"), MAX_REPORT_BYTES, folder)
-            for file in SUBMISSION_FILES[1:]:
+            for file in submission_files(MERGE):
+                if file == "report.json":
+                    continue
                 try:
                     files[file] = read_regular(Path(file), MAX_PAGE_BYTES, folder)
                 except FileNotFoundError:
@@ -298,15 +300,15 @@ def _unreadable_report(report: Report, like: Report) -> Report:
 def _write_problem_pages(report: Report, target: Path) -> None:
     """The files grade writes for a submission, rendered from ``report`` into ``target`` (made a
     real folder first: a link there is removed, never written through)."""
-    from grader.judging.report_writing import write_report
     from reports import write_submission_outputs
+    from reports.outputs import MERGE, submission_files
 
     try:
         if not stat.S_ISDIR(os.lstat(target).st_mode):
             os.unlink(target)
     except FileNotFoundError:
         pass
-    for file in SUBMISSION_FILES:  # a link or FIFO there (a shard merged into itself) goes first
+    for file in submission_files(MERGE):  # a link or FIFO there (a shard merged into itself) goes first
         try:
             if not stat.S_ISREG(os.lstat(target / file).st_mode):
                 os.unlink(target / file)
@@ -314,8 +316,7 @@ def _write_problem_pages(report: Report, target: Path) -> None:
             pass
     try:
         target.mkdir(exist_ok=True)
-        write_report(report, target / "report.json")
-        write_submission_outputs(report, target)
+        write_submission_outputs(report, target, command=MERGE)
     except OSError as exc:
         raise UsageError(
             f"--out {target.parent}: cannot write {target.name}'s reports ({exc.strerror or exc})"

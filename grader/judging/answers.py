@@ -80,11 +80,16 @@ class Answers:
 
     def report_lines(self, cases) -> tuple:
         """The answers slot by slot for the report (grader.judging.results.Answer): each cited
-        slot with its case's status, the free text as ``not scored``, a slot left out ``missing``."""
+        slot with its case's status (a hidden case's as passed or not passed), the free text as
+        ``not scored``, a slot left out ``missing``."""
         from grader.judging.results import Answer
 
         answer_tags = {b.id for b in active_lab().behaviours if b.part == "answers"}
-        status = {c.case: c.status for c in cases if c.tag in answer_tags}
+        status: dict[str, str] = {}
+        # a visible case's own status; a hidden one's as its one bit, and only where no visible
+        # case of that slot's name says more (a hidden case never overrides a visible one)
+        for c in sorted((c for c in cases if c.tag in answer_tags), key=lambda c: c.redacted):
+            status.setdefault(c.case, ("passed" if c.status == "passed" else "not passed") if c.redacted else c.status)
         lines = []
         for name in slot_names():
             answer = self.slots.get(name)
