@@ -53,6 +53,7 @@ ORIGIN_KINDS = (
     "state",
     "passed",
     "guards",
+    "decided",
 )  # field:<name>: where a captured graph's record got that field during a runner's call
 MAX_ORIGIN_FRAMES = 8
 MAX_TEXT = 2000  # characters of any one string a worker sends
@@ -187,6 +188,7 @@ def case_message(uid: str, steps: tuple[Step, ...]) -> bytes:
                     "kwargs": [[k, _value_to_json(v)] for k, v in s.kwargs],
                     "observe_graphs": s.observe_graphs,
                     "follow_values": s.follow_values,
+                    **({"trace_call": True} if s.trace_call else {}),  # a first run's message is as before
                 }
                 for s in steps
             ],
@@ -210,6 +212,7 @@ def read_case_message(data: bytes) -> tuple[str, tuple[Step, ...]]:
             kwargs=tuple((k, _value_from_json(v)) for k, v in s["kwargs"]),
             observe_graphs=bool(s["observe_graphs"]),
             follow_values=bool(s.get("follow_values", False)),
+            trace_call=bool(s.get("trace_call", False)),
         )
         for i, s in enumerate(msg["steps"])
     )

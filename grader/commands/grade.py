@@ -25,10 +25,12 @@ import grader
 from grader.commands import report_manifest
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
 from grader.judging.answers import read_answers
+from grader.judging.first_cause import relocated, to_relocate
 from grader.judging.integrity import ScanService
 from grader.judging.results import Report
 from grader.judging.scoring import build_report
 from grader.lab import active as active_lab
+from grader.run.relocating import rerun_traced
 from grader.run.runner import (
     RunSettings,
     SandboxFailure,
@@ -244,6 +246,24 @@ def grade_submissions(
         report, write_failed = outcome[0]
         return report, None if write_failed is None else WriteFailed(*write_failed)
 
+    def relocate(index: int, run: SubmissionRun, report: Report, flags, answers) -> Report:
+        """``report`` with its first causes' failed cases located by their re-run with every call
+        traced (grader.run.relocating); ``report`` itself when none failed or the re-run failed."""
+        uids = to_relocate(report)
+        if not uids:
+            return report
+        slot = slots.get()
+        try:
+            again = rerun_traced(zygote, area, slot, submissions[index], cases, settings, uids, run)
+        except SandboxFailure:
+            raise
+        except Exception:  # noqa: BLE001 - a re-run only locates: its failure costs the better line, never the report
+            return report
+        finally:
+            slots.put(slot)
+        with reporting:
+            return relocated(report, judged(index, again, flags, answers), uids)
+
     def grade_one(index: int) -> None:
         """Grade, judge, write and print one submission. Whatever fails in the grader on the way
         becomes this submission's problem, in its report: never another's, never the batch's."""
@@ -266,7 +286,7 @@ def grade_submissions(
             run = run_cases(index, apart)
             if run is None:  # the cache holds it whole (once its missing cases ran): judged apart
                 judged_apart = judge_apart(index, scan, keyed)
-                if judged_apart is not None:
+                if judged_apart is not None and not to_relocate(judged_apart[0]):
                     report, write_failed = judged_apart
                     written = True
                 else:
@@ -276,6 +296,7 @@ def grade_submissions(
                 answers = read_answers(submissions[index])  # the student's cited lines, read as data
                 with reporting:
                     report = judged(index, run, flags, answers)
+                report = relocate(index, run, report, flags, answers)
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from grader.judging.results import CaseResult, CauseAt, FirstCause, Report, SpecSummary
@@ -134,4 +134,60 @@ def first_cause(report: Report) -> FirstCause | None:
     return FirstCause(
         student=_cause_at(student[0][0].case) if student else None,
         staff=_cause_at(staff[0][0].case),
+    )
+
+
+MAX_RELOCATED = 2  # failed cases a submission re-runs with every call traced (grader.run.relocating)
+
+
+def to_relocate(report: Report) -> tuple[str, ...]:
+    """The failed cases (``spec/case``) whose re-run with every runner's call traced may name a
+    better line: the cases the first causes show, staff's and the student's (at most
+    :data:`MAX_RELOCATED`). None when nothing failed: a passing submission costs nothing more."""
+    staff = ranked_causes(report.cases, report.specs)
+    student = ranked_causes((c for c in report.cases if not c.redacted), report.specs)
+    leads = [group[0].case for group in (staff[:1] + student[:1])]
+    chosen = dict.fromkeys(f"{c.spec}/{c.case}" for c in leads if c.status == "failed")
+    return tuple(chosen)[:MAX_RELOCATED]
+
+
+def _same_verdict(first: CaseResult, traced: CaseResult) -> bool:
+    """Whether a re-run judged a case exactly as its first run did, but where it located it."""
+    lines = [(c.id, c.passed, c.expected, c.observed, c.cause) for c in first.checks]
+    return (
+        (first.status, first.score, first.cause, first.checks_passed)
+        == (traced.status, traced.score, traced.cause, traced.checks_passed)
+        and first.message.split("\n", 1)[0] == traced.message.split("\n", 1)[0]
+        and lines == [(c.id, c.passed, c.expected, c.observed, c.cause) for c in traced.checks]
+    )
+
+
+def relocated(report: Report, traced: Report, uids: Iterable[str]) -> Report:
+    """``report`` with the cases ``uids`` located as ``traced`` (the same submission judged with
+    those cases' re-run) located them, and its first causes shown at those locations. Verdicts
+    and scores stay the first run's: a case whose re-run was judged otherwise in any way keeps
+    its first location, and only the location lines of a message change. The causes keep the
+    first run's grouping and rank (a re-run locates one case of a cause, not all of them)."""
+    wanted = set(uids)
+    again = {f"{c.spec}/{c.case}": c for c in traced.cases if f"{c.spec}/{c.case}" in wanted}
+    cases = []
+    for case in report.cases:
+        other = again.get(f"{case.spec}/{case.case}")
+        if other is not None and _same_verdict(case, other):
+            case = replace(
+                case, message=other.message, origin=other.origin, origin_function=other.origin_function,
+                checks=other.checks, hint=other.hint,
+            )  # fmt: skip
+        cases.append(case)
+    by_uid = {f"{c.spec}/{c.case}": c for c in cases}
+
+    def shown(cause: CauseAt | None) -> CauseAt | None:
+        case = by_uid.get(cause.case) if cause is not None and cause.case in again else None
+        return _cause_at(case) if case is not None else cause
+
+    first = report.first_cause
+    return replace(
+        report,
+        cases=tuple(cases),
+        first_cause=None if first is None else FirstCause(student=shown(first.student), staff=shown(first.staff)),
     )

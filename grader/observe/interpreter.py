@@ -71,7 +71,8 @@ def _describe_error(exc: BaseException, locator: Locator) -> dict:
 # submission's state or call its methods, which cost little; a runner's call, where the ops run,
 # only when its graphs are observed or its first op's input is judged (then where its graph's
 # record's fields and its first op's input came from). Every other call runs untraced: following
-# every call would cost a passing submission about a third more step time.
+# every call would cost a passing submission about a third more step time: every call is traced
+# only in a failed case's re-run (Step.trace_call, grader.run.relocating), which notes its decision.
 TRACED_ACTIONS = frozenset({"build", "method", "read", "set"})
 
 
@@ -239,8 +240,9 @@ class CaseInterpreter:
         try:
             if step.action in TRACED_ACTIONS:
                 result = self.origins.run(self.perform, step, args, kwargs)
-            elif step.action == "call" and (step.observe_graphs or step.follow_values):
-                result = self.origins.run(self.perform, step, args, kwargs, fields=True)
+            elif step.action == "call" and (step.observe_graphs or step.follow_values or step.trace_call):
+                fields = step.observe_graphs or step.follow_values
+                result = self.origins.run(self.perform, step, args, kwargs, fields=fields, decisions=step.trace_call)
             else:  # a call of a runner or of a function: its ops and bumps are located as they happen
                 result = self.perform(step, args, kwargs)
         except _Missing as missing:
@@ -267,7 +269,9 @@ class CaseInterpreter:
         record.calls = self.provided.since(marks)
         record.trace = self.trace
         record.sites = self.locator.sites_wire()
-        if step.action in TRACED_ACTIONS or (step.action == "call" and (step.observe_graphs or step.follow_values)):
+        if step.action in TRACED_ACTIONS or (
+            step.action == "call" and (step.observe_graphs or step.follow_values or step.trace_call)
+        ):
             record.origin = self.origins.origin(step.target if step.action == "read" else None)
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size

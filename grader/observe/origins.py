@@ -36,6 +36,15 @@ record a capture stores (:data:`FIELDS`, a ``GraphEntry``'s):
   when that name is the calling function's own parameter (``run_eager(ops, x)``), the line that
   called it with it (``run_eager(self.ops, x)`` where the static buffer was meant).
 
+In a failed case's re-run (:mod:`grader.run.relocating`), where every runner's call is traced,
+one more:
+
+* ``decided``: the test that chose the path the call took (warm up, capture, replay): of the
+  ``if``/``elif``/``while`` tests the submission ran before the step's first op call, the last
+  one either of a function still running then (``if done < self.warmup_steps:`` in
+  ``__call__``) or of a predicate that had returned a bool (``_warming_up(key)``); a test of a
+  helper that returned anything else (``_load``'s shape test) chose no path.
+
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
 (:mod:`grader.suite.locating`).
@@ -217,6 +226,11 @@ class OriginTracer:
         # before its line runs: ``out = op(out)`` reads the ``out`` an earlier line bound)
         self._locals: dict[FrameType, dict[str, tuple[Where, Where | None]]] = {}
         self.field_origins: dict[str, Where] = {}  # field -> where its value came from during this step
+        self.decisions = False  # whether this step notes the test that chose its path (a re-run's call)
+        self._tests: dict[FrameType, tuple[int, Where]] = {}  # a running frame -> its last test (in order)
+        self._predicate: tuple[int, Where] | None = None  # the last test of the last helper returning a bool
+        self._order = 0  # tests seen in this step
+        self.decided: Where | None = None  # the last test it ran before the step's first op call
 
     def _file(self, code: CodeType) -> str | None:
         # keyed by the code object's id, never by the object: hashing a code object hashes its
@@ -233,6 +247,8 @@ class OriginTracer:
         if event != "call":
             return None
         if self._file(frame.f_code) is None:
+            if self.decisions and self.decided is None and frame.f_code is self.op_code:
+                self._decide(frame.f_back)
             if self.fields:
                 try:
                     if frame.f_code.co_name == "__init__":
@@ -256,6 +272,9 @@ class OriginTracer:
                     self.assigned[name] = (code.co_filename, frame.f_lineno, code.co_name)
                     if self.fields and name in FIELDS:
                         self.field_origins[name] = self.assigned[name]
+                if test and self.decisions:
+                    self._order += 1
+                    self._tests[frame] = (self._order, (code.co_filename, frame.f_lineno, code.co_name))
                 if test and frame is self._top:
                     if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
                         self.passed.append(self.tested)  # an earlier test whose branch was not taken
@@ -269,6 +288,10 @@ class OriginTracer:
                         mine[name] = (here, mine[name][0] if name in mine else None)
         elif event == "return":
             self._locals.pop(frame, None)  # a finished frame's names are no one's now: not kept alive
+            if self.decisions and frame in self._tests:
+                last = self._tests.pop(frame)
+                if type(arg) is bool:  # a predicate: its last test chose what it answered (no __class__ asked)
+                    self._predicate = last
             if frame is not self._top:
                 return self._line
             facts = line_facts(code.co_filename).get(frame.f_lineno)
@@ -276,6 +299,17 @@ class OriginTracer:
             self.returned_attribute = facts[3] if facts else ""
             self._top = None
         return self._line
+
+    def _decide(self, caller: FrameType | None) -> None:
+        """At the step's first op call, made from ``caller``: the last test of a frame still
+        running (the caller and its callers) or of the last predicate, whichever ran later."""
+        found = self._predicate
+        while caller is not None:
+            mine = self._tests.get(caller)
+            if mine is not None and (found is None or mine[0] > found[0]):
+                found = mine
+            caller = caller.f_back
+        self.decided = found[1] if found is not None else None
 
     def _built(self, frame: FrameType) -> None:
         """A record built by the submission's code (its ``__init__`` is not the submission's, as a
@@ -331,11 +365,13 @@ class OriginTracer:
         else:
             self.argument = here
 
-    def run(self, perform, *args, fields: bool = False):
+    def run(self, perform, *args, fields: bool = False, decisions: bool = False):
         """``perform(*args)`` under the tracer; what it returns or raises passes through.
-        ``fields``: follow the value-flow of a captured graph's record (a runner's call)."""
+        ``fields``: follow the value-flow of a captured graph's record (a runner's call).
+        ``decisions``: note the test that chose the call's path (a failed case's re-run)."""
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
         self.passed = []
+        self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
@@ -345,10 +381,11 @@ class OriginTracer:
             sys.settrace(previous)
             self._top = None
             self._locals.clear()
+            self._tests.clear()
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""
-        if self.fields:  # a runner's call: where its record's fields and its ops' input came from
+        if self.fields or self.decisions:  # a runner's call: where its record's fields and its ops' input came from
             frames = [
                 [f"field:{field}", *self.locator.frame_wire(*self.field_origins[field])]
                 for field in FIELDS
@@ -356,6 +393,8 @@ class OriginTracer:
             ]
             if self.argument is not None:
                 frames.append(["argument", *self.locator.frame_wire(*self.argument)])
+            if self.decided is not None:
+                frames.append(["decided", *self.locator.frame_wire(*self.decided)])
             return frames
         frames = []
         if self.returned is not None:
