@@ -142,10 +142,54 @@ def test_the_decision_is_a_running_function_s_or_a_predicate_s_test_never_a_help
 
 
 def test_only_a_re_run_s_message_marks_its_calls_traced():
-    from grader import codec
+    from grader import framing
 
     case = CASES[UID]
-    assert b"trace_call" not in codec.case_message(case.uid, case.steps)  # a first run's message is as before
-    _, steps = codec.read_case_message(codec.case_message(case.uid, traced(case).steps))
+    assert b"trace_call" not in framing.case_message(case.uid, case.steps)  # a first run's message is as before
+    _, steps = framing.read_case_message(framing.case_message(case.uid, traced(case).steps))
     assert [s.trace_call for s in steps] == [s.action == "call" for s in case.steps]
     assert any(s.trace_call for s in steps)
+
+
+class _CountingZygote(Zygote):
+    """A zygote that counts the workers it starts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = 0
+
+    def spawn(self, request, fds):
+        self.started += 1
+        return super().spawn(request, fds)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("isolation", ["module", "process"])
+def test_a_regrade_of_an_unchanged_submission_starts_no_worker_for_its_traced_re_run(tmp_path, isolation):
+    """The traced re-run's observations live in the observation cache beside the first run's: a
+    regrade judges both from it, in a report process (two submissions) or in the grader's own
+    (one), and names the same line, starting no worker at all."""
+    from grader.run.cache import ObservationCache
+
+    folder, line = _mutant(tmp_path / "subs" / "mutant")
+    passing = tmp_path / "subs" / "reference"
+    passing.mkdir()
+    (passing / "cudagraph.py").write_text(REFERENCE_SOURCE.read_text(encoding="utf-8"), encoding="utf-8")
+    specs = tuple(s for s in LOADED.suite.specs if s.tag == "warmup")
+    settings = RunSettings(isolation=isolation)
+    cache = ObservationCache(tmp_path / "cache")
+    with _CountingZygote() as zygote:
+
+        def grade(subs, out):
+            before = zygote.started
+            graded = grade_module.grade_submissions(zygote, LOADED, specs, subs, tmp_path / out, settings, cache=cache)
+            return graded, zygote.started - before
+
+        [cold, _], started_cold = grade([folder, passing], "cold")
+        [warm, _], started_warm = grade([folder, passing], "warm")  # judged in report processes
+        [alone], started_alone = grade([folder], "alone")  # judged in the grader's process
+    assert started_cold > 0 and cold.report.first_cause.staff.line == line, cold.report.first_cause
+    assert (started_warm, started_alone) == (0, 0)
+    for regraded in (warm, alone):
+        assert regraded.report.first_cause == cold.report.first_cause
+        assert regraded.report.cases == cold.report.cases

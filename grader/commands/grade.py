@@ -30,7 +30,7 @@ from grader.judging.integrity import ScanService
 from grader.judging.results import Report
 from grader.judging.scoring import build_report
 from grader.lab import active as active_lab
-from grader.run.relocating import rerun_traced
+from grader.run.relocating import rerun_traced, stored_traced
 from grader.run.runner import (
     RunSettings,
     SandboxFailure,
@@ -209,6 +209,12 @@ def grade_submissions(
         if run is None:
             return None
         report = judged(index, run, flags, answers)
+        uids = to_relocate(report)
+        if uids:  # its first causes' traced re-run, as the cache holds it (else it runs: graded here)
+            again = stored_traced(cache, (entry_key, keys), cases, uids, run)
+            if again is None:
+                return None
+            report = relocated(report, judged(index, again, flags, answers), uids)
         try:
             write_outputs(report, out_dir / names[index], hidden_visibility)
         except Exception as exc:  # noqa: BLE001 - the grader makes it the submission's problem, as it does a writer's
@@ -248,21 +254,30 @@ def grade_submissions(
 
     def relocate(index: int, run: SubmissionRun, report: Report, flags, answers) -> Report:
         """``report`` with its first causes' failed cases located by their re-run with every call
-        traced (grader.run.relocating); ``report`` itself when none failed or the re-run failed."""
+        traced (grader.run.relocating; with a cache, only what it does not hold runs); ``report``
+        itself when none failed or the re-run failed."""
         uids = to_relocate(report)
         if not uids:
             return report
-        slot = slots.get()
+        from grader.run.cache import cache_keys
+
         try:
-            again = rerun_traced(zygote, area, slot, submissions[index], cases, settings, uids, run)
+            keyed = cache_keys(submissions[index], settings, messages, redacted) if cache is not None else None
+            again = stored_traced(cache, keyed, cases, uids, run) if keyed is not None else None
+            if again is None:  # not held whole: it runs in a slot (what the cache holds does not)
+                slot = slots.get()
+                try:
+                    again = rerun_traced(
+                        zygote, area, slot, submissions[index], cases, settings, uids, run, cache, keyed
+                    )
+                finally:
+                    slots.put(slot)
+            with reporting:
+                return relocated(report, judged(index, again, flags, answers), uids)
         except SandboxFailure:
             raise
         except Exception:  # noqa: BLE001 - a re-run only locates: its failure costs the better line, never the report
             return report
-        finally:
-            slots.put(slot)
-        with reporting:
-            return relocated(report, judged(index, again, flags, answers), uids)
 
     def grade_one(index: int) -> None:
         """Grade, judge, write and print one submission. Whatever fails in the grader on the way
@@ -286,7 +301,7 @@ def grade_submissions(
             run = run_cases(index, apart)
             if run is None:  # the cache holds it whole (once its missing cases ran): judged apart
                 judged_apart = judge_apart(index, scan, keyed)
-                if judged_apart is not None and not to_relocate(judged_apart[0]):
+                if judged_apart is not None:
                     report, write_failed = judged_apart
                     written = True
                 else:
