@@ -150,5 +150,5 @@ def rerun_traced(
             usable = None if again.problem else case_entry(run)
             entries[keys[j]] = usable or {"case": chosen[j].uid, "observed": False}
             runs[j] = None if again.problem else run
-        cache.put(entry_key, {"output_tail": "", "cases": within_budget(entries, keys)})
+        cache.put(entry_key, {"traced": True, "output_tail": "", "cases": within_budget(entries, keys)})
     return _merged(first, indexes, runs)
