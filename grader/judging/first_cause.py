@@ -4,7 +4,7 @@ both show, so that every reader (and any tool or LMS comment) names the same cau
 
 A cause is a group of not-passed cases: those naming the same line of the student's code are one
 cause whatever each check saw there (one bug is one cause); a case naming no line is grouped by
-its cause key and its message with what varies per case taken out (:func:`failure_cause`).
+the cause its verdict records give (:func:`record_cause`): no verdict text is parsed back.
 Causes are ranked by the points they stop, core points first (a cause that stops only stretch
 points never comes before one that stops a core case), then all points, then cases, then the
 report's order; the first is the one to fix first.
@@ -17,12 +17,10 @@ cases alone, and is absent (None) when no visible case failed, whatever the hidd
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
-from grader.judging.results import CaseResult, CauseAt, FirstCause, Report, SpecSummary
+from grader.judging.results import CaseResult, CauseAt, CheckLine, FirstCause, Report, SpecSummary
 from grader.lab import active as active_lab
 from grader.safetext import one_line
 from grader.spec_model import point_group
@@ -30,39 +28,34 @@ from grader.spec_model import point_group
 PARTS = ("core", "stricter", "answers", "stretch", "other")  # the order a student should work in
 MAX_TEXT = 300  # characters of a first cause's text
 
-# Only for a case that names no line of the student's code (a crash, a missing name, a check
-# that could not locate anything): its message with step numbers, arguments and counts taken out.
-_STEP_PREFIX = re.compile(r"^Step \d+ \((?P<label>.*?)\): (?P<rest>.*)$", re.S)
-_CONSEQUENCE = re.compile(
-    r"\s*(?:Steps? [\d\u2013, ]+ needs? its result and did not run[^.]*\.|\d+ checks? of this step could not be made\.)"
-)
-_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+def failed_record(case) -> CheckLine | None:
+    """The record of what failed first in a not-passed case: its first failed check line of the
+    case's own cause (grader.judging.judge sets ``cause`` from it), else its first failed line;
+    None when it has none (a timeout, a crash, a report of format 1 to 3)."""
+    failed = [line for line in case.checks if not line.passed]
+    return next((line for line in failed if line.cause == case.cause), failed[0] if failed else None)
 
 
-def _callee(label: str) -> str:
-    label = re.sub(r"^\w+ = ", "", label)
-    return re.sub(r"\(.*", "(\u2026)", label, flags=re.S)
-
-
-@lru_cache(maxsize=8192)  # a class repeats the same few messages hundreds of times
-def failure_cause(message: str) -> str:
-    """A failure message with what varies per case taken out (step numbers and arguments,
-    counts, values), so that one cause is one row however many cases it stops."""
-    text = " ".join(message.split())
-    m = _STEP_PREFIX.match(text)
-    if m:
-        text = f"{_callee(m.group('label'))}: {m.group('rest')}"
-    text = _CONSEQUENCE.sub("", text)
-    return _NUMBER.sub("#", text).strip()
+def record_cause(case) -> str:
+    """What failed first in a not-passed case, from its verdict records (never its message text):
+    its cause key, and for a step that could not run because a name is missing, what it says is
+    missing (another missing name is another thing to write). The same whatever step numbers,
+    arguments or counts each case had."""
+    line = failed_record(case)
+    cause = case.cause or (line.cause if line is not None else "") or case.status
+    if cause == "missing" and line is not None:
+        return f"{cause}: {line.observed}"
+    return cause
 
 
 def cause_key(case: CaseResult) -> tuple[str, str]:
     """The cause a not-passed case belongs to: its status and the student's line it names (a part
-    not written yet is grouped by what was called, not by a stub's shared ``raise`` line), else
-    its cause key and message."""
-    if case.origin and case.cause != "not-written":
+    not written yet: the stub's line to write), else the cause its records give
+    (:func:`record_cause`)."""
+    if case.origin:
         return case.status, f"at {case.origin}"
-    return case.status, failure_cause(case.message)
+    return case.status, record_cause(case)
 
 
 def case_part(tag: str, reading: str = "handout") -> str:
