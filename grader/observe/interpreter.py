@@ -241,7 +241,7 @@ class CaseInterpreter:
             if step.action in TRACED_ACTIONS:
                 result = self.origins.run(self.perform, step, args, kwargs)
             elif step.action == "call" and (step.observe_graphs or step.follow_values or step.trace_call):
-                fields = step.observe_graphs or step.follow_values
+                fields = step.observe_graphs or step.follow_values or step.trace_call  # a re-run notes all
                 result = self.origins.run(self.perform, step, args, kwargs, fields=fields, decisions=step.trace_call)
             else:  # a call of a runner or of a function: its ops and bumps are located as they happen
                 result = self.perform(step, args, kwargs)
