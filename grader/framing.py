@@ -54,6 +54,7 @@ ORIGIN_KINDS = (
     "passed",
     "guards",
     "decided",
+    "produced",
 )  # field:<name>: where a captured graph's record got that field during a runner's call
 MAX_ORIGIN_FRAMES = 8
 MAX_TEXT = 2000  # characters of any one string a worker sends

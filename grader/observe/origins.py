@@ -44,6 +44,9 @@ one more:
   one either of a function still running then (``if done < self.warmup_steps:`` in
   ``__call__``) or of a predicate that had returned a bool (``_warming_up(key)``); a test of a
   helper that returned anything else (``_load``'s shape test) chose no path.
+* ``produced``: where the value the call returned was made: its ``return`` line, followed into
+  the function that ``return`` called when it hands back that function's value
+  (``return self._real_rows(y, x)``: the line of ``_real_rows`` that made it).
 
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
@@ -92,6 +95,17 @@ def return_reads(filename: str) -> dict[int, tuple[str, ...]]:
             ]
             found[node.lineno] = tuple(dict.fromkeys(reads))
     return found
+
+
+@functools.lru_cache(maxsize=64)
+def call_returns(filename: str) -> frozenset[int]:
+    """The lines of a ``return`` that hands back what a call returned (``return self._rows(y)``)."""
+    tree = _tree(filename)
+    return frozenset(
+        node.lineno
+        for node in (ast.walk(tree) if tree is not None else ())
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Call)
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -231,6 +245,9 @@ class OriginTracer:
         self._predicate: tuple[int, Where] | None = None  # the last test of the last helper returning a bool
         self._order = 0  # tests seen in this step
         self.decided: Where | None = None  # the last test it ran before the step's first op call
+        # a running frame -> (its line, where the value a function it called there returned was made)
+        self._made: dict[FrameType, tuple[int, Where]] = {}
+        self.produced: Where | None = None  # where the value the step's call returned was made
 
     def _file(self, code: CodeType) -> str | None:
         # keyed by the code object's id, never by the object: hashing a code object hashes its
@@ -288,10 +305,12 @@ class OriginTracer:
                         mine[name] = (here, mine[name][0] if name in mine else None)
         elif event == "return":
             self._locals.pop(frame, None)  # a finished frame's names are no one's now: not kept alive
-            if self.decisions and frame in self._tests:
-                last = self._tests.pop(frame)
-                if type(arg) is bool:  # a predicate: its last test chose what it answered (no __class__ asked)
-                    self._predicate = last
+            if self.decisions:
+                if frame in self._tests:
+                    last = self._tests.pop(frame)
+                    if type(arg) is bool:  # a predicate: its last test chose what it answered (no __class__ asked)
+                        self._predicate = last
+                self._producer(frame, code)
             if frame is not self._top:
                 return self._line
             facts = line_facts(code.co_filename).get(frame.f_lineno)
@@ -299,6 +318,19 @@ class OriginTracer:
             self.returned_attribute = facts[3] if facts else ""
             self._top = None
         return self._line
+
+    def _producer(self, frame: FrameType, code: CodeType) -> None:
+        """At a return: where the value it hands back was made. Its own ``return`` line, unless
+        that line hands back what a function of the submission it called there returned
+        (``return self._real_rows(y, x)``): then where that function's value was made."""
+        here = (code.co_filename, frame.f_lineno, code.co_name)
+        inner = self._made.pop(frame, None)
+        if inner is not None and inner[0] == frame.f_lineno and frame.f_lineno in call_returns(code.co_filename):
+            here = inner[1]
+        if frame is self._top:
+            self.produced = here
+        elif frame.f_back is not None:
+            self._made[frame.f_back] = (frame.f_back.f_lineno, here)
 
     def _decide(self, caller: FrameType | None) -> None:
         """At the step's first op call, made from ``caller``: the last test of a frame still
@@ -372,6 +404,7 @@ class OriginTracer:
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
         self.passed = []
         self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
+        self.produced = None
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
@@ -382,6 +415,7 @@ class OriginTracer:
             self._top = None
             self._locals.clear()
             self._tests.clear()
+            self._made.clear()
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""
@@ -395,6 +429,8 @@ class OriginTracer:
                 frames.append(["argument", *self.locator.frame_wire(*self.argument)])
             if self.decided is not None:
                 frames.append(["decided", *self.locator.frame_wire(*self.decided)])
+            if self.produced is not None:
+                frames.append(["produced", *self.locator.frame_wire(*self.produced)])
             return frames
         frames = []
         if self.returned is not None:
