@@ -175,7 +175,8 @@ def test_a_wrong_count_over_right_state_names_the_return(tmp_path):
 def test_first_causes_name_the_bugs_own_line_more_often_than_before():
     """benchmarks/first_cause.py on every mutant: 3 of 49 before the tracer, 15 with it, 22 once
     it follows a captured graph's fields, the first op's argument, state built wrong and the
-    test not taken that guards the expected value, 24 once a failed case's re-run traces every call."""
+    test not taken that guards the expected value, 24 once a failed case's re-run traces every call,
+    26 once that re-run follows a returned value to the line that made it."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import tempfile
 

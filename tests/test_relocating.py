@@ -193,3 +193,51 @@ def test_a_regrade_of_an_unchanged_submission_starts_no_worker_for_its_traced_re
     for regraded in (warm, alone):
         assert regraded.report.first_cause == cold.report.first_cause
         assert regraded.report.cases == cold.report.cases
+
+
+def _judged(mutant: str, uid: str, trace: bool):
+    """The verdict of case ``uid`` on a reference mutant, run as a first run or as a traced re-run,
+    with the mutant's source lines."""
+    import tempfile
+
+    edits = importlib.import_module(f"reference.mutants.{mutant}").EDITS
+    source = apply_edits(REFERENCE_SOURCE.read_text(encoding="utf-8"), edits, "test")
+    with tempfile.TemporaryDirectory() as work:
+        path = Path(work) / "cudagraph.py"
+        path.write_text(source, encoding="utf-8")
+        case, oracle = CASES[uid], LOADED.oracles[uid]
+        steps = traced(case).steps if trace else case.steps
+        return judge_case(case, oracle, observe_in_process(_module(path), uid, steps)), source.splitlines()
+
+
+def _failed_line(verdict, cause: str):
+    return next(line for line in verdict.checks if not line.passed and line.cause == cause)
+
+
+def test_a_replay_that_captured_instead_names_the_test_that_chose_the_capture():
+    # never looks its graph up: the second call captures again (three launches) where a replay
+    # was due, on the path the warm-up test chose once warm-up was over
+    verdict, lines = _judged("never_cache", "replay-basics/capture-then-one", trace=True)
+    test = next(i for i, text in enumerate(lines, 1) if "if done < self.warmup_steps:" in text)
+    assert _failed_line(verdict, "launches").line == test, verdict.message
+    assert f"decided at cudagraph.py:{test} in _warming_up" in verdict.message
+    first, _ = _judged("never_cache", "replay-basics/capture-then-one", trace=False)
+    assert _failed_line(first, "launches").line != test  # a first run does not trace the call
+    # a replay that replays but pays one launch per op: no capture, so its own run_eager call
+    verdict, lines = _judged("replay_launches_every_op", "replay-basics/capture-then-one", trace=True)
+    call = next(i for i, text in enumerate(lines, 1) if "y = run_eager(self.ops, entry.static_input)" in text)
+    assert _failed_line(verdict, "launches").line == call, verdict.message
+
+
+def test_a_wrong_output_names_the_line_that_made_it_following_returns_that_hand_on():
+    # run_eager applies each op to the input, not to the last result: its `return y` made it
+    verdict, lines = _judged("eager_does_not_chain", "eager-basics/three-ops-three-launches", trace=True)
+    made = next(i for i, text in enumerate(lines, 1) if text == "    return y")
+    assert _failed_line(verdict, "output").line == made, verdict.message
+    first, _ = _judged("eager_does_not_chain", "eager-basics/three-ops-three-launches", trace=False)
+    assert _failed_line(first, "output").line == 0  # untraced: no line
+    # returned padded rows: __call__ returns what _replay/_capture return, which return what
+    # _real_rows made: that line, not the first `return` the call ran
+    verdict, lines = _judged("padding_no_slice", "padding-basics/round-up", trace=True)
+    made = next(i for i, text in enumerate(lines, 1) if "return np.array(output, copy=True)  # should slice" in text)
+    assert _failed_line(verdict, "output").line == made, verdict.message
