@@ -241,3 +241,7 @@ def test_a_wrong_output_names_the_line_that_made_it_following_returns_that_hand_
     verdict, lines = _judged("padding_no_slice", "padding-basics/round-up", trace=True)
     made = next(i for i, text in enumerate(lines, 1) if "return np.array(output, copy=True)  # should slice" in text)
     assert _failed_line(verdict, "output").line == made, verdict.message
+    # a replay that hands _real_rows the entry's stored output: handed on there, not made inside
+    verdict, lines = _judged("stale_output_on_replay", "static-buffer-edge/mutated-output-then-replay", trace=True)
+    handed = next(i for i, text in enumerate(lines, 1) if "return self._real_rows(entry.output, x)" in text)
+    assert _failed_line(verdict, "output").line == handed, verdict.message

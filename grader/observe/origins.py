@@ -46,7 +46,8 @@ one more:
   helper that returned anything else (``_load``'s shape test) chose no path.
 * ``produced``: where the value the call returned was made: its ``return`` line, followed into
   the function that ``return`` called when it hands back that function's value
-  (``return self._real_rows(y, x)``: the line of ``_real_rows`` that made it).
+  (``return self._real_rows(y, x)``: the line of ``_real_rows`` that made it), unless it handed
+  that function a stored value (``return self._real_rows(entry.output, x)``: handed on there).
 
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
@@ -99,12 +100,17 @@ def return_reads(filename: str) -> dict[int, tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=64)
 def call_returns(filename: str) -> frozenset[int]:
-    """The lines of a ``return`` that hands back what a call returned (``return self._rows(y)``)."""
+    """The lines of a ``return`` that hands back what a call made of this call's own values
+    returned (``return self._rows(y, x)``). Not one that hands the call a stored value
+    (``return self._rows(entry.output, x)``): a value kept from before is handed on there."""
     tree = _tree(filename)
     return frozenset(
         node.lineno
         for node in (ast.walk(tree) if tree is not None else ())
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Call)
+        if isinstance(node, ast.Return)
+        and isinstance(node.value, ast.Call)
+        and not any(isinstance(arg, ast.Attribute) for arg in node.value.args)
+        and not any(isinstance(k.value, ast.Attribute) for k in node.value.keywords)
     )
 
 
