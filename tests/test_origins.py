@@ -176,7 +176,8 @@ def test_first_causes_name_the_bugs_own_line_more_often_than_before():
     """benchmarks/first_cause.py on every mutant: 3 of 49 before the tracer, 15 with it, 22 once
     it follows a captured graph's fields, the first op's argument, state built wrong and the
     test not taken that guards the expected value, 24 once a failed case's re-run traces every call,
-    27 once that re-run follows a returned value to the line that made it or handed it on."""
+    27 once that re-run follows a returned value to the line that made it or handed it on, 28
+    once a call that cannot bind its arguments names its def."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import tempfile
 
@@ -185,7 +186,7 @@ def test_first_causes_name_the_bugs_own_line_more_often_than_before():
     with tempfile.TemporaryDirectory() as work:
         rows = measure(Path(work))
     hits = sum(hit for *_, hit in rows)
-    assert hits >= 27, [name for name, _, hit in rows if not hit]
+    assert hits >= 28, [name for name, _, hit in rows if not hit]
 
 
 def _traced_module(tmp_path, source: str):
@@ -231,3 +232,17 @@ def test_the_tracer_never_compares_a_name_the_submission_made(tmp_path):
     )
     tracer.run(module.call, fields=True)
     assert module.calls == []
+
+
+def test_a_call_that_cannot_bind_its_arguments_names_the_def(tmp_path):
+    """LaunchCounter.bump() where ``bump(cls, k)`` has no default: the TypeError is raised before
+    any line of the submission runs (no frame of it in the traceback); the ``def`` it could not be
+    bound to is named, not its decorator's line, through the grader's wrapper of the counter."""
+    import importlib
+
+    edits = importlib.import_module("reference.mutants.counter_bump_no_default").EDITS
+    lines, verdict = _judged(tmp_path, edits, "launch-counter-basics/bump-default-is-one")
+    line = next(i for i, text in enumerate(lines, 1) if text.strip().startswith("def bump(cls, k"))
+    assert lines[line - 2].strip() == "@classmethod"
+    assert verdict.status == "failed" and "TypeError" in verdict.message, verdict.message
+    assert verdict.origin == f"cudagraph.py:{line}", verdict.message

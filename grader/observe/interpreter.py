@@ -27,7 +27,7 @@ from grader import framing, observations
 from grader.lab import active as active_lab
 from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
-from grader.observe.origins import OriginTracer
+from grader.observe.origins import OriginTracer, definition
 from grader.observe.provided import ProvidedObjects
 from grader.ops import GraderOp, Witness, build_array, case_op_place, data_address, make_ops
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
@@ -55,15 +55,19 @@ def _launch_count(module: ModuleType, counter: str | None) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
-def _describe_error(exc: BaseException, locator: Locator) -> dict:
+def _describe_error(exc: BaseException, locator: Locator, callee: object = None) -> dict:
     try:
         message = str(exc)
     except BaseException:  # noqa: BLE001
         message = "<the exception's message could not be shown>"
+    frames = locator.traceback(exc.__traceback__)
+    if not frames and type(exc) is TypeError:  # the step's function of the submission could not be called
+        made = definition(callee, locator)  # as its arguments are bound: its def is where it is wrong
+        frames = [made] if made is not None else []
     return framing.ErrorRecord(
         type=observations.shorten(type(exc).__name__),
         message=observations.shorten(message),
-        frames=locator.traceback(exc.__traceback__),
+        frames=frames,
     ).wire()
 
 
@@ -81,6 +85,7 @@ class CaseInterpreter:
 
     def __init__(self, module: ModuleType, prepare_input: Callable = _identity, to_host: Callable = _identity) -> None:
         self.module = module
+        self.callee: object = None  # the submission's function the running step calls (see perform)
         self.prepare_input = prepare_input
         self.to_host = to_host
         self.lab = active_lab()
@@ -136,9 +141,11 @@ class CaseInterpreter:
         if step.action == "build" and self.lab.provided_object(step.target) is not None:
             return self.provided.build(step.target, step.name, kwargs)  # the lab's own object, never the submission's
         if step.action in ("build", "call"):
-            return self.target_object(step.target)(*args, **kwargs)
+            self.callee = self.target_object(step.target)
+            return self.callee(*args, **kwargs)
         if step.action == "method":
-            return getattr(self.target_object(step.on), step.target)(*args, **kwargs)
+            self.callee = getattr(self.target_object(step.on), step.target)
+            return self.callee(*args, **kwargs)
         if step.action == "read":
             return getattr(self.target_object(step.on), step.target)
         if step.action == "set":
@@ -234,6 +241,7 @@ class CaseInterpreter:
         before = _launch_count(self.module, self.lab.launch_counter)
         mark = self.witness.mark()
         marks = self.provided.marks()
+        self.callee = None  # the submission's function the step calls, once resolved (perform)
         self.locator.new_step()
         self.bumps.clear()
         self.trace = None
@@ -252,7 +260,7 @@ class CaseInterpreter:
             record.outcome, record.note = "not_reached", str(why)
             return record
         except BaseException as exc:  # noqa: BLE001 - sys.exit() in a step is that step's failure, not ours
-            record.outcome, record.error = "raised", _describe_error(exc, self.locator)
+            record.outcome, record.error = "raised", _describe_error(exc, self.locator, self.callee)
         else:
             if step.name:
                 self.env[step.name] = result

@@ -59,7 +59,7 @@ from __future__ import annotations
 import ast
 import functools
 import sys
-from types import CodeType, FrameType
+from types import CodeType, FrameType, FunctionType, MethodType
 
 PLAIN_RETURN = (ast.Constant, ast.Name, ast.Attribute)  # hands back what was decided elsewhere
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "update", "add", "remove", "setdefault"})
@@ -185,6 +185,37 @@ def _tree(filename: str) -> ast.AST | None:
             return ast.parse(source.read(), filename)
     except (OSError, SyntaxError, ValueError, RecursionError):
         return None
+
+
+@functools.lru_cache(maxsize=64)
+def def_lines(filename: str) -> dict[int, int]:
+    """Per function of a source file: the first line of its code (its first decorator's) -> its
+    ``def`` line."""
+    tree = _tree(filename)
+    found: dict[int, int] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[min([d.lineno for d in node.decorator_list] + [node.lineno])] = node.lineno
+    return found
+
+
+def definition(callee: object, locator) -> list | None:
+    """The ``def`` line of the submission's function or bound method ``callee``, as a frame
+    ``[file, line, function, source]``; None for anything else. Only an exact function or method
+    is looked into (by its own slots: no attribute of the submission's objects is asked for)."""
+    if type(callee) is MethodType:
+        callee = callee.__func__
+    if type(callee) is not FunctionType:
+        return None
+    code = callee.__code__
+    if locator.relative(code.co_filename) is None:  # the grader's wrapper of it (a counter's recorded bump)
+        callee = callee.__dict__.get("__wrapped__")
+        if type(callee) is not FunctionType or locator.relative(callee.__code__.co_filename) is None:
+            return None
+        code = callee.__code__
+    return locator.frame_wire(
+        code.co_filename, def_lines(code.co_filename).get(code.co_firstlineno, code.co_firstlineno), code.co_name
+    )
 
 
 def _callee_name(call: ast.Call) -> str:
