@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from grader.spec_model import MaskValue
 from grader.suite.checks.base import Check
-from grader.suite.locating import bounded, first_location, frame_text, origin_at
+from grader.suite.locating import bounded, first_location, frame_text, origin_at, site_lines
 from grader.suite.schema_parts import COUNT, STEP_NAME, schema_object
 
 from .runner_steps import bumps_at, eager_run_at, given_arg, runner_build, step_kind
@@ -56,9 +56,30 @@ class LaunchesCheck(Check):
             at = bumps_at(obs)
             if kind == "replay" and obs.launches > self.equals and _built_as(j.case, self.step, "GraphRunner"):
                 at = _path_decided(obs) + eager_run_at(obs) + at
+            if obs.launches < self.equals:
+                at = _uncounted_at(obs) + at
             if not first_location(at):  # no bump of the submission's own making: where the step's code went
                 at = origin_at(obs) + at
         j.record(step, "launches during this step", str(self.equals), str(obs.launches), problem, at=at)
+
+
+def _uncounted_at(obs) -> str:
+    """A call that cost fewer launches: the first place an op ran from a function of the
+    submission that counted no launch during the step (an op called directly, where its launch
+    is paid through run_eager or a replay's bump); "" when every op ran from a function that
+    counted one."""
+    counting = set()
+    for bump in obs.bumps:
+        frames = obs.site(bump.site)
+        if frames:
+            counting.add((frames[0].file, frames[0].function))
+    for call in obs.witness:
+        frames = obs.site(call.site)
+        if frames and (frames[0].file, frames[0].function) not in counting:
+            return bounded(
+                "\n  an op ran here, from a function that counted no launch:" + site_lines(frames, "called at")
+            )
+    return ""
 
 
 def _path_decided(obs) -> str:
