@@ -39,21 +39,23 @@ def failed_record(case) -> CheckLine | None:
 
 def record_cause(case) -> str:
     """What failed first in a not-passed case, from its verdict records (never its message text):
-    its cause key, and for a step that could not run because a name is missing, what it says is
-    missing (another missing name is another thing to write). The same whatever step numbers,
-    arguments or counts each case had."""
+    its cause key; for a step that could not run because a name is missing, what it says is
+    missing, and for a part not written yet, the part its claim names (another name, another
+    thing to write). The same whatever step numbers, arguments or counts each case had."""
     line = failed_record(case)
     cause = case.cause or (line.cause if line is not None else "") or case.status
     if cause == "missing" and line is not None:
         return f"{cause}: {line.observed}"
+    if cause == "not-written" and line is not None:  # the part it calls, not a stub's raise line
+        return f"{cause}: {line.what}"  # (shared by every stub that calls one helper to raise)
     return cause
 
 
 def cause_key(case: CaseResult) -> tuple[str, str]:
-    """The cause a not-passed case belongs to: its status and the student's line it names (a part
-    not written yet: the stub's line to write), else the cause its records give
-    (:func:`record_cause`)."""
-    if case.origin:
+    """The cause a not-passed case belongs to: its status and the student's line it names (but a
+    part not written yet, grouped by the part, not by a stub's raise line, which one helper may
+    hold for every part), else the cause its records give (:func:`record_cause`)."""
+    if case.origin and case.cause != "not-written":
         return case.status, f"at {case.origin}"
     return case.status, record_cause(case)
 
