@@ -98,7 +98,7 @@ def test_a_kind_missing_a_part_fails_where_it_is_defined(missing, message):
 
 def test_a_kind_defined_twice_fails_naming_both_modules():
     before = dict(REGISTRY)
-    with pytest.raises(TypeError, match=r"check kind 'value' is defined twice: grader\.spec\.checks\.value and "):
+    with pytest.raises(TypeError, match=r"check kind 'value' is defined twice: grader\.suite\.checks\.value and "):
         _define({**COMPLETE, "kind": "value"})
     assert REGISTRY == before
 
