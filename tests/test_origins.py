@@ -262,3 +262,15 @@ def test_a_call_that_cost_fewer_launches_names_an_op_run_where_none_was_counted(
     launches = next(c for c in verdict.checks if not c.passed and c.cause == "launches")
     assert launches.line == line, verdict.message
     assert "from a function that counted no launch" in verdict.message
+
+
+def test_a_fused_op_s_parts_are_never_blamed_for_launches_they_share(tmp_path):
+    """Fusing a matmul with its neighbours costs fewer launches, but the parts a fused op runs are
+    inside an op run_eager counted: they are not named as ops run where no launch was counted."""
+    import importlib
+
+    edits = importlib.import_module("reference.mutants.fuse_non_elementwise").EDITS
+    lines, verdict = _judged(tmp_path, edits, "fusion-basics/matmul-splits-runs")
+    launches = next(c for c in verdict.checks if not c.passed and c.cause == "launches")
+    assert launches.function == "run_eager", verdict.message
+    assert "counted no launch" not in verdict.message

@@ -64,18 +64,18 @@ class LaunchesCheck(Check):
 
 
 def _uncounted_at(obs) -> str:
-    """A call that cost fewer launches: the first place an op ran from a function of the
-    submission that counted no launch during the step (an op called directly, where its launch
-    is paid through run_eager or a replay's bump); "" when every op ran from a function that
-    counted one."""
+    """A call that cost fewer launches: the first place an op ran, none of whose calling
+    functions counted a launch during the step (an op called directly, where its launch is paid
+    through run_eager or a replay's bump; a fused op's parts run inside an op run_eager counted);
+    "" when every op ran under a function that counted one."""
     counting = set()
     for bump in obs.bumps:
         frames = obs.site(bump.site)
         if frames:
             counting.add((frames[0].file, frames[0].function))
     for call in obs.witness:
-        frames = obs.site(call.site)
-        if frames and (frames[0].file, frames[0].function) not in counting:
+        frames = obs.site(call.site)  # not an op run inside another op a counting function ran (a fused op's parts)
+        if frames and not any((f.file, f.function) in counting for f in frames):
             return bounded(
                 "\n  an op ran here, from a function that counted no launch:" + site_lines(frames, "called at")
             )
