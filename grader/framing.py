@@ -10,8 +10,9 @@
   :class:`ImportFailed`, :class:`CaseStatus`, :class:`SandboxFailed`); versioned JSON, every
   field validated on the way in.
 * **Observation frames** (worker -> grader): the byte layout (magic, a JSON header, raw array
-  blobs) and the field names of a step's record (:class:`StepRecord`, :class:`GraphRecord`),
-  which the worker's interpreter writes and :mod:`grader.observations` validates and decodes.
+  blobs) and the field names of a step's record (:class:`StepRecord`; a snapshot entry's keys are
+  the lab's, :class:`grader.lab.interface.Snapshot`), which the worker's interpreter writes and
+  :mod:`grader.observations` validates and decodes.
 
 Anything malformed raises :class:`ProtocolError`, never another exception. No other module
 writes a length prefix (tests/test_framing.py checks the source).
@@ -26,9 +27,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from grader import validation
-from grader.ops import OP_KINDS, OpSpec
+from grader.lab import op_vocabulary
 from grader.safetext import safe_text
-from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
+from grader.spec_model import ArrayValue, MaskValue, OpSpec, OpsValue, PlainValue, RefValue, Step, Value
 
 PROTOCOL_VERSION = 1
 # Observation frames: 2 added the submission's own frames (a step's ``sites`` and ``bumps``, an
@@ -46,16 +47,16 @@ ORIGIN_KINDS = (
     "returned-plain",
     "tested",
     "assigned",
-    "field:shape",
-    "field:static_input",
-    "field:output",
     "argument",
     "state",
     "passed",
     "guards",
     "decided",
     "produced",
-)  # field:<name>: where a captured graph's record got that field during a runner's call
+)
+# field:<name>: where a field of the lab's snapshot entry (grader.lab.interface.Snapshot) got its
+# value during the step; <name> one of the lab's snapshot fields
+ORIGIN_FIELD = "field:"
 MAX_ORIGIN_FRAMES = 8
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).
@@ -156,8 +157,9 @@ def _value_from_json(data: dict) -> Value:
             body["dtype"], tuple(body["shape"]), body["seed"], _tuplify(values) if values is not None else None
         )
     if kind == "ops":
+        vocabulary = op_vocabulary()
         for name, _ in body:
-            if name not in OP_KINDS:
+            if vocabulary is None or name not in vocabulary.kinds:
                 raise ProtocolError(f"unknown op {name!r}")
         return OpsValue(tuple(OpSpec(name, param) for name, param in body))
     if kind == "mask":
@@ -371,7 +373,9 @@ class StepRecord:
     launches: int | None = None
     witness: list = field(default_factory=list)  # [list, position, address, shape, dtype, zero rows]
     input_address: int | None = None
-    graphs: list | None = None  # GraphRecords' wire forms
+    # the snapshot of the step's object (lab.yaml: snapshot): one record per entry, its keys
+    # grader.lab.interface.Snapshot.wire_keys; sent only when the step observes its object
+    graphs: list | None = None
     note: str = ""
     ops: list | None = None  # [given, list, position, elementwise]; sent only when there are some
     # the submission's call sites of this step: each a list of frames [file, line, function,
@@ -398,23 +402,6 @@ class StepRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class GraphRecord:
-    """One GraphEntry of a runner, as the worker writes it."""
-
-    key: str
-    shape: list | None
-    static_input_id: int
-    static_input_address: int
-    static_input: Any  # an encoded value, or None
-    num_ops: int | None
-    output: Any  # an encoded array, or None
-    entry_id: int = -1  # the GraphEntry object's identity (held for the case, so never reused in it)
-
-    def wire(self) -> dict:
-        return {name: getattr(self, name) for name in GRAPH_FIELDS}
-
-
-@dataclass(frozen=True, slots=True)
 class ErrorRecord:
     """What a step raised: its type's name, its message and the submission's frames of its
     traceback ([file, line, function, source], outermost first)."""
@@ -432,7 +419,6 @@ class ErrorRecord:
 
 OBSERVATION_FIELDS = frozenset({"protocol", "case", "steps"})
 STEP_FIELDS = tuple(f.name for f in fields(StepRecord))
-GRAPH_FIELDS = tuple(f.name for f in fields(GraphRecord))
 ERROR_FIELDS = tuple(f.name for f in fields(ErrorRecord))
 
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from grader import trace_facts, validation
+from grader import snapshots, trace_facts, validation
+from grader.arrays import dtype_name
 from grader.framing import (
     ERROR_FIELDS,
-    GRAPH_FIELDS,
     MAX_BLOB_BYTES,
     MAX_BLOBS,
     MAX_BUMPS,
@@ -39,6 +39,7 @@ from grader.framing import (
     OBSERVATION_V3_STEP_FIELDS,
     OBSERVATION_V4_STEP_FIELDS,
     OBSERVATION_VERSION,
+    ORIGIN_FIELD,
     ORIGIN_KINDS,
     READABLE_OBSERVATIONS,
     STEP_FIELDS,
@@ -46,8 +47,10 @@ from grader.framing import (
     observation_frame,
     observation_parts,
 )
-from grader.ops import dtype_name
+from grader.lab import active as active_lab
+from grader.lab.interface import Snapshot
 from grader.safetext import safe_text
+from grader.snapshots import EntryObservation
 
 MAX_LIST = 64
 LOOSE_HEADER_BYTES = 64 << 10  # a larger header must be about as long as its content written out
@@ -56,7 +59,6 @@ MAX_STEPS = 256
 MAX_WITNESS = 256
 MAX_PROVIDED = 16  # provided objects whose calls a step reports
 MAX_CALL_ITEMS = 8  # a provided object's call: its method and arguments
-MAX_GRAPHS = 64
 MAX_ELEMENTS = MAX_BLOB_BYTES  # elements of one array (a bool array of the largest blob)
 ARRAY_DTYPES = (
     "bool",
@@ -74,7 +76,6 @@ ARRAY_DTYPES = (
 )
 OUTCOMES = ("returned", "raised", "missing", "not_reached")
 _STEP_KEYS = frozenset(STEP_FIELDS)
-_GRAPH_KEYS = frozenset(GRAPH_FIELDS)
 _ERROR_KEYS = frozenset(ERROR_FIELDS)
 _STEP_KEYS_V3 = _STEP_KEYS - OBSERVATION_V4_STEP_FIELDS  # what a frame of version 3 may hold
 _STEP_KEYS_V2 = _STEP_KEYS_V3 - OBSERVATION_V3_STEP_FIELDS  # what a frame of version 2 may hold
@@ -110,8 +111,8 @@ class SourceFrame:
 
 @dataclass(frozen=True)
 class Bump:
-    """One call of the submission's ``LaunchCounter.bump``: the amount (-1: not an int) and its
-    call site (an index into the step's ``sites``, -1: not known)."""
+    """One call of the ``bump`` of the submission's launch counter (lab.yaml: launch_counter): the
+    amount (-1: not an int) and its call site (an index into the step's ``sites``, -1: not known)."""
 
     amount: int
     site: int
@@ -130,20 +131,6 @@ class Raised:
     type: str
     message: str
     frames: tuple[SourceFrame, ...] = ()  # the submission's frames of the traceback, outermost first
-
-
-@dataclass(frozen=True)
-class GraphObservation:
-    """One GraphEntry of a runner, as it was right after a step."""
-
-    key: str
-    shape: tuple[int, ...] | None
-    static_input_id: int
-    static_input_address: int
-    static_input: np.ndarray | None
-    num_ops: int | None
-    output: np.ndarray | None = None  # the entry's ``output`` array, when it is one
-    entry_id: int = -1  # the GraphEntry object's identity within the case (-1: not recorded)
 
 
 @dataclass(frozen=True)
@@ -188,11 +175,11 @@ class StepObservation:
     launches: int | None = None
     witness: tuple[WitnessCall, ...] = ()
     input_address: int | None = None
-    graphs: tuple[GraphObservation, ...] | None = None
-    ops: tuple[ListedOp, ...] | None = None  # what a fuse_elementwise call returned
+    graphs: tuple[EntryObservation, ...] | None = None  # the snapshot of the step's object, if taken
+    ops: tuple[ListedOp, ...] | None = None  # the op list the step returned (an entry point that binds ops)
     note: str = ""  # why a step was missing / not reached
     sites: tuple[tuple[SourceFrame, ...], ...] = ()  # the submission's call sites, innermost frame first
-    bumps: tuple[Bump, ...] = ()  # the LaunchCounter.bump calls of this step
+    bumps: tuple[Bump, ...] = ()  # the launch counter's bump calls of this step
     origin: tuple[Origin, ...] = ()  # where the step's value came from (grader.observe.origins)
     calls: tuple[tuple[str, tuple[ProvidedCall, ...]], ...] = ()  # per provided object (its name): its calls
     trace: trace_facts.Trace | None = None  # a probe step's line trace
@@ -333,6 +320,9 @@ class _Decoder:
         self.blobs = blobs
         self.used: set[int] = set()
         self.version = version
+        self.snapshot: Snapshot | None = active_lab().snapshot
+        fields = self.snapshot.fields if self.snapshot is not None else ()
+        self.origin_kinds = frozenset(ORIGIN_KINDS) | {ORIGIN_FIELD + f.name for f in fields}
 
     def frames(self, raw: Any, where: str, limit: int) -> tuple[SourceFrame, ...]:
         validation.bounded_list(raw, where, limit)
@@ -358,8 +348,10 @@ class _Decoder:
         found = []
         for i, entry in enumerate(raw):
             at = f"{where}[{i}]"
-            if not isinstance(entry, list) or len(entry) != 5 or entry[0] not in ORIGIN_KINDS:
-                raise _fail(at, f"expected [kind, file, line, function, source], kind one of {ORIGIN_KINDS}")
+            if not isinstance(entry, list) or len(entry) != 5 or not isinstance(entry[0], str):
+                raise _fail(at, "expected [kind, file, line, function, source]")
+            if entry[0] not in self.origin_kinds:
+                raise _fail(at, f"an origin's kind is one of {sorted(self.origin_kinds)}")
             (frame,) = self.frames([entry[1:]], at, 1)
             found.append(Origin(entry[0], frame))
         return tuple(found)
@@ -509,31 +501,7 @@ class _Decoder:
                     _int(w[6], where, -1, MAX_SITES) if len(w) == 7 else -1,
                 )
             )
-        graphs = None
-        if obj.get("graphs") is not None:
-            graphs = []
-            for i, g in enumerate(validation.bounded_list(obj["graphs"], f"{where}.graphs", MAX_GRAPHS)):
-                at = f"{where}.graphs[{i}]"
-                g = _keys(g, _GRAPH_KEYS, at)
-                static = g.get("static_input")
-                output = g.get("output")
-                graphs.append(
-                    GraphObservation(
-                        key=_text(g.get("key"), f"{at}.key"),
-                        shape=_shape(g["shape"], f"{at}.shape") if g.get("shape") is not None else None,
-                        entry_id=_int(g.get("entry_id"), f"{at}.entry_id") if self.version >= 3 else -1,
-                        static_input_id=_int(g.get("static_input_id"), f"{at}.static_input_id"),
-                        static_input_address=_int(g.get("static_input_address"), f"{at}.static_input_address"),
-                        static_input=self.array(static["ndarray"], f"{at}.static_input")
-                        if isinstance(static, dict) and "ndarray" in static
-                        else None,
-                        num_ops=_int(g["num_ops"], f"{at}.num_ops") if g.get("num_ops") is not None else None,
-                        output=self.array(output["ndarray"], f"{at}.output")
-                        if isinstance(output, dict) and "ndarray" in output
-                        else None,
-                    )
-                )
-            graphs = tuple(graphs)
+        graphs = snapshots.decode(self.snapshot, obj.get("graphs"), f"{where}.graphs", self.version, self.array)
         sites = self.sites(obj.get("sites"), f"{where}.sites")
         if any(w.site >= len(sites) for w in witness):
             raise _fail(f"{where}.witness", "a call's site is not one of the step's sites")

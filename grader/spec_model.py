@@ -17,7 +17,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 from grader.lab import active as active_lab
-from grader.ops import OpSpec
 
 if TYPE_CHECKING:  # the check kinds import this module; a case only holds them
     from grader.suite.checks.base import Check
@@ -73,8 +72,21 @@ class ArrayValue:
 
 
 @dataclass(frozen=True)
+class OpSpec:
+    """An op as a spec names it: ``relu`` or ``{add: 1.5}``: a kind of the lab's op vocabulary
+    (:mod:`grader.lab.vocabulary`), which alone knows what it computes."""
+
+    name: str
+    param: float | int | None = None
+
+    @cached_property  # spec data: the same text for every submission graded
+    def label(self) -> str:
+        return self.name if self.param is None else f"{self.name}({self.param:g})"
+
+
+@dataclass(frozen=True)
 class OpsValue:
-    """A fresh list of grader ops (each case gets its own instances)."""
+    """A fresh list of the lab's ops (each case gets its own instances)."""
 
     chain: tuple[OpSpec, ...]
 

@@ -46,7 +46,8 @@ def strict_cupy(monkeypatch):
     caches of the grader's ops and of reference.cuda are emptied before and
     after, since they hold arrays of one copy of the stand-in.
     """
-    import grader.ops
+    from support.lab_ops import ops as lab_ops
+
     import reference.cuda
     import reference.device_ops
 
@@ -54,7 +55,7 @@ def strict_cupy(monkeypatch):
     for name in saved:
         del sys.modules[name]
     monkeypatch.syspath_prepend(str(STRICT_CUPY))
-    grader.ops._DEVICE_WEIGHTS.clear()
+    lab_ops._DEVICE_WEIGHTS.clear()
     reference.device_ops._KERNELS.clear()
     import cupy
 
@@ -62,7 +63,7 @@ def strict_cupy(monkeypatch):
     try:
         yield cupy
     finally:
-        grader.ops._DEVICE_WEIGHTS.clear()
+        lab_ops._DEVICE_WEIGHTS.clear()
         reference.device_ops._KERNELS.clear()
         for name in _cupy_modules():
             del sys.modules[name]

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from grader.ops import OpSpec
-from grader.spec_model import ArrayValue, OpsValue, PlainValue, RefValue
+from grader.spec_model import ArrayValue, OpSpec, OpsValue, PlainValue, RefValue
 from grader.suite.case_draft import CaseDraft, DraftStep, padded_shape
 from grader.suite.spec_reading import NodeReader, SpecError
 

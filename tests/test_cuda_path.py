@@ -444,14 +444,18 @@ class TestGpu:
 
     def test_grader_ops_capture_on_the_gpu(self):
         """Every capturable op of the spec vocabulary, matmul and softmax included."""
-        from grader.ops import OP_KINDS, OpSpec, apply_chain
+        from support.lab_ops import ops as vocabulary
+
+        from grader.spec_model import OpSpec
+
+        OP_KINDS, apply_chain = vocabulary.OP_KINDS, vocabulary.apply_chain
 
         chain = tuple(
             OpSpec(k.name, 1.5 if k.takes == "number" else (3 if k.takes == "seed" else None))
             for k in OP_KINDS.values()
             if k.capturable
         )
-        ops = [lambda x, op=op: op.apply(x) for op in chain]
+        ops = [lambda x, op=op: vocabulary.apply_op(op, x) for op in chain]
         runner = cuda.GraphRunner(ops)
         x = np.random.default_rng(4).standard_normal((4, 8)).astype(np.float32)
         _run(runner, x)

@@ -148,21 +148,23 @@ def test_a_step_record_on_the_wire_has_exactly_the_fields_the_decoder_reads():
     assert list(record.wire()) == list(framing.STEP_FIELDS)
     with pytest.raises(AttributeError):
         record.launch_count = 1  # a misspelt field is an error in the writer, not a key on the wire
-    graph = framing.GraphRecord("k", [2], 1, 2, None, 3, None)
-    assert list(graph.wire()) == list(framing.GRAPH_FIELDS)
     assert framing.ErrorRecord("ValueError", "no").wire() == {"type": "ValueError", "message": "no"}
 
 
 def test_every_field_of_the_record_decodes_and_no_other_does():
     record = framing.StepRecord(0, outcome="raised", launches=1, note="n")
     record.error = framing.ErrorRecord("ValueError", "no").wire()
-    record.graphs = [framing.GraphRecord("k", [2], 1, 2, None, 3, None).wire()]
+    record.graphs = [  # an entry of the CUDA-graph lab's snapshot (its lab.yaml: snapshot)
+        {"key": "k", "entry_id": 5, "static_input_id": 1, "static_input_address": 2, "static_input": None}
+        | {"shape": [2], "num_ops": 3, "output": None}
+    ]
     record.ops = [[False, -1, -1, True]]
     record.origin = [["tested", "cudagraph.py", 7, "step_mode", "if n < w:"]]
     body, _ = framing.split_frame(framing.observation_frame("s/c", [record.wire()], []))
     (step,) = observations.decode_observations(body, "s/c", 1).steps
     assert (step.outcome, step.launches, step.note, step.error.message) == ("raised", 1, "n", "no")
-    assert step.graphs[0].num_ops == 3 and step.ops[0].elementwise
+    assert step.graphs[0].num_ops == 3 and step.graphs[0].entry_id == 5 and step.ops[0].elementwise
+    assert step.graphs[0].shape == (2,) and step.graphs[0].static_input_address == 2
     assert [(o.kind, o.frame.line, o.frame.function) for o in step.origin] == [("tested", 7, "step_mode")]
     for bad in ([["guessed", "cudagraph.py", 7, "f", ""]], [["tested", "cudagraph.py", 7, "f"]], [[]] * 4):
         wire = {**record.wire(), "origin": bad}

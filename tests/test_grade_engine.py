@@ -420,7 +420,7 @@ def test_run_order_puts_every_visible_case_first(suite):
 def test_a_hidden_case_input_never_reaches_a_visible_case_output(tmp_path, suite):
     """A submission that logs every input it sees to its scratch directory and prints the whole
     log on each call: a hidden case's input must not show up in any visible case's output."""
-    from grader.ops import build_array
+    from grader.arrays import build_array
     from grader.spec_model import ArrayValue
 
     spy = tmp_path / "spy"

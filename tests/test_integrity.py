@@ -57,6 +57,10 @@ CASES = {
         "import importlib\nm = importlib.import_module('reference.cudagraph')",
         "__import__('grader')",
         "f(load, 'grader.judging.judge')",
+        # a lab's pack, loaded under its private name (the CUDA-graph lab's op vocabulary among it)
+        "import _graphgrade_pack_cudagraph.ops",
+        "from _graphgrade_pack_cudagraph import ops",
+        "import importlib\nm = importlib.import_module('_graphgrade_pack_cudagraph.ops')",
     ],
     "sys-modules": [
         "import sys\nx = sys.modules['grader']",

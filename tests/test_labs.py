@@ -61,16 +61,10 @@ def test_the_engine_names_nothing_of_the_decode_step_lab():
     assert names_in_engine(names - default_names, tags - default_tags) == {}
 
 
-# The engine files that still name the default lab (its module, classes, functions or tags): what
-# is left to move into labs/cudagraph/pack/ (the ops, its check kinds, the runner-aware wording of
-# steps, repro, the pytest plugin, the notebook answers' probe, trace
-# and slots, merged from issue 33 after this list was made). The list only shrinks: a file
-# that starts naming the lab fails, and so does a file listed here that no longer does.
-DEFAULT_LAB_NAMED_IN = {
-    "grader/framing.py",
-    "grader/observe/origins.py",
-    "grader/observations.py",
-}
+# The engine files that still name the default lab (its module, classes, functions or tags): none
+# (its op vocabulary, check kinds and snapshot fields are its pack's and its lab.yaml's). A file
+# that starts naming the lab fails: ask the lab instead.
+DEFAULT_LAB_NAMED_IN: set[str] = set()
 
 
 def test_the_engine_files_naming_the_default_lab_only_shrink():
@@ -170,6 +164,75 @@ def test_a_pack_reference_reaches_only_the_pack_folder(tmp_path):
     )
     with pytest.raises(LabError, match=r"provided\[0\]\.factory: expected pack\.MODULE:ATTRIBUTE"):
         load_lab(tmp_path)
+
+
+_MINIMAL = "format: 1\nid: x\ntitle: t\nstudent: {module: m}\nbehaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\n"
+
+
+@pytest.mark.parametrize(
+    "extra, problem",
+    [
+        ("values: [plain, ops]\n", "ops: missing: values has ops"),
+        ("ops: pack.ops\nvalues: [plain]\n", "ops: given, but values has no ops"),
+        ("ops: os.path\n", "ops: expected a name"),
+        ("snapshot: {of: graphs}\n", "snapshot: missing the required key 'fields'"),
+        (
+            "snapshot: {of: graphs, fields: {a: tensor}}\n",
+            "snapshot.fields.a: expected one of shape, int, array, buffer",
+        ),
+        ("snapshot: {of: graphs, fields: {key: int}}\n", "snapshot.fields: two fields"),
+        ("snapshot: {of: graphs, fields: {b: buffer, b_id: int}}\n", "snapshot.fields: two fields"),
+        ("snapshot: {of: 3, fields: {a: int}}\n", "snapshot.of: expected a name"),
+    ],
+)
+def test_the_op_vocabulary_and_the_snapshot_keys_are_checked(tmp_path, extra, problem):
+    (tmp_path / "lab.yaml").write_text(_MINIMAL + extra, encoding="utf-8")
+    with pytest.raises(LabError) as caught:
+        load_lab(tmp_path)
+    text = str(caught.value)
+    assert "\n" not in text and text.startswith(f"{tmp_path / 'lab.yaml'}: ") and problem in text
+
+
+def test_the_default_lab_declares_its_ops_and_snapshot_and_the_other_lab_neither():
+    default, decode = load_lab(), load_lab(DECODE_STEP)
+    assert default.ops == "pack.ops" and decode.ops is None and "ops" not in decode.values
+    assert [(f.name, f.kind) for f in default.snapshot.fields] == [
+        ("static_input", "buffer"),
+        ("shape", "shape"),
+        ("num_ops", "int"),
+        ("output", "array"),
+    ]
+    assert decode.snapshot is None
+    from grader.lab import op_vocabulary
+
+    vocabulary = op_vocabulary(default)
+    assert op_vocabulary(decode) is None and op_vocabulary(load_lab()) is vocabulary  # loaded once
+    assert vocabulary.module.__name__ == "_graphgrade_pack_cudagraph.ops"  # by path, a private name
+    assert "matmul" in vocabulary.names and vocabulary.takes("add") == "number"
+
+
+_PARTS = "apply_chain = make_ops = case_op_place = class_change = take_changes_seen = print\nWitness = GraderOp = int\n"
+
+
+@pytest.mark.parametrize(
+    "lab_id, source, problem",  # each its own lab id: a pack's modules are loaded once per process
+    [
+        ("vocab-a", "", "defines no apply_chain"),
+        ("vocab-b", _PARTS + "OP_KINDS = {}\nGUARDED = (GraderOp, Witness)\n", "OP_KINDS is not a mapping"),
+        ("vocab-c", _PARTS + "OP_KINDS = {'relu': 1}\nGUARDED = (GraderOp, Witness)\n", "has no takes"),
+        ("vocab-d", _PARTS.replace("= int", "= 3") + "OP_KINDS = GUARDED = 0\n", "Witness is not a class"),
+    ],
+)
+def test_an_op_vocabulary_missing_a_part_is_one_line_naming_the_key(tmp_path, lab_id, source, problem):
+    from grader.lab import op_vocabulary
+
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pack" / "ops.py").write_text(source, encoding="utf-8")
+    (tmp_path / "lab.yaml").write_text(_MINIMAL.replace("id: x", f"id: {lab_id}") + "ops: pack.ops\npack: pack/\n")
+    with pytest.raises(LabError) as caught:
+        op_vocabulary(load_lab(tmp_path))
+    assert str(caught.value).startswith(f"{tmp_path / 'lab.yaml'}: ops: pack.ops ") and problem in str(caught.value)
 
 
 def test_the_lab_graded_is_the_one_activated():
@@ -377,3 +440,14 @@ def test_only_the_runners_a_lab_names_may_be_probed():
         assert probe_enum() == []  # a lab without a probe offers no class to trace
     finally:
         activate(lab)
+
+
+def test_a_pack_is_the_grader_own_code_to_the_scan_and_to_the_worker():
+    """The pack's private package name: flagged as the grader's own on import (the op vocabulary
+    lives there), and its modules restored after every case in --isolation module."""
+    from grader.judging import scan_rules
+    from grader.lab.loading import PACK_PREFIX, pack_package
+    from grader.run.worker.inprocess import GUARDED_PREFIXES
+
+    assert scan_rules.PACK_PREFIX == PACK_PREFIX and pack_package(load_lab()).startswith(PACK_PREFIX)
+    assert PACK_PREFIX in GUARDED_PREFIXES

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.lab_ops import ops
 from support.labs import (
     EAGER_LINE,
     REPLAY_BODY,
@@ -24,7 +25,9 @@ from support.labs import (
 
 from grader import framing, observations
 from grader.observe.locations import Locator, observe_bumps
-from grader.ops import OpSpec, Witness, make_ops
+from grader.spec_model import OpSpec
+
+Witness, make_ops = ops.Witness, ops.make_ops
 
 GRAPHGRADE = Path(sys.executable).with_name("graphgrade")
 SUBSET = ("01_launch_counter.yaml", "05_single_launch_replay.yaml", "04_static_buffer.yaml")

@@ -1,13 +1,17 @@
-"""grader.ops: the grader's own ops, their seeded weights and the dtype names it records."""
+"""The CUDA-graph lab's op vocabulary (labs/cudagraph/pack/ops.py): the grader's own ops, their
+seeded weights; and the engine's arrays (grader.arrays): the dtype names and addresses it records."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.lab_ops import ops
 
-from grader import ops
-from grader.ops import OpSpec, _host_weights, apply_chain, build_array, dtype_name
-from grader.spec_model import ArrayValue
+from grader import arrays
+from grader.arrays import build_array, dtype_name
+from grader.spec_model import ArrayValue, OpSpec
+
+_host_weights, apply_chain = ops._host_weights, ops.apply_chain
 
 
 def test_seeded_weights_are_made_once_read_only_and_as_seeded():
@@ -80,7 +84,7 @@ def _address(x: np.ndarray) -> int:
 
 @pytest.mark.parametrize("host_only", [False, True])
 def test_an_op_records_the_real_address_of_a_lying_subclass(monkeypatch, host_only):
-    monkeypatch.setattr(ops, "_HOST_ONLY", host_only)
+    monkeypatch.setattr(arrays, "_HOST_ONLY", host_only)
     static, fresh = np.zeros((2, 3), np.float32), np.ones((2, 3), np.float32)
     lying = fresh.view(_Lying)
     lying.claimed = _address(static)
@@ -99,10 +103,10 @@ def test_in_a_worker_no_object_is_a_device_array_by_its_module_name(monkeypatch)
 
     Fake.__module__ = "cupy._core"
     fake = np.zeros(3, np.float32).view(Fake)
-    assert ops.is_device_array(fake)  # trusted processes: the CuPy stand-in's arrays look like this
-    monkeypatch.setattr(ops, "_HOST_ONLY", True)
-    assert not ops.is_device_array(fake)
-    assert ops.data_address(fake) == _address(fake)
+    assert arrays.is_device_array(fake)  # trusted processes: the CuPy stand-in's arrays look like this
+    monkeypatch.setattr(arrays, "_HOST_ONLY", True)
+    assert not arrays.is_device_array(fake)
+    assert arrays.data_address(fake) == _address(fake)
 
 
 def test_no_attribute_of_an_op_reaches_its_log():

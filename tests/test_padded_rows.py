@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from grader.arrays import trailing_zero_rows
 from grader.judging.judge import judge_case
 from grader.observe.interpreter import observe_in_process
-from grader.ops import trailing_zero_rows
 from grader.suite.loader import load_spec_text
 from reference.mutants._base import fresh_reference
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from support.labs import REFERENCE, eager_submission, lab, typo_submission
 
+from grader.arrays import build_array
 from grader.commands import cli, repro
 from grader.commands.cli_common import default_specs_dir
-from grader.ops import build_array
 from grader.spec_model import ArrayValue
 from grader.suite.loader import load_suite
 

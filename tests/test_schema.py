@@ -12,9 +12,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from support.lab_ops import ops
 
 from grader.lab import active as active_lab
-from grader.ops import OP_KINDS
 from grader.spec_model import VISIBILITIES
 from grader.suite.checks import lab_check_kinds
 from grader.suite.loader import load_spec_text, spec_files
@@ -88,7 +88,7 @@ def test_schema_lists_the_loaders_vocabulary(schema):
     assert [alt["required"][0] for alt in defs["step"]["oneOf"]] == list(STEP_ACTIONS)
     plain_ops, *with_arg = defs["op"]["oneOf"]
     named = set(plain_ops["enum"]) | {next(iter(alt["properties"])) for alt in with_arg}
-    assert named == set(OP_KINDS)
+    assert named == set(ops.OP_KINDS)
 
 
 def test_small_document_is_valid_for_both_schema_and_loader(validator):

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from grader.ops import OpSpec
-from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue
+from grader.spec_model import ArrayValue, MaskValue, OpSpec, OpsValue, PlainValue, RefValue
 from grader.suite.spec_reading import (
     MAX_ARRAY_ELEMENTS,
     MAX_INT_DIGITS,

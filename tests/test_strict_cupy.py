@@ -23,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.lab_ops import ops as grader_ops
 
-from grader import ops as grader_ops
+from grader.spec_model import OpSpec
 from reference import bench, cuda
 from reference import cudagraph as sim
 
@@ -73,7 +74,7 @@ class TestStandIn:
         x = strict_cupy.asarray(np.ones((2, 3), np.float32))
         assert type(x).__module__ == "cupy" and isinstance(x, strict_cupy.ndarray)
         assert grader_ops._xp(x) is strict_cupy
-        assert type(grader_ops.OpSpec("matmul", 3).apply(x)).__module__ == "cupy"
+        assert type(grader_ops.apply_op(OpSpec("matmul", 3), x)).__module__ == "cupy"
 
     def test_captured_work_runs_only_when_the_graph_launches(self, strict_cupy):
         cp = strict_cupy
@@ -294,7 +295,7 @@ class TestRunnersOnTheStandIn:
         assert cuda.GraphRunner([cp.tanh], stream=shared).stream is shared
 
     def test_an_op_marked_uncapturable_is_not_captured_on_purpose(self, strict_cupy):
-        attention = grader_ops.GraderOp(grader_ops.OpSpec("attention", 5), 0, 0, grader_ops.Witness())
+        attention = grader_ops.GraderOp(OpSpec("attention", 5), 0, 0, grader_ops.Witness())
         runner = cuda.GraphRunner([attention, strict_cupy.tanh])
         x = np.random.default_rng(2).standard_normal((2, 6)).astype(np.float32)
         with cuda.recording_captures() as records:
@@ -319,7 +320,7 @@ class TestRunnersOnTheStandIn:
 
     def test_every_capturable_op_of_the_vocabulary_captures(self, strict_cupy):
         chain = tuple(
-            grader_ops.OpSpec(k.name, 1.5 if k.takes == "number" else (3 if k.takes == "seed" else None))
+            OpSpec(k.name, 1.5 if k.takes == "number" else (3 if k.takes == "seed" else None))
             for k in grader_ops.OP_KINDS.values()
             if k.capturable
         )
@@ -333,17 +334,17 @@ class TestRunnersOnTheStandIn:
 
     def test_matmul_weights_reach_the_device_once_and_never_inside_a_capture(self, strict_cupy):
         cp = strict_cupy
-        matmul = grader_ops.OpSpec("matmul", 7)
+        matmul = OpSpec("matmul", 7)
         x = cp.asarray(np.ones((2, 5), np.float32))
-        matmul.apply(x)
-        matmul.apply(x)
+        grader_ops.apply_op(matmul, x)
+        grader_ops.apply_op(matmul, x)
         assert list(grader_ops._DEVICE_WEIGHTS) == [(7, 5, "float32", 0)]
         stream = cp.cuda.Stream(non_blocking=True)
         with stream:
             stream.begin_capture()
             with pytest.raises(RuntimeError, match=r"weights of matmul\(9\) for n=5 float32 are not on the device yet"):
-                grader_ops.OpSpec("matmul", 9).apply(x)
-            matmul.apply(x)  # cached: captures
+                grader_ops.apply_op(OpSpec("matmul", 9), x)
+            grader_ops.apply_op(matmul, x)  # cached: captures
             stream.end_capture()
 
 

@@ -1,14 +1,14 @@
 """``graphgrade repro SPEC/CASE [SUBMISSION]``: one case as a short Python script a student runs.
 
-The script builds the case's inputs exactly as the grader does (:func:`grader.ops.build_array`:
+The script builds the case's inputs exactly as the grader does (:func:`grader.arrays.build_array`:
 ``numpy.random.default_rng(seed).standard_normal(shape).astype(dtype)``, or the literal
-values), hands the submission the grader's own ops (:func:`grader.ops.make_ops`, the same
+values), hands the submission the grader's own ops (the lab's op vocabulary's ``make_ops``, the same
 callables, witness included), runs the steps against the student's module (the lab's
 ``MODULE.py``, lab.yaml's ``student.module``) in the student's own
 interpreter (so ``breakpoint()`` and a debugger work), and prints after each step what it
 returned and cost next to what the grader expects: the launches a ``launches`` check pins,
 the value a ``value`` check wants, the exception a ``raises`` check wants, and the output the
-trusted oracle computes (:func:`grader.ops.apply_chain`, never the reference solution).
+trusted oracle computes (the vocabulary's ``apply_chain``, never the reference solution).
 
 In the student kit a case the kit does not hold in full (every hidden case) is refused in one
 line (exit 2); the full package writes any case, for staff.
@@ -68,11 +68,15 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.ops import OpSpec, Witness, apply_chain, data_address, make_ops
+from grader.arrays import data_address
+from grader.lab import load_lab, op_vocabulary
+from grader.spec_model import OpSpec
 from grader.suite.describing import compare_arrays
 
 {imports}
 
+OPS = op_vocabulary(load_lab())  # the lab's op vocabulary: the grader's own ops and its oracle
+Witness, apply_chain, make_ops = OPS.new_witness, OPS.apply_chain, OPS.make_ops
 WITNESS = Witness()  # the grader's ops record each call here (which array each was handed)
 '''
 
@@ -139,6 +143,7 @@ def raised(number, label, exc, expected_raise=None):
 
 RESERVED = ("array", "show", "same", "raised", "np", "sys", "Path", "WITNESS", "expected", "want")
 RESERVED += ("before", "result", "exc", "OpSpec", "Witness", "apply_chain", "make_ops", "data_address", "x", "mark")
+RESERVED += ("OPS", "load_lab", "op_vocabulary")
 RESERVED += ("BUFFERS", "ops_called", "compare_arrays")
 
 

@@ -3,7 +3,7 @@
 This is the *judging* half of grading and it runs only in the grader's own
 process. It never sees a live object of the submission: observations are
 plain data already validated by :mod:`grader.observations`. Expected values are
-computed here, from the spec, by the numpy oracle in :mod:`grader.ops`. Each
+computed here, from the spec, by the lab's oracle (:mod:`grader.lab.vocabulary`). Each
 check judges itself (:mod:`grader.suite.checks`); this module decides which checks
 can be made at all (a step that did not run stops the checks that need it, and
 one line says why) and assembles the verdict.
@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader.arrays import build_array
 from grader.judging.results import STEP_RUNS, CheckLine, LaunchPoint, StepLine
 from grader.lab import active as active_lab
+from grader.lab import op_vocabulary
 from grader.observations import CaseObservation, StepObservation
-from grader.ops import apply_chain, build_array
 from grader.spec_model import ArrayValue, Case, RefValue, Step, contract_names
 from grader.suite.case_draft import OracleCall
 from grader.suite.describing import MAX_MESSAGE, cut, describe, outcome
@@ -110,7 +111,7 @@ class Oracle:
                 x = self._resolve(call.input, shadow)
                 if x is not None:
                     self.inputs[step.index] = x
-                    self.outputs[step.index] = apply_chain(call.chain, x)
+                    self.outputs[step.index] = op_vocabulary().apply_chain(call.chain, x)
                     shadow[step.name] = self.outputs[step.index].copy()
             elif step.action == "mutate" and step.target in shadow:
                 shadow[step.target][...] = step.args[0].value

@@ -49,6 +49,9 @@ RULES: dict[str, str] = {
     "encoded-code": "holds Python code hidden in an encoding (base64, hex, zlib, gzip, bz2, lzma, marshal) that the scan decoded",
 }
 
+# The private package names a lab's pack is loaded under (grader.lab.loading.PACK_PREFIX): the
+# grader's own code, which a worker holds in sys.modules (the lab's op vocabulary among it).
+PACK_PREFIX = "_graphgrade_pack_"
 # Modules whose import alone is a flag, by top-level (or full) name.
 MODULE_RULES = {
     "grader": "import-grader",
@@ -113,7 +116,7 @@ ATTRIBUTE_RULES = {
     "__globals__": "frames",
     "_getframe": "frames",
     "exec_module": "dynamic-code",
-    "_witness": "grader-state",  # grader.ops.GraderOp's log of its calls (GRADER_PRIVATE_ATTRIBUTES)
+    "_witness": "grader-state",  # an op's log of its calls, once an attribute (GRADER_PRIVATE_ATTRIBUTES)
 }
 SYSV_CALLS = {
     "shmget",
@@ -268,6 +271,9 @@ class Scanner(ast.NodeVisitor):
         return ".".join([root, *reversed(parts)])
 
     def module(self, name: str, node: ast.AST) -> None:
+        if name.startswith(PACK_PREFIX):
+            self.flag("import-grader", node, f"import {name}")
+            return
         for candidate in (name, name.split(".")[0]):
             if candidate in MODULE_RULES:
                 self.flag(MODULE_RULES[candidate], node, f"import {name}")
@@ -347,7 +353,9 @@ class Scanner(ast.NodeVisitor):
             self.flag("ipc", node, repr(value))
         elif value.startswith("/dev/shm"):
             self.flag("ipc", node, repr(value))
-        elif value.split(".")[0] in ("grader", "reference") and all(part.isidentifier() for part in value.split(".")):
+        elif (value.split(".")[0] in ("grader", "reference") or value.startswith(PACK_PREFIX)) and all(
+            part.isidentifier() for part in value.split(".")
+        ):
             self.flag("import-grader", node, f"the module name {value!r}")  # importlib.import_module, passed on
 
     def patched_object(self, node: ast.AST, what: str) -> None:

@@ -9,7 +9,9 @@ that lab's tags, entry points, keyword names and check kinds throughout.
 from __future__ import annotations
 
 from grader.lab.interface import Behaviour, EntryPoint, Lab, OwnCheck, ProvidedObject
-from grader.lab.loading import LabError, lab_root, load_lab
+from grader.lab.loading import LabError, lab_root, load_lab, preload_provided
+from grader.lab.vocabulary import OpVocabulary
+from grader.lab.vocabulary import op_vocabulary as _op_vocabulary
 
 _ACTIVE: list[Lab] = []
 
@@ -36,4 +38,31 @@ def use(given: str | None = None) -> Lab:
     return activate(load_lab(root))
 
 
-__all__ = ["Behaviour", "EntryPoint", "Lab", "LabError", "OwnCheck", "ProvidedObject", "activate", "active", "use"]
+def op_vocabulary(lab: Lab | None = None) -> OpVocabulary | None:
+    """The op vocabulary of ``lab`` (default: the lab this process grades), None for a lab without
+    ops (:mod:`grader.lab.vocabulary`)."""
+    return _op_vocabulary(lab if lab is not None else active())
+
+
+def preload_pack(lab: Lab) -> None:
+    """Import every part of the pack the worker uses (its op vocabulary, its provided objects), so
+    that a worker confined before it imports the submission needs no read access to the lab's
+    folder, and the vocabulary's guarded classes are taken as they were before any submission."""
+    _op_vocabulary(lab)
+    preload_provided(lab)
+
+
+__all__ = [
+    "Behaviour",
+    "EntryPoint",
+    "Lab",
+    "LabError",
+    "OpVocabulary",
+    "OwnCheck",
+    "ProvidedObject",
+    "activate",
+    "active",
+    "op_vocabulary",
+    "preload_pack",
+    "use",
+]

@@ -24,9 +24,15 @@ ENTRY_KINDS: tuple[str, ...] = ("class", "enum", "function")
 # calls return its ops run on their input; ops: a function returning an op list made from ``ops``
 # (the worker lists the list it returns); result: a function returning ``ops`` run on ``x``.
 BINDS: tuple[str, ...] = ("runner", "ops", "result")
-# The value kinds a step's argument may hold. plain and ref are the engine's own; array, ops and
-# capturable need the lab's value builders (a pack's ``values`` hook).
+# The value kinds a step's argument may hold. plain, ref, array (grader.arrays) and capturable (a
+# mask) are the engine's own; ops need the lab's op vocabulary (lab.yaml: ops, grader.lab.vocabulary).
 VALUE_KINDS: tuple[str, ...] = ("plain", "ref", "array", "ops", "capturable")
+# What a field of a snapshot's entry holds (lab.yaml: snapshot.fields; see Snapshot): a shape (a
+# tuple of ints), an int, an array (copied), or a buffer (an array copied, with the identity of
+# its object and its data address, so that a check can tell one buffer from a fresh one).
+SNAPSHOT_KINDS: tuple[str, ...] = ("shape", "int", "array", "buffer")
+SNAPSHOT_RECORD_KEYS: tuple[str, ...] = ("key", "entry_id")  # every entry's own: never a field's name
+MAX_SNAPSHOT_FIELDS = 8
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,38 @@ class OwnCheck:
 
 
 @dataclass(frozen=True)
+class SnapshotField:
+    """One field of a snapshot's entry: the entry's attribute of that name, read as ``kind``."""
+
+    name: str
+    kind: Literal["shape", "int", "array", "buffer"]
+
+    @cached_property
+    def wire_keys(self) -> tuple[str, ...]:
+        """The keys of an entry's record this field fills (a buffer's identity and address beside it)."""
+        if self.kind == "buffer":
+            return (self.name, f"{self.name}_id", f"{self.name}_address")
+        return (self.name,)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a step that observes its object (a spec step's ``observe_graphs``, set by the checks
+    that need it) records of it right after the step: each entry of the object's mapping attribute
+    ``of`` (key -> entry, at most ``grader.snapshots.MAX_GRAPHS``), as its key's text, the
+    entry's identity and the declared ``fields`` of the entry, each read as its kind
+    (``SNAPSHOT_KINDS``). The engine bounds and validates every entry by these declarations alone."""
+
+    of: str
+    fields: tuple[SnapshotField, ...]
+
+    @cached_property
+    def wire_keys(self) -> frozenset[str]:
+        """Every key an entry's record may hold."""
+        return frozenset(SNAPSHOT_RECORD_KEYS).union(*(f.wire_keys for f in self.fields))
+
+
+@dataclass(frozen=True)
 class LabPaths:
     """Where the lab's files are (absolute)."""
 
@@ -120,6 +158,7 @@ class Lab:
     step_modes: tuple[str, ...]
     launch_counter: str | None  # the entry point whose class-level ``n`` counts launches
     backends: str | None  # pack.MODULE:load_backend, when the reference runs on several backends
+    ops: str | None  # pack.MODULE: the lab's op vocabulary (grader.lab.vocabulary), None: the lab has no ops
     paths: LabPaths
     report_title: str = ""  # the line above every page's heading (``report.title``; default: the lab's title)
     all_pass_text: str = ""  # a report's sentence when every case passes (``report.all_pass``)
@@ -132,6 +171,7 @@ class Lab:
     # code (a ``cites`` check judges each), and answered in words (shown, never scored)
     cited_slots: tuple[str, ...] = ()
     free_slots: tuple[str, ...] = ()
+    snapshot: Snapshot | None = None  # what a step that observes its object records (None: nothing)
 
     # ------------------------------------------------------------ derived names (a Lab never changes)
     @cached_property

@@ -27,7 +27,10 @@ from grader.lab.interface import (
     BINDS,
     ENTRY_KINDS,
     LAB_FORMAT,
+    MAX_SNAPSHOT_FIELDS,
     PARTS,
+    SNAPSHOT_KINDS,
+    SNAPSHOT_RECORD_KEYS,
     VALUE_KINDS,
     Behaviour,
     EntryPoint,
@@ -35,6 +38,8 @@ from grader.lab.interface import (
     LabPaths,
     OwnCheck,
     ProvidedObject,
+    Snapshot,
+    SnapshotField,
 )
 
 LAB_FILE = "lab.yaml"
@@ -59,6 +64,8 @@ _KEYS = (
     "probe",
     "answers",
     "backends",
+    "ops",
+    "snapshot",
     "behaviours",
     "points",
     "report",
@@ -225,13 +232,17 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         entry_points=entry_points,
         behaviours=behaviours,
         kwargs=r.names(top.get("kwargs", []) or [], "kwargs"),
-        values=r.names(top.get("values", list(VALUE_KINDS)), "values", allowed=VALUE_KINDS),
+        # not given: every kind the lab can use (ops only with an op vocabulary)
+        values=r.names(
+            top.get("values", [v for v in VALUE_KINDS if v != "ops" or "ops" in top]), "values", allowed=VALUE_KINDS
+        ),
         shared_checks=shared,
         own_checks=own,
         provided=provided,
         step_modes=r.names(top.get("step_modes", []) or [], "step_modes"),
         launch_counter=launch_counter,
         backends=r.ref(top["backends"], "backends") if "backends" in top else None,
+        ops=r.name(top["ops"], "ops", _MODULE_REF) if "ops" in top else None,
         paths=_paths(r, top, root),
         points=tuple((k, r.number(v, f"points.{k}")) for k, v in points.items()),
         report_title=r.text(report["title"], "report.title") if "title" in report else r.text(top["title"], "title"),
@@ -240,6 +251,7 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         probe=r.names(top.get("probe", []) or [], "probe"),
         cited_slots=r.names(answers.get("cited", []) or [], "answers.cited", _TAG),
         free_slots=r.names(answers.get("free", []) or [], "answers.free", _TAG),
+        snapshot=_snapshot(r, top["snapshot"]) if "snapshot" in top else None,
     )
     if set(lab.cited_slots) & set(lab.free_slots):
         raise r.fail("answers", "a slot is both cited and free")
@@ -247,6 +259,10 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
     for i, name in enumerate(lab.probe):
         if name not in runners:
             raise r.fail(f"probe[{i}]", f"{name!r} is not an entry point with binds: runner")
+    if "ops" in lab.values and lab.ops is None:
+        raise r.fail("ops", "missing: values has ops, so the lab needs an op vocabulary (pack.MODULE)")
+    if lab.ops is not None and "ops" not in lab.values:
+        raise r.fail("ops", "given, but values has no ops: no spec of this lab could use them")
     if lab.step_modes and lab.step_mode_enum is None:
         raise r.fail("step_modes", "no enum entry point has these members")
     return lab
@@ -317,6 +333,25 @@ def _own_check(r: _Reader, value: Any, key: str) -> OwnCheck:
     )
 
 
+def _snapshot(r: _Reader, value: Any) -> Snapshot:
+    f = r.mapping(value, "snapshot", ("of", "fields"), ("of", "fields"))
+    fields = r.mapping(f["fields"], "snapshot.fields", tuple(f["fields"]) if isinstance(f["fields"], dict) else ())
+    if not fields or len(fields) > MAX_SNAPSHOT_FIELDS:
+        raise r.fail("snapshot.fields", f"expected 1 to {MAX_SNAPSHOT_FIELDS} fields, got {len(fields)}")
+    out: list[SnapshotField] = []
+    for name, kind in fields.items():
+        key = f"snapshot.fields.{name}"
+        r.name(name, key)
+        if kind not in SNAPSHOT_KINDS:
+            raise r.fail(key, f"expected one of {', '.join(SNAPSHOT_KINDS)}, got {kind!r}")
+        out.append(SnapshotField(name, kind))
+    snapshot = Snapshot(r.name(f["of"], "snapshot.of"), tuple(out))
+    keys = [k for field in out for k in field.wire_keys] + list(SNAPSHOT_RECORD_KEYS)
+    if len(set(keys)) != len(keys):
+        raise r.fail("snapshot.fields", f"two fields (or a field and key, entry_id) share a record key: {keys}")
+    return snapshot
+
+
 def _paths(r: _Reader, top: dict, root: Path) -> LabPaths:
     def optional(key: str, folder: bool | None) -> Path | None:
         return r.path(root, top[key], key, folder) if key in top else None
@@ -339,9 +374,12 @@ def _paths(r: _Reader, top: dict, root: Path) -> LabPaths:
 
 
 # ---------------------------------------------------------------- the pack's Python
+PACK_PREFIX = "_graphgrade_pack_"  # every pack's private package name starts so
+
+
 def pack_package(lab: Lab) -> str:
     """The private name the pack's ``pack/`` folder is imported under."""
-    return "_graphgrade_pack_" + re.sub(r"[^A-Za-z0-9_]", "_", lab.id)
+    return PACK_PREFIX + re.sub(r"[^A-Za-z0-9_]", "_", lab.id)
 
 
 def pack_module(lab: Lab, dotted: str) -> ModuleType:
@@ -374,9 +412,9 @@ def _pack_module(lab: Lab, dotted: str) -> ModuleType:
     return sys.modules[name]
 
 
-def preload_pack(lab: Lab) -> None:
-    """Import every part of the pack the worker uses (its provided objects), so that a worker
-    confined before it imports the submission needs no read access to the lab's folder."""
+def preload_provided(lab: Lab) -> None:
+    """Import the parts of the pack that build the lab's provided objects (see
+    :func:`grader.lab.preload_pack`, which also loads its op vocabulary)."""
     for provided in lab.provided:
         for ref in (provided.factory, provided.setup, provided.log):
             pack_attribute(lab, ref)

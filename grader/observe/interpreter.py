@@ -8,11 +8,12 @@ exceptions as type and message), as :mod:`grader.framing`'s records, values enco
 :mod:`grader.observations`.
 
 Per step it records: the outcome (returned, raised, missing contract name,
-not reached), the returned value, the launch-counter delta, the grader ops'
+not reached), the returned value, the launch-counter delta, the lab's ops'
 witness log (which buffer each op was handed), the address of the caller's
-input array, and, when a static-buffer check asked for it, a snapshot of the
-runner's ``graphs``; and where in the submission's own files each op call, each
-bump of the lab's launch counter and each exception came from (:mod:`grader.observe.locations`).
+input array, and, when a check asked for it, a snapshot of the step's object (the entries of
+the mapping attribute the lab declares, ``lab.yaml: snapshot``); and where in the submission's
+own files each op call, each bump of the lab's launch counter and each exception came from
+(:mod:`grader.observe.locations`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from grader import framing, observations
+from grader import framing, observations, snapshots
+from grader.arrays import build_array, data_address
 from grader.lab import active as active_lab
+from grader.lab import op_vocabulary
 from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer, definition
 from grader.observe.provided import ProvidedObjects
-from grader.ops import GraderOp, Witness, build_array, case_op_place, data_address, make_ops
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 
 
@@ -93,7 +95,8 @@ class CaseInterpreter:
         # the functions whose returned op list is listed (lab.yaml: binds: ops)
         self.lists_ops = frozenset(e.name for e in self.lab.entry_points if e.binds == "ops")
         self.locator = Locator.of_module(module)
-        self.witness = Witness(self.locator)
+        self.ops = op_vocabulary(self.lab)  # the lab's op vocabulary (None: the lab has no ops)
+        self.witness = self.ops.new_witness(self.locator) if self.ops is not None else None
         self.bumps: list = []  # this step's launch-counter bump calls (grader.observe.locations)
         self.stop_observing_bumps = observe_bumps(module, self.locator, self.bumps, self.lab.launch_counter)
         self.provided = ProvidedObjects(self.lab, self.locator)
@@ -102,7 +105,10 @@ class CaseInterpreter:
         self.encoder = observations.new_encoder()
         self.trace: dict | None = None  # the running probe step's line trace
         self.kept_alive: list = []  # every graph entry and buffer a snapshot named: their ids stay theirs
-        self.origins = OriginTracer(self.locator, GraderOp.__call__.__code__)  # the lines a step's values came from
+        op_code = self.ops.op_call_code if self.ops is not None else None
+        # the snapshot's fields whose value-flow a runner's call follows: every one but a count
+        followed = tuple(f.name for f in self.lab.snapshot.fields if f.kind != "int") if self.lab.snapshot else ()
+        self.origins = OriginTracer(self.locator, op_code, followed)  # the lines a step's values came from
 
     # ----------------------------------------------------------- values
     def contract(self, name: str) -> Any:
@@ -115,7 +121,9 @@ class CaseInterpreter:
         if isinstance(value, ArrayValue):
             return self.prepare_input(build_array(value))
         if isinstance(value, OpsValue):
-            ops = make_ops(value.chain, self.next_list_id, self.witness)
+            if self.ops is None:
+                raise _NotReached("the lab has no ops")
+            ops = self.ops.make_ops(value.chain, self.next_list_id, self.witness)
             self.next_list_id += 1
             return ops
         if isinstance(value, MaskValue):
@@ -153,38 +161,45 @@ class CaseInterpreter:
             return None
         if step.action == "probe":  # build, capture, replay under the line tracer
             runner = self.target_object(step.target)(args[0], **kwargs)
-            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2], self.lab.launch_counter)
+            counter = self.lab.launch_counter
+            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2], counter, self.origins.op_code)
             return None
         array = self.target_object(step.target)  # mutate: the caller scribbles over a returned array
         array[...] = args[0]
         return None
 
-    def graphs_snapshot(self, runner: Any) -> list[dict]:
+    def snapshot(self, target: Any) -> list[dict]:
+        """The entries of ``target``'s mapping attribute the lab declares (``lab.yaml: snapshot``),
+        each its key's text, its identity and its declared fields (grader.snapshots reads them)."""
+        declared = self.lab.snapshot
+        if declared is None:
+            return []
         snapshot = []
-        graphs = getattr(runner, "graphs", None)
-        items = list(graphs.items())[: observations.MAX_GRAPHS] if isinstance(graphs, dict) else []
+        mapping = getattr(target, declared.of, None)
+        items = list(mapping.items())[: snapshots.MAX_GRAPHS] if isinstance(mapping, dict) else []
         for key, entry in items:
-            static = getattr(entry, "static_input", None)
-            self.kept_alive.append((entry, static))  # so no later object of the case takes their ids
-            shape = getattr(entry, "shape", None)
-            num_ops = getattr(entry, "num_ops", None)
-            output = getattr(entry, "output", None)
-            host_static = self.to_host(static) if static is not None else None
-            host_output = self.to_host(output) if output is not None else None
-            snapshot.append(
-                framing.GraphRecord(
-                    key=observations.shorten(repr(key)),
-                    shape=[int(d) for d in shape]
-                    if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape)
-                    else None,
-                    entry_id=id(entry),
-                    static_input_id=id(static),
-                    static_input_address=data_address(static),
-                    static_input=self.encoder.value(host_static) if host_static is not None else None,
-                    num_ops=num_ops if isinstance(num_ops, int) and not isinstance(num_ops, bool) else None,
-                    output=self.encoder.value(host_output) if isinstance(host_output, np.ndarray) else None,
-                ).wire()
-            )
+            values = [getattr(entry, field.name, None) for field in declared.fields]
+            # so no later object of the case takes the ids of the entry and its buffers
+            self.kept_alive.append((entry, *(v for f, v in zip(declared.fields, values) if f.kind == "buffer")))
+            host = [
+                self.to_host(v) if f.kind in ("array", "buffer") and v is not None else None
+                for f, v in zip(declared.fields, values)
+            ]
+            record: dict = {"key": observations.shorten(repr(key)), "entry_id": id(entry)}
+            for field, value, on_host in zip(declared.fields, values, host):
+                name = field.name
+                if field.kind == "buffer":
+                    record[f"{name}_id"] = id(value)
+                    record[f"{name}_address"] = data_address(value)
+                    record[name] = self.encoder.value(on_host) if on_host is not None else None
+                elif field.kind == "array":
+                    record[name] = self.encoder.value(on_host) if isinstance(on_host, np.ndarray) else None
+                elif field.kind == "shape":
+                    shaped = isinstance(value, tuple) and all(isinstance(d, int) for d in value)
+                    record[name] = [int(d) for d in value] if shaped else None
+                else:
+                    record[name] = value if isinstance(value, int) and not isinstance(value, bool) else None
+            snapshot.append(record)
         return snapshot
 
     def encode_result(self, result: Any) -> Any:
@@ -206,11 +221,11 @@ class CaseInterpreter:
         """Each entry of a returned op list: one of this case's own ops (by list and position) or
         a new callable, and whether it is marked elementwise. None if it is not a list."""
         try:
-            if not isinstance(result, (list, tuple)):
+            if self.ops is None or not isinstance(result, (list, tuple)):
                 return None
             listed = []
             for op in list(result)[: observations.MAX_WITNESS]:
-                place = case_op_place(op, self.witness)
+                place = self.ops.op_place(op, self.witness)
                 given = place is not None
                 try:
                     elementwise = bool(getattr(op, "elementwise", False))
@@ -239,7 +254,7 @@ class CaseInterpreter:
             record.outcome, record.note = "not_reached", str(why)
             return record
         before = _launch_count(self.module, self.lab.launch_counter)
-        mark = self.witness.mark()
+        mark = self.witness.mark() if self.witness is not None else 0
         marks = self.provided.marks()
         self.callee = None  # the submission's function the step calls, once resolved (perform)
         self.locator.new_step()
@@ -271,7 +286,9 @@ class CaseInterpreter:
         record.launches = after - before if before is not None and after is not None else None
         record.witness = [
             [lid, pos, addr, list(shape), dtype, zeros, site]
-            for lid, pos, addr, shape, dtype, zeros, site in self.witness.since(mark)[: observations.MAX_WITNESS]
+            for lid, pos, addr, shape, dtype, zeros, site in (
+                self.witness.since(mark)[: observations.MAX_WITNESS] if self.witness is not None else ()
+            )
         ]
         record.bumps = list(self.bumps)
         record.calls = self.provided.since(marks)
@@ -284,11 +301,12 @@ class CaseInterpreter:
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size
             try:
-                record.graphs = self.graphs_snapshot(self.target_object(step.target))
+                record.graphs = self.snapshot(self.target_object(step.target))
             except BaseException as exc:  # noqa: BLE001
                 del self.encoder.blobs[blobs:]  # arrays of a snapshot not reported are not sent
                 self.encoder.size = size
-                record.note = observations.shorten(f"could not read graphs: {type(exc).__name__}")
+                what = self.lab.snapshot.of if self.lab.snapshot is not None else "the snapshot"
+                record.note = observations.shorten(f"could not read {what}: {type(exc).__name__}")
         return record
 
 
@@ -309,7 +327,8 @@ def run_case(
         records = [interpreter.run_step(step).wire() for step in steps]
     finally:
         interpreter.stop_observing_bumps()
-        interpreter.witness.close()
+        if interpreter.witness is not None:
+            interpreter.witness.close()
     return observations.encode_observations(uid, records, interpreter.encoder.blobs)
 
 

@@ -23,7 +23,7 @@ first and a second call of one shape part ways. The result is plain data
 from __future__ import annotations
 
 import sys
-from types import FrameType, ModuleType
+from types import CodeType, FrameType, ModuleType
 from typing import Any
 
 import numpy as np
@@ -31,9 +31,7 @@ from numpy import array_equal as _array_equal  # bound before any submission run
 
 from grader import trace_facts as tf
 from grader.observe.locations import Locator
-from grader.ops import GraderOp
 
-_OP_CALL = GraderOp.__call__.__code__
 MAX_SEQUENCE = 20000  # line events remembered per call, to find where the two calls part ways
 
 
@@ -74,8 +72,11 @@ def _dict_sizes(runner: Any) -> dict[str, int]:
 
 
 class _Tracer:
-    def __init__(self, module: ModuleType, locator: Locator, runner: Any, counter: str | None) -> None:
+    def __init__(
+        self, module: ModuleType, locator: Locator, runner: Any, counter: str | None, op_code: CodeType | None
+    ) -> None:
         self.module = module
+        self.op_code = op_code  # the code of the lab's op's __call__: the first op's input is followed
         self.counter = counter
         self.locator = locator
         self.runner = runner
@@ -193,7 +194,7 @@ class _Tracer:
 
     def on_call(self, frame: FrameType, event: str, arg: Any):
         code = frame.f_code
-        if code is _OP_CALL:
+        if code is self.op_code:
             op = frame.f_locals.get("self")
             if self.phase == 0 and self.first_input is None and getattr(op, "position", None) == 0:
                 self.first_input = frame.f_locals.get("x")
@@ -269,12 +270,19 @@ class _Tracer:
 
 
 def run_probe(
-    module: ModuleType, locator: Locator, runner: Any, first: np.ndarray, second: np.ndarray, counter: str | None
+    module: ModuleType,
+    locator: Locator,
+    runner: Any,
+    first: np.ndarray,
+    second: np.ndarray,
+    counter: str | None,
+    op_code: CodeType | None = None,
 ) -> dict:
     """Capture with ``first``, replay with ``second``, under the tracer; the trace's wire form.
-    ``counter``: the lab's launch counter entry point (None: none). An exception of the
+    ``counter``: the lab's launch counter entry point (None: none); ``op_code``: the code of the
+    lab's op's ``__call__`` (grader.lab.vocabulary; None: the lab has no ops). An exception of the
     submission's propagates (the probe step raised)."""
-    tracer = _Tracer(module, locator, runner, counter)
+    tracer = _Tracer(module, locator, runner, counter, op_code)
     previous = sys.gettrace()
     sys.settrace(tracer.on_call)
     try:

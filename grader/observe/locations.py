@@ -2,8 +2,9 @@
 
 Three things are located, each at the moment it happens, inside the worker:
 
-* a grader op's call (:class:`grader.ops.GraderOp` asks the case's :class:`Locator` for its
-  caller): the chain of the submission's frames that made the call, innermost first;
+* a grader op's call (the ``GraderOp`` of the lab's op vocabulary, :mod:`grader.lab.vocabulary`,
+  asks the case's :class:`Locator` for its caller): the chain of the submission's frames that made
+  the call, innermost first;
 * a call of the ``bump`` of the submission's launch counter (:func:`observe_bumps` wraps it for one
   case): the amount and the same chain;
 * an exception a step raised (:meth:`Locator.traceback`): the submission's frames of its

@@ -7,7 +7,7 @@ without line events). It notes, for the step:
 
 * ``returned``: the line of the ``return`` that ended the first of the submission's functions
   the step called (a method, a property's getter, ``__call__``), with whether that statement
-  only hands back a constant or a name (``return StepMode.WARMUP``, ``return self.n``), when the
+  only hands back a constant or a name (``return Mode.IDLE``, ``return self.n``), when the
   choice was made by a test above it;
 * ``tested``: the last ``if``/``elif``/``while`` test that function ran before it returned;
 * ``state``: for a ``return`` that computes its value from the object's own state
@@ -16,25 +16,26 @@ without line events). It notes, for the step:
   return when the object's other results are wrong too;
 * ``passed`` and ``guards``: with a plain return, each earlier test of that function that guards a
   plain return of its own and was not taken (``if not self.enabled or ...:`` above ``return
-  StepMode.WARMUP``), and that return: the judge names the test when its return is the value
+  Mode.IDLE``), and that return: the judge names the test when its return is the value
   that was expected;
 * ``assigned``: for a step that reads an attribute, or calls a function that only returns one
   (``return self._count``), the last line of the case so far that assigned an attribute of that
   name (``self.graph_id = ...``, ``cls.n += k``).
 
 While a runner is called (a ``call`` step) it notes one more thing, the value-flow of the
-record a capture stores (:data:`FIELDS`, a ``GraphEntry``'s):
+record a capture stores (the fields of the lab's snapshot entry it follows, ``lab.yaml: snapshot``,
+given by the interpreter: every field but an ``int``):
 
 * ``field:<name>``: the line a field of the record got its value from during the step. When the
-  submission builds the record (``GraphEntry(key, static, out, n)``), that is the line that last
+  submission builds the record (``Entry(key, static, out, n)``), that is the line that last
   assigned the local name handed to the field (``static = np.zeros(key)``: the float64 buffer is
   made there, not where the entry is built), else the constructor's own line; when it assigns the
   field later (``entry.static_input = np.zeros(...)``), that line.
 
 * ``argument``: where the array the step's first op call was handed came from: the line that
   last bound the name handed to the op (``out = padded`` two lines above ``out = op(out)``), or,
-  when that name is the calling function's own parameter (``run_eager(ops, x)``), the line that
-  called it with it (``run_eager(self.ops, x)`` where the static buffer was meant).
+  when that name is the calling function's own parameter (``run_all(ops, x)``), the line that
+  called it with it (``run_all(self.ops, x)`` where the static buffer was meant).
 
 In a failed case's re-run (:mod:`grader.run.relocating`), where every runner's call is traced,
 one more:
@@ -63,7 +64,6 @@ from types import CodeType, FrameType, FunctionType, MethodType
 
 PLAIN_RETURN = (ast.Constant, ast.Name, ast.Attribute)  # hands back what was decided elsewhere
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "update", "add", "remove", "setdefault"})
-FIELDS = ("shape", "static_input", "output")  # the fields of a captured graph's record the grader judges
 Where = tuple[str, int, str]  # file, line, function
 
 
@@ -144,7 +144,7 @@ MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (framing
 @functools.lru_cache(maxsize=64)
 def guarded_returns(filename: str) -> dict[int, int]:
     """Per ``if`` test whose branch is a plain ``return`` (``if not self.enabled: return
-    StepMode.WARMUP``): the line of that return."""
+    Mode.IDLE``): the line of that return."""
     tree = _tree(filename)
     found: dict[int, int] = {}
     for node in ast.walk(tree) if tree is not None else ():
@@ -261,8 +261,9 @@ def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, st
 class OriginTracer:
     """One case's tracer: :meth:`run` runs one step under it; :meth:`origin` is what it saw."""
 
-    def __init__(self, locator, op_code: CodeType | None = None) -> None:
+    def __init__(self, locator, op_code: CodeType | None = None, followed: tuple[str, ...] = ()) -> None:
         self.locator = locator
+        self.followed = followed  # the record's fields whose value-flow a runner's call follows
         self.op_code = op_code  # the code of the grader's op's __call__: its first call's argument is followed
         self.argument: Where | None = None
         self._mine: dict[int, tuple[CodeType, str | None]] = {}  # id(code) -> (code, its file when the submission's)
@@ -272,7 +273,7 @@ class OriginTracer:
         self.returned_attribute = ""  # the attribute a plain return handed back
         self.tested: tuple[str, int, str] | None = None
         self.passed: list[Where] = []  # the top function's earlier tests, in the order they ran
-        self.fields = False  # whether this step follows the value-flow of FIELDS (a runner's call)
+        self.fields = False  # whether this step follows the value-flow of ``followed`` (a runner's call)
         # frame -> local name -> the line that last bound it and the one before (a line event comes
         # before its line runs: ``out = op(out)`` reads the ``out`` an earlier line bound)
         self._locals: dict[FrameType, dict[str, tuple[Where, Where | None]]] = {}
@@ -324,7 +325,7 @@ class OriginTracer:
                 names, test = facts[0], facts[1]
                 for name in names:
                     self.assigned[name] = (code.co_filename, frame.f_lineno, code.co_name)
-                    if self.fields and name in FIELDS:
+                    if self.fields and name in self.followed:
                         self.field_origins[name] = self.assigned[name]
                 if test and self.decisions:
                     self._order += 1
@@ -382,12 +383,12 @@ class OriginTracer:
 
     def _built(self, frame: FrameType) -> None:
         """A record built by the submission's code (its ``__init__`` is not the submission's, as a
-        dataclass's is not): for each of its FIELDS, where the value handed to it came from."""
+        dataclass's is not): for each field it follows, where the value handed to it came from."""
         code, caller = frame.f_code, frame.f_back
         if caller is None or self._file(caller.f_code) is None:
             return
         params = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
-        if not set(params) & set(FIELDS):
+        if not set(params) & set(self.followed):
             return
         record = type.__dict__["__name__"].__get__(type(frame.f_locals.get("self")))  # never the class's own __name__
         if type(record) is not str:  # a str subclass's __eq__ would be the submission's code
@@ -401,7 +402,7 @@ class OriginTracer:
             return
         handed = dict(zip(params, call.args))
         handed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
-        for field in FIELDS:
+        for field in self.followed:
             value = handed.get(field)
             if value is not None:
                 bound = self._bound_before(caller, value.id) if isinstance(value, ast.Name) else None
@@ -459,7 +460,7 @@ class OriginTracer:
         if self.fields or self.decisions:  # a runner's call: where its record's fields and its ops' input came from
             frames = [
                 [f"field:{field}", *self.locator.frame_wire(*self.field_origins[field])]
-                for field in FIELDS
+                for field in self.followed
                 if field in self.field_origins
             ]
             if self.argument is not None:

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from yaml.nodes import Node
 
 from grader.lab import active as active_lab
-from grader.ops import OpSpec
-from grader.spec_model import ArrayValue, OpsValue, PlainValue, RefValue, Step, Value
+from grader.spec_model import ArrayValue, OpSpec, OpsValue, PlainValue, RefValue, Step, Value
 from grader.suite.spec_reading import NodeReader, node_line
 
 

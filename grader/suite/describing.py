@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.arrays import dtype_name
 from grader.lab import active as active_lab
 from grader.observations import EnumValue, OpaqueValue, StepObservation
-from grader.ops import dtype_name
 
 TOLERANCE = {"float32": (1e-5, 1e-6), "float64": (1e-9, 1e-12)}
 # Bounds on what a verdict says about a value: a submission chooses what it returns, and a

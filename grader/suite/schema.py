@@ -9,8 +9,9 @@ is known, that ids are unique).
 
 from __future__ import annotations
 
+from grader.arrays import FLOAT_DTYPES
 from grader.lab import active as active_lab
-from grader.ops import FLOAT_DTYPES, OP_KINDS
+from grader.lab import op_vocabulary
 from grader.spec_model import OWN_CAUSES, READINGS, SCORINGS, SPEC_FORMAT, VISIBILITIES
 from grader.suite.checks import check_class, lab_check_kinds
 from grader.suite.schema_parts import schema_ident, schema_object
@@ -20,10 +21,12 @@ SCHEMA_ID = "https://graphgrade.invalid/spec-format-1.schema.json"
 
 
 def _ops() -> dict:
-    plain = [name for name, kind in OP_KINDS.items() if kind.takes is None]
+    """An op of the lab's vocabulary."""
+    kinds = op_vocabulary().kinds
+    plain = [name for name, kind in kinds.items() if kind.takes is None]
     with_arg = {
         name: ({"type": "integer", "minimum": 0} if kind.takes == "seed" else {"type": "number"})
-        for name, kind in OP_KINDS.items()
+        for name, kind in kinds.items()
         if kind.takes is not None
     }
     return {
@@ -31,7 +34,7 @@ def _ops() -> dict:
             {"enum": plain, "description": "an op without argument"},
             *[
                 {
-                    **schema_object({name: {**arg, "description": OP_KINDS[name].doc}}, (name,)),
+                    **schema_object({name: {**arg, "description": kinds[name].doc}}, (name,)),
                     "minProperties": 1,
                     "maxProperties": 1,
                 }
@@ -126,7 +129,7 @@ def build_schema() -> dict:
         "$defs": {
             "plain": plain_value,
             "array": array,
-            "op": _ops(),
+            **({"op": _ops()} if op_vocabulary() is not None else {}),  # a lab with ops: its vocabulary
             "value": value,
             "step": {"oneOf": steps_schema()},
             "check": {

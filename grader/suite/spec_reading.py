@@ -25,9 +25,10 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from grader import validation
+from grader.arrays import FLOAT_DTYPES
 from grader.lab import active as active_lab
-from grader.ops import FLOAT_DTYPES, OP_KINDS, OpSpec
-from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value
+from grader.lab import op_vocabulary
+from grader.spec_model import ArrayValue, MaskValue, OpSpec, OpsValue, PlainValue, RefValue, Value
 
 T = TypeVar("T")
 
@@ -236,15 +237,18 @@ def read_plain(ctx: NodeReader, node: Node, where: str) -> object:
 
 
 def read_op(ctx: NodeReader, node: Node, where: str) -> OpSpec:
+    """An op of the lab's vocabulary (grader.lab.vocabulary): its name, and its number or seed."""
+    vocabulary = op_vocabulary()
+    kinds = vocabulary.kinds if vocabulary is not None else {}
     if isinstance(node, ScalarNode):
-        name = ctx.choice(node, where, tuple(OP_KINDS), "op")
-        if OP_KINDS[name].takes is not None:
-            raise ctx.fail(node, where, f"op {name!r} needs a {OP_KINDS[name].takes}: write {{{name}: ...}}")
+        name = ctx.choice(node, where, tuple(kinds), "op")
+        if kinds[name].takes is not None:
+            raise ctx.fail(node, where, f"op {name!r} needs a {kinds[name].takes}: write {{{name}: ...}}")
         return OpSpec(name)
     if isinstance(node, MappingNode) and len(node.value) == 1:
         key_node, value_node = node.value[0]
-        name = ctx.choice(key_node, where, tuple(OP_KINDS), "op")
-        takes = OP_KINDS[name].takes
+        name = ctx.choice(key_node, where, tuple(kinds), "op")
+        takes = kinds[name].takes
         if takes is None:
             raise ctx.fail(key_node, f"{where}.{name}", f"op {name!r} takes no argument: write just {name}")
         if takes == "seed":

@@ -94,7 +94,9 @@ GUARDED_MODULES = (
     "random",
     "threading",
 )
-GUARDED_PREFIXES = ("grader.",)
+# the grader's modules, and the lab's pack (its op vocabulary, its provided objects), loaded under
+# its private package name (grader.lab.loading.PACK_PREFIX)
+GUARDED_PREFIXES = ("grader.", "_graphgrade_pack_")
 SYS_ATTRS = (
     "stdin",
     "stdout",

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from grader import framing, observations
 from grader.lab import active as active_lab
+from grader.lab import preload_pack
 from grader.lab import use as use_lab
-from grader.lab.loading import preload_pack
 from grader.observe import locations
 from grader.observe.interpreter import run_case
 from grader.run.copying import module_file, module_file_name, walk_submission

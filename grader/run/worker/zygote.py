@@ -266,19 +266,24 @@ def warm_up() -> None:
 
     from grader import framing, observations
     from grader.lab import active as active_lab
+    from grader.lab import op_vocabulary, preload_pack
     from grader.observe.interpreter import run_case
-    from grader.ops import OP_KINDS, OpSpec
-    from grader.spec_model import ArrayValue, OpsValue, Step
+    from grader.spec_model import ArrayValue, OpSpec, OpsValue, Step
 
-    chain = tuple(OpSpec(name, 1 if kind.takes else None) for name, kind in OP_KINDS.items())
+    preload_pack(active_lab())  # the lab's op vocabulary and provided objects, before any submission
+    ops = op_vocabulary()
+    kinds = ops.kinds if ops is not None else {}
+    chain = tuple(OpSpec(name, 1 if kind.takes else None) for name, kind in kinds.items())
     dummy = types.ModuleType("warm_up")
     # the lab's first function entry point, played by a stand-in that runs the ops on the array
     # (a lab without one: the step is not reached, and the codec's paths are warmed alike)
     function = next(iter(active_lab().contract_functions), "warm_up")
-    setattr(dummy, function, lambda ops, x: [op(x) for op in ops][-1])
+    setattr(dummy, function, lambda *args: [op(args[-1]) for op in args[0]][-1] if len(args) > 1 else args[-1])
     for dtype in ("float32", "float64"):
         for shape in ((3,), (2, 3), (2, 2, 3)):
-            steps = (Step(0, "call", function, name="out", args=(OpsValue(chain), ArrayValue(dtype, shape, seed=0))),)
+            array = ArrayValue(dtype, shape, seed=0)
+            args = (OpsValue(chain), array) if ops is not None else (array,)  # a lab without ops: the array alone
+            steps = (Step(0, "call", function, name="out", args=args),)
             frame = run_case(dummy, "warm/up", steps)
             body, _ = framing.split_frame(frame)
             observations.decode_observations(body, "warm/up", 1)

@@ -8,6 +8,8 @@ from grader.suite.checks.base import Check
 from grader.suite.describing import outcome
 from grader.suite.schema_parts import STEP_NAME, schema_object
 
+from ..ops import OP_KINDS
+
 
 @dataclass(frozen=True)
 class FusedOpsCheck(Check):
@@ -35,7 +37,7 @@ class FusedOpsCheck(Check):
                 f"{at}.step",
                 f"step {step.name!r} must be a call of fuse_elementwise on a literal op list",
             )
-        return cls(step.key, info.list_id, tuple(op.kind.elementwise for op in info.chain), line)
+        return cls(step.key, info.list_id, tuple(OP_KINDS[op.name].elementwise for op in info.chain), line)
 
     @classmethod
     def schema(cls):

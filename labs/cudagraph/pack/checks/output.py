@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader.ops import FLOAT_DTYPES, OpSpec, build_array, dtype_name
-from grader.spec_model import ArrayValue
+from grader.arrays import FLOAT_DTYPES, build_array, dtype_name
+from grader.spec_model import ArrayValue, OpSpec
 from grader.suite.checks.base import Check
 from grader.suite.describing import compare_arrays, describe
 from grader.suite.locating import bounded, frame_text

@@ -1,4 +1,10 @@
-"""The closed vocabulary of ops a spec may use: the grader's own callables.
+"""The CUDA-graph lab's closed vocabulary of ops a spec may use: the grader's own callables.
+
+The engine knows this module as the lab's op vocabulary (``lab.yaml: ops``, see docs/labs.md and
+:mod:`grader.lab.vocabulary`): a spec's ``ops`` values name these kinds, the worker hands their
+instances to the submission and the judge's oracle computes with them. It is loaded by path under
+the pack's private package name, in a worker before its sandbox closes and before any submission
+code runs.
 
 A submission never supplies ops; it receives these. Each op is deterministic,
 row-local (row ``i`` of the output depends only on row ``i`` of the input, so
@@ -28,7 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FLOAT_DTYPES = ("float32", "float64")
+from grader.arrays import ASARRAY, NDARRAY, TYPE, data_address, dtype_name, is_device_array, trailing_zero_rows
+from grader.spec_model import OpSpec
 
 
 def _xp(x):
@@ -52,13 +59,6 @@ def _host_weights_made(seed: int, n: int, dtype: str) -> np.ndarray:
     weights = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(dtype)
     weights.flags.writeable = False
     return weights
-
-
-@functools.lru_cache(maxsize=256)  # bounded: a submission's exotic dtypes cannot grow it
-def dtype_name(dtype: np.dtype) -> str:
-    """``str(dtype)``, remembered: numpy builds the text anew on every call, and the grader names
-    the dtype of every array an op is handed, observed and judged."""
-    return str(dtype)
 
 
 # (seed, n, dtype name, device id) -> the weights on that device. Filled by the first
@@ -153,33 +153,17 @@ OP_KINDS: dict[str, OpKind] = {
 }
 
 
-@dataclass(frozen=True)
-class OpSpec:
-    """An op as a spec names it: ``relu`` or ``{add: 1.5}``."""
-
-    name: str
-    param: float | int | None = None
-
-    @property
-    def kind(self) -> OpKind:
-        return OP_KINDS[self.name]
-
-    @functools.cached_property  # spec data: the same text for every submission graded
-    def label(self) -> str:
-        return self.name if self.param is None else f"{self.name}({self.param:g})"
-
-    def apply(self, x: np.ndarray) -> np.ndarray:
-        """The op's value on ``x``: what the oracle computes, with no witness."""
-        if self.param is None:
-            return self.kind.apply(x)
-        return self.kind.apply(x, self.param)
+def apply_op(spec: OpSpec, x: np.ndarray) -> np.ndarray:
+    """The op's value on ``x``: what the oracle computes, with no witness."""
+    kind = OP_KINDS[spec.name]
+    return kind.apply(x) if spec.param is None else kind.apply(x, spec.param)
 
 
 def apply_chain(chain: tuple[OpSpec, ...], x: np.ndarray) -> np.ndarray:
     """The numpy oracle: the op chain applied in order to a trusted copy of ``x``."""
     out = np.array(x, copy=True)
     for op in chain:
-        out = op.apply(out)
+        out = apply_op(op, out)
     return out
 
 
@@ -214,79 +198,6 @@ class Witness:
         self._ops.clear()
 
 
-def trailing_zero_rows(x: object) -> int:
-    """How many of the last rows (axis 0) of a numpy array are entirely zero; -1 when not known.
-
-    Only numpy arrays are inspected: reading a device array would synchronise with the
-    host, which is not allowed while a CUDA graph is being captured."""
-    if is_device_array(x) or not isinstance(x, np.ndarray) or x.ndim == 0:
-        return -1
-    try:
-        if x.size and x[-1].any():  # the usual answer, from the last row alone
-            return 0
-        nonzero = np.flatnonzero(x.reshape(x.shape[0], -1).any(axis=1)) if x.size else np.array([], dtype=np.intp)
-    except Exception:  # noqa: BLE001 - an exotic array must not break observing
-        return -1
-    return int(x.shape[0] - (nonzero[-1] + 1)) if nonzero.size else int(x.shape[0])
-
-
-def is_device_array(x: object) -> bool:
-    """A CuPy array (by its type's module: the CPU stand-in's arrays subclass numpy's). Never in a
-    worker (:func:`host_only`): there a type's module is a name any submission can choose."""
-    return not _HOST_ONLY and type(x).__module__.split(".")[0] == "cupy"
-
-
-def data_address(x: object) -> int:
-    """Address of an array's first element (views of one buffer share it); -1 if not an array.
-
-    A numpy array's address is read through ``numpy.ndarray``'s own descriptor (taken when this
-    module was imported), never through an attribute a subclass or a look-alike may override."""
-    try:
-        if is_device_array(x):
-            return int(x.data.ptr)
-        if not isinstance(x, _NDARRAY):
-            x = _ASARRAY(x)
-        return int(_INTERFACE(x)["data"][0])
-    except Exception:  # noqa: BLE001 - an exotic object from a submission must not break observing
-        return -1
-
-
-def build_array(value) -> np.ndarray:
-    """The array a spec's ``array`` value stands for; the same in worker and judge. A new array
-    on every call (a case may write into its inputs), copied from one made once per process:
-    seeding a generator costs more than the copy."""
-    return _built_once(value).copy()
-
-
-@functools.lru_cache(maxsize=512)
-def _built_once(value) -> np.ndarray:
-    if value.values is not None:
-        built = np.array(value.values, dtype=value.dtype)
-    else:
-        built = np.random.default_rng(value.seed).standard_normal(value.shape).astype(value.dtype)
-    built.flags.writeable = False
-    return built
-
-
-# Taken when this module is imported (in a worker: by the zygote, before any submission code),
-# so that a submission's patches of numpy or builtins change none of them. ``numpy.ndarray`` is a
-# built-in type: its own descriptors cannot be replaced.
-_NDARRAY = np.ndarray
-_ASARRAY = np.asarray
-_INTERFACE = np.ndarray.__dict__["__array_interface__"].__get__
-_TYPE = type
-_HOST_ONLY = False
-
-
-def host_only() -> None:
-    """In a worker: every array an op is handed is a host array. An op then computes on, and
-    records, the plain ``numpy.ndarray`` view of what it is handed (a subclass's Python-level
-    attributes, ``__array_interface__`` included, are never consulted), and no object is taken for
-    a device array by its type's module name."""
-    global _HOST_ONLY
-    _HOST_ONLY = True
-
-
 @dataclass(frozen=True)
 class _OpPlace:
     """What the grader knows of an op it handed out: kept here, not on the op."""
@@ -296,6 +207,7 @@ class _OpPlace:
     list_id: int
     position: int
     spec: OpSpec
+    kind: OpKind
 
 
 # id(op) -> its place: the only way from an op to its log. Entries hold the op, so an id is not
@@ -322,10 +234,11 @@ class GraderOp:
         self.spec = spec
         self.list_id = list_id
         self.position = position
-        self.elementwise = spec.kind.elementwise
-        self.capturable = spec.kind.capturable
+        kind = OP_KINDS[spec.name]
+        self.elementwise = kind.elementwise
+        self.capturable = kind.capturable
         self.__name__ = spec.label
-        _PRIVATE[id(self)] = _OpPlace(self, witness, list_id, position, spec)
+        _PRIVATE[id(self)] = _OpPlace(self, witness, list_id, position, spec, kind)
         witness._ops.append(id(self))
 
     def __call__(self, x):
@@ -334,13 +247,13 @@ class GraderOp:
             _CHANGES_SEEN.append(what)
         place = _PRIVATE.get(id(self))
         if place is None or place.op is not self:  # an op of a closed case: computes, records nothing
-            return self.spec.apply(x)
+            return apply_op(self.spec, x)
         if is_device_array(x):
             arr = x
-        elif _TYPE(x) is _NDARRAY:
+        elif TYPE(x) is NDARRAY:
             arr = x
         else:  # a subclass or a look-alike: the op computes on, and records, the plain array
-            arr = _ASARRAY(x)
+            arr = ASARRAY(x)
         witness = place.witness
         locator = witness.locator
         witness.calls.append(
@@ -354,20 +267,21 @@ class GraderOp:
                 locator.site(sys._getframe(1)) if locator is not None else -1,
             )
         )
-        return place.spec.apply(arr)
+        kind, param = place.kind, place.spec.param
+        return kind.apply(arr) if param is None else kind.apply(arr, param)
 
     def __repr__(self) -> str:
         return f"<op {self.spec.label}>"
 
 
-_CLASS_SAVED = tuple((cls, _TYPE(cls), tuple(cls.__dict__.items())) for cls in (GraderOp,))
+_CLASS_SAVED = tuple((cls, TYPE(cls), tuple(cls.__dict__.items())) for cls in (GraderOp,))
 # The functions of the class, with what makes them run as written: a function's code can be
 # replaced in place (``type(op).__call__.__code__ = ...``) without changing the class's namespace.
 _FUNCTIONS_SAVED = tuple(
     (f"{cls.__name__}.{name}", value, value.__code__, value.__defaults__, value.__kwdefaults__)
     for cls, _, saved in _CLASS_SAVED
     for name, value in saved
-    if _TYPE(value) is types.FunctionType
+    if TYPE(value) is types.FunctionType
 )
 
 
@@ -379,7 +293,7 @@ def class_change() -> str | None:
         if func.__code__ is not code or func.__defaults__ is not defaults or func.__kwdefaults__ is not kwdefaults:
             return f"{name}'s code"
     for cls, meta, saved in _CLASS_SAVED:
-        if _TYPE(cls) is not meta:
+        if TYPE(cls) is not meta:
             return f"{cls.__name__}'s metaclass"
         now = cls.__dict__
         if len(now) != len(saved):
@@ -418,3 +332,9 @@ def is_case_op(op, witness: Witness) -> bool:
 
 def make_ops(chain: tuple[OpSpec, ...], list_id: int, witness: Witness) -> list[GraderOp]:
     return [GraderOp(spec, list_id, i, witness) for i, spec in enumerate(chain)]
+
+
+# The classes whose instances a case hands the submission or logs its calls with: the worker's guard
+# (grader.run.worker.guard) compares them after every case with what they held when this module
+# was loaded, before any submission code ran.
+GUARDED = (GraderOp, Witness)
