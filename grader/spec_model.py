@@ -14,9 +14,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from grader.lab import active as active_lab
+from grader.step_kinds import step_kind
+from grader.values import ArrayValue as ArrayValue
+from grader.values import MaskValue as MaskValue
+from grader.values import OpSpec as OpSpec
+from grader.values import OpsValue as OpsValue
+from grader.values import PlainValue as PlainValue
+from grader.values import RefValue as RefValue
+from grader.values import Value as Value
 
 if TYPE_CHECKING:  # the check kinds import this module; a case only holds them
     from grader.suite.checks.base import Check
@@ -54,81 +62,7 @@ def contract_names() -> tuple[str, ...]:
     return active_lab().contract_names
 
 
-# ---------------------------------------------------------------- values
-@dataclass(frozen=True)
-class ArrayValue:
-    """An input array: seeded standard normal of a shape, or literal values."""
-
-    dtype: str
-    shape: tuple[int, ...]
-    seed: int | None = None
-    values: tuple | None = None  # nested tuples, when given literally
-
-    @cached_property  # spec data: the same text for every submission graded
-    def label(self) -> str:
-        dims = ", ".join(str(d) for d in self.shape)
-        src = f" seed {self.seed}" if self.seed is not None else " (literal)"
-        return f"{self.dtype}[{dims}]{src}"
-
-
-@dataclass(frozen=True)
-class OpSpec:
-    """An op as a spec names it: ``relu`` or ``{add: 1.5}``: a kind of the lab's op vocabulary
-    (:mod:`grader.lab.vocabulary`), which alone knows what it computes."""
-
-    name: str
-    param: float | int | None = None
-
-    @cached_property  # spec data: the same text for every submission graded
-    def label(self) -> str:
-        return self.name if self.param is None else f"{self.name}({self.param:g})"
-
-
-@dataclass(frozen=True)
-class OpsValue:
-    """A fresh list of the lab's ops (each case gets its own instances)."""
-
-    chain: tuple[OpSpec, ...]
-
-    @cached_property  # spec data: the same text for every submission graded
-    def label(self) -> str:
-        return "[" + ", ".join(op.label for op in self.chain) + "]"
-
-
-@dataclass(frozen=True)
-class MaskValue:
-    """``is_capturable``: a callable answering ``mask[i]`` for op ``i``."""
-
-    mask: tuple[bool, ...]
-
-    @cached_property  # spec data: the same text for every submission graded
-    def label(self) -> str:
-        return "is_capturable=" + "".join("C" if m else "E" for m in self.mask)
-
-
-@dataclass(frozen=True)
-class RefValue:
-    """The result (or built object) of an earlier named step."""
-
-    name: str
-
-    @cached_property  # spec data: the same text for every submission graded
-    def label(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True)
-class PlainValue:
-    """A YAML scalar or a list of scalars, passed as is."""
-
-    value: object
-
-    @cached_property  # spec data: the same text for every submission graded
-    def label(self) -> str:
-        return repr(self.value)
-
-
-Value = ArrayValue | OpsValue | MaskValue | RefValue | PlainValue
+# ---------------------------------------------------------------- values: grader.values (re-exported here)
 
 
 # ---------------------------------------------------------------- steps
@@ -136,14 +70,15 @@ Value = ArrayValue | OpsValue | MaskValue | RefValue | PlainValue
 class Step:
     """One action of a case, run by the worker against the submission.
 
-    ``action``: build | call | method | read | set | mutate | probe. ``target`` is a
+    ``action``: a step kind of :mod:`grader.step_kinds` (build, call, method, read, set,
+    mutate, probe, and any a lab's pack registers). ``target`` is a
     contract name, a bound name, a method or attribute name. ``on`` names the
     object a method/read/set acts on. ``name`` binds the result for later steps
     and for checks. ``implicit`` marks reads the loader added for a check.
     """
 
     index: int
-    action: Literal["build", "call", "method", "read", "set", "mutate", "probe"]
+    action: str
     target: str
     on: str | None = None
     name: str | None = None
@@ -158,22 +93,10 @@ class Step:
 
     @cached_property  # spec data: the same text for every submission graded
     def label(self) -> str:
+        """The step in words, as its kind words it (:mod:`grader.step_kinds`)."""
         args = [v.label for v in self.args] + [f"{k}={v.label}" for k, v in self.kwargs]
-        joined = ", ".join(args)
         bind = f"{self.name} = " if self.name and not self.implicit else ""
-        if self.action in ("build", "call"):
-            return f"{bind}{self.target}({joined})"
-        if self.action == "method":
-            return f"{bind}{self.on}.{self.target}({joined})"
-        if self.action == "read":
-            return f"read {self.on}.{self.target}"
-        if self.action == "set":
-            return f"{self.on}.{self.target} = {joined}"
-        if self.action == "probe":
-            built = ", ".join(args[:1] + args[3:])
-            given = args[1:3] + ["", ""]
-            return f"trace {self.target}({built}): capture {given[0]}, replay {given[1]}"
-        return f"overwrite every element of {self.target} with {joined}"
+        return step_kind(self.action).label(self, args, bind)
 
 
 # ---------------------------------------------------------------- cases and specs
@@ -197,7 +120,7 @@ class Case:
         names: list[str] = []
         contract = contract_names()
         for step in self.steps:
-            for name in (step.target if step.action in ("build", "call") else None, step.on):
+            for name in (step.target if step_kind(step.action).calls_target else None, step.on):
                 if name in contract and name not in names:
                     names.append(name)
         return tuple(names)

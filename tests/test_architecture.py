@@ -481,6 +481,8 @@ SHARED_MODULES = {
     "errors",
     "trusted_path",
     "trace_facts",
+    "step_kinds",
+    "values",
 }
 ENTRY_MODULES = {"grader.__main__": "grader.commands"}
 # grader/lab/ (the lab being graded, read from its lab.yaml) is below every stage: any may ask it.

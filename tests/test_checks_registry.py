@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from support.spec_text import HEADER, RUNNER_STEPS
 
+from grader.step_kinds import STEP_KINDS, step_actions
 from grader.suite.checks import Check, check_class, lab_check_classes, lab_check_kinds
 from grader.suite.checks.base import REGISTRY
 from grader.suite.loader import SpecError, load_spec_text
 from grader.suite.schema import build_schema
-from grader.suite.steps import STEP_ACTIONS, STEP_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,9 +104,9 @@ def test_a_kind_defined_twice_fails_naming_both_modules():
 
 
 def test_steps_are_registered_the_same_way_and_the_schema_follows():
-    assert tuple(STEP_KINDS) == STEP_ACTIONS == ("build", "call", "method", "read", "set", "mutate", "probe")
+    assert tuple(STEP_KINDS) == step_actions() == ("build", "call", "method", "read", "set", "mutate", "probe")
     alternatives = build_schema()["$defs"]["step"]["oneOf"]
-    assert [alt["required"][0] for alt in alternatives] == list(STEP_ACTIONS)
+    assert [alt["required"][0] for alt in alternatives] == list(step_actions())
 
 
 EVERY_STEP_KIND = (
@@ -143,8 +143,8 @@ def test_the_interpreter_performs_every_step_kind():
 
     oracles: dict = {}
     case = load_spec_text(EVERY_STEP_KIND, "s.yaml", oracles).specs[0].cases[0]
-    assert {s.action for s in case.steps} == set(STEP_ACTIONS)
+    assert {s.action for s in case.steps} == set(step_actions())
     observation = observe_in_process(reference, case.uid, case.steps)
     assert [(s.action, o.outcome) for s, o in zip(case.steps, observation.steps)] == [
-        (a, "returned") for a in STEP_ACTIONS
+        (a, "returned") for a in step_actions()
     ]

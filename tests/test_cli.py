@@ -21,8 +21,9 @@ import grader.commands.audit
 import grader.commands.grade
 import grader.run.runner
 from grader.commands.audit import AuditResult, BaselineResult, MutantResult, SpecInfo
-from grader.commands.cli import EXIT_CODES_HELP, build_parser, main, reference_dir
+from grader.commands.cli import EXIT_CODES_HELP, build_parser, main
 from grader.commands.grade import GradedSubmission
+from grader.commands.grade_command import reference_dir
 from grader.suite.loader import load_suite
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"

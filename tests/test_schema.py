@@ -16,10 +16,10 @@ from support.lab_ops import ops
 
 from grader.lab import active as active_lab
 from grader.spec_model import VISIBILITIES
+from grader.step_kinds import step_actions
 from grader.suite.checks import lab_check_kinds
 from grader.suite.loader import load_spec_text, spec_files
 from grader.suite.schema import build_schema
-from grader.suite.steps import STEP_ACTIONS
 
 TAGS = active_lab().tags
 
@@ -85,7 +85,7 @@ def test_schema_lists_the_loaders_vocabulary(schema):
     assert defs["spec"]["properties"]["tag"]["enum"] == list(TAGS)
     assert defs["spec"]["properties"]["visibility"]["enum"] == list(VISIBILITIES)
     assert [next(iter(alt["properties"])) for alt in defs["check"]["oneOf"]] == list(lab_check_kinds())
-    assert [alt["required"][0] for alt in defs["step"]["oneOf"]] == list(STEP_ACTIONS)
+    assert [alt["required"][0] for alt in defs["step"]["oneOf"]] == list(step_actions())
     plain_ops, *with_arg = defs["op"]["oneOf"]
     named = set(plain_ops["enum"]) | {next(iter(alt["properties"])) for alt in with_arg}
     assert named == set(ops.OP_KINDS)

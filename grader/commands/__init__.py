@@ -1,8 +1,10 @@
 """The entry points: ``graphgrade`` (also ``python -m grader``) and its subcommands, on top of the stages.
 
-``cli`` is the command line (each subcommand a ``cmd_<name>``/``add_<name>_parser`` pair;
-``cli_common`` what they share, ``spec_source`` which specs they read; ``audit_command`` the
-audit's command line). ``grade`` grades a batch (``progress`` its terminal lines,
+``cli`` is the command line: one table of subcommands, each a module's ``COMMAND`` (a
+``cli_common.Subcommand``: its ``add_arguments(parser)`` and its ``run(args)`` returning the exit
+code); ``cli_common`` what they share, ``spec_source`` which specs they read; ``grade_command``,
+``validate_command``, ``schema_command``, ``bench`` and ``audit_command`` the command lines whose
+engine is a module of its own. ``grade`` grades a batch (``progress`` its terminal lines,
 ``shard`` grading on many machines and merging, ``similarity`` pairs for staff);
 ``validate`` checks specs against the reference; ``audit`` and ``deep_audit`` (mutants from
 ``mutation``) measure the suite; ``bundles`` and ``kit`` build the Gradescope zip and the

@@ -25,7 +25,7 @@ The grader process never imports a mutant: descriptions (the module
 docstring) and thresholds (``MAX_PERCENT``) are read from the source with
 :mod:`ast`.
 
-This module is the engine; the command is ``cmd_audit`` in :mod:`grader.commands.cli`, the
+This module is the engine; the command is ``run`` in :mod:`grader.commands.audit_command`, the
 output :mod:`reports.audit_text` (terminal) and :mod:`reports.audit_html` (the page).
 """
 

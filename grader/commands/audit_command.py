@@ -10,12 +10,12 @@ import json
 import sys
 from pathlib import Path
 
-from grader.commands.cli_common import EXIT_FINDINGS, EXIT_OK, load_specs, specs_how
+from grader.commands.cli_common import EXIT_FINDINGS, EXIT_OK, Subcommand, load_specs, specs_how
 from grader.commands.spec_source import SPECS_HELP
 from grader.errors import UsageError
 
 
-def cmd_audit(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from grader.commands.audit import AuditSetupError, run_audit
     from reports.audit_text import format_text
 
@@ -26,7 +26,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not Path(args.specs).is_dir():
         raise UsageError(f"{args.specs}: not a directory of spec files")
     if getattr(args, "deep", False):
-        return cmd_deep_audit(args)
+        return run_deep(args)
     if getattr(args, "only", None):
         raise UsageError("--only goes with --deep (it picks the deep audit's mutants)")
     try:
@@ -50,7 +50,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_FINDINGS
 
 
-def cmd_deep_audit(args: argparse.Namespace) -> int:
+def run_deep(args: argparse.Namespace) -> int:
     """``audit --deep``: the mutation score on systematic mutants of the reference (grader.commands.deep_audit)."""
     from grader.commands.audit import AuditSetupError
     from grader.commands.deep_audit import run_deep_audit
@@ -75,17 +75,7 @@ def cmd_deep_audit(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_FINDINGS
 
 
-def add_audit_parser(sub) -> None:
-    """Register ``graphgrade audit`` on the CLI's subparsers."""
-    a = sub.add_parser(
-        "audit",
-        help="grade the mutants and baselines against the specs: which cases catch which mistake",
-        description=(
-            "Grade every mutant of the reference (one realistic mistake each, reference/mutants/) and the "
-            "baselines that must score low, through the same isolated path as students, against every spec. "
-            "Exit 1 when a mutant survives or a baseline scores too much."
-        ),
-    )
+def add_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--specs", type=Path, default=None, help=SPECS_HELP)
     a.add_argument("--json", action="store_true", help="print the result as JSON")
     a.add_argument("--html", type=Path, default=None, metavar="FILE", help="also write an HTML page of the kill matrix")
@@ -106,4 +96,16 @@ def add_audit_parser(sub) -> None:
         metavar="SCOPE",
         help="with --deep: mutate only functions whose name starts with SCOPE, e.g. Class._method (repeatable)",
     )
-    a.set_defaults(func=cmd_audit)
+
+
+COMMAND = Subcommand(
+    "audit",
+    help="grade the mutants and baselines against the specs: which cases catch which mistake",
+    description=(
+        "Grade every mutant of the reference (one realistic mistake each, reference/mutants/) and the "
+        "baselines that must score low, through the same isolated path as students, against every spec. "
+        "Exit 1 when a mutant survives or a baseline scores too much."
+    ),
+    add_arguments=add_arguments,
+    run=run,
+)

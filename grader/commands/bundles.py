@@ -9,6 +9,7 @@ builder looked for ``pyproject.toml`` beside the packages and failed after ``pip
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import importlib.util
 import json
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import grader
+from grader.commands.cli_common import Subcommand
 from grader.errors import UsageError
 
 DIST_NAME = "graphgrade"
@@ -351,7 +353,7 @@ def build_bundle(zip_path, specs_dir, package_dirs: Mapping[str, Path] | None = 
 
 
 # ------------------------------------------------------------------ the command
-def cmd_gradescope_bundle(args) -> int:
+def run(args) -> int:
     from grader.commands.cli_common import specs_how
     from grader.commands.validate import refuse_unless_valid
 
@@ -366,16 +368,9 @@ def cmd_gradescope_bundle(args) -> int:
     return 0
 
 
-def add_gradescope_bundle_parser(sub) -> None:
-    """Register ``graphgrade gradescope-bundle`` on the CLI's subparsers."""
+def add_arguments(z: argparse.ArgumentParser) -> None:
     from grader.commands.spec_source import SPECS_HELP
 
-    z = sub.add_parser(
-        "gradescope-bundle",
-        help="build a ready Gradescope autograder zip (the specs are validated first)",
-        description="Build the zip to upload as a Gradescope autograder. The specs are checked first as "
-        "`graphgrade validate` checks them; a spec that does not load or that the reference fails stops the build.",
-    )
     z.add_argument("--specs", type=Path, default=None, help=SPECS_HELP)
     z.add_argument(
         "--output",
@@ -384,4 +379,13 @@ def add_gradescope_bundle_parser(sub) -> None:
         metavar="ZIP",
         help="where to write the zip to upload (default: graphgrade-autograder.zip)",
     )
-    z.set_defaults(func=cmd_gradescope_bundle)
+
+
+COMMAND = Subcommand(
+    "gradescope-bundle",
+    help="build a ready Gradescope autograder zip (the specs are validated first)",
+    description="Build the zip to upload as a Gradescope autograder. The specs are checked first as "
+    "`graphgrade validate` checks them; a spec that does not load or that the reference fails stops the build.",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -1,4 +1,5 @@
-"""What the subcommands share: exit codes, spec loading with one-line errors, number arguments.
+"""What the subcommands share: their one convention (:class:`Subcommand`), exit codes, spec
+loading with one-line errors, number arguments.
 
 In a module of its own, not in cli.py, for two reasons: subcommands registered from other
 modules (``student-kit`` in :mod:`grader.commands.kit`, ``prairielearn`` in :mod:`grader.commands.prairielearn`)
@@ -11,9 +12,29 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One ``graphgrade NAME``, the one convention of every subcommand: its module defines
+    ``COMMAND = Subcommand(...)`` with a function ``add_arguments(parser)`` that adds its options
+    (and its own sub-choices, as ``export`` and ``import`` have) and a function ``run(args)``
+    that does it and returns the exit code. The CLI's table (:data:`grader.commands.cli.COMMANDS`)
+    lists the modules in ``--help`` order, makes each parser with ``help`` and ``description``,
+    and gives every one the same ``--lab`` option and exit codes."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    description: str | None = None
+
+
 LAB_HELP = "the lab to grade: its folder (holding lab.yaml); default: $GRAPHGRADE_LAB, else the installed default lab"
 
 

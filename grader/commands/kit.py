@@ -46,6 +46,7 @@ from grader.commands.bundles import (
     walk,
     write_zip,
 )
+from grader.commands.cli_common import Subcommand
 from grader.commands.kit_marker import KIT_FORMAT, KIT_MARKER
 from grader.errors import UsageError
 from grader.lab.loading import default_lab_root, load_lab
@@ -434,7 +435,7 @@ def build_student_kit(
 
 
 # ------------------------------------------------------------------ the command
-def cmd_student_kit(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from grader.commands.cli_common import specs_how
     from grader.commands.validate import refuse_unless_valid
 
@@ -457,15 +458,7 @@ def cmd_student_kit(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_student_kit_parser(sub) -> None:
-    """Register ``graphgrade student-kit`` on the CLI's subparsers."""
-    k = sub.add_parser(
-        "student-kit",
-        help="build the student kit: a zip students pip-install (grader, template, contract, public specs only)",
-        description="Build the zip students install with 'pip install KIT.zip': the grader, the reports, the student "
-        "template, the contract document and the visible specs. Hidden specs and the reference solution never go in; "
-        "the build stops if anything of them would. The specs are checked first as `graphgrade validate` checks them.",
-    )
+def add_arguments(k: argparse.ArgumentParser) -> None:
     k.add_argument(
         "--specs",
         type=Path,
@@ -475,4 +468,16 @@ def add_student_kit_parser(sub) -> None:
     k.add_argument(
         "--output", type=Path, default=Path("graphgrade-kit.zip"), help="zip to write (default: graphgrade-kit.zip)"
     )
-    k.set_defaults(func=cmd_student_kit)
+
+
+COMMAND = Subcommand(
+    "student-kit",
+    help="build the student kit: a zip students pip-install (grader, template, contract, public specs only)",
+    description=(
+        "Build the zip students install with 'pip install KIT.zip': the grader, the reports, the student "
+        "template, the contract document and the visible specs. Hidden specs and the reference solution never go in; "
+        "the build stops if anything of them would. The specs are checked first as `graphgrade validate` checks them."
+    ),
+    add_arguments=add_arguments,
+    run=run,
+)

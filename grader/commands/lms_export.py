@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.commands import lms_columns
+from grader.commands.cli_common import Subcommand
 from grader.errors import UsageError
 
 CANVAS_ID_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
@@ -394,7 +395,7 @@ def check_assignment(
     return f"warning: {text}; writing it as a new column (--new-column)"
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     lms = args.lms
     column = args.match_column or lms_columns.default_match(lms)
     roster = read_roster(args.roster, ["Student", "ID"] if lms == "canvas" else [])
@@ -466,13 +467,7 @@ def unmatched_path(output: Path) -> Path:
     return output.with_name(output.stem + ".unmatched.csv")
 
 
-def register(sub) -> None:
-    """Add ``graphgrade export {canvas,moodle}`` to the CLI's subparsers."""
-    e = sub.add_parser(
-        "export",
-        help="write a grade file Canvas or Moodle imports, from a graded batch and the course roster",
-        description="Write an LMS grade import from OUT/*/report.json, matched against a roster exported from the LMS.",
-    )
+def add_arguments(e: argparse.ArgumentParser) -> None:
     lms = e.add_subparsers(
         dest="lms", metavar="LMS", required=True, help="the learning management system to write for: canvas or moodle"
     )
@@ -558,4 +553,12 @@ def register(sub) -> None:
             metavar="FILE",
             help="write here (and FILE's stem + .unmatched.csv beside it) instead of standard output",
         )
-        p.set_defaults(func=cmd_export)
+
+
+COMMAND = Subcommand(
+    "export",
+    help="write a grade file Canvas or Moodle imports, from a graded batch and the course roster",
+    description="Write an LMS grade import from OUT/*/report.json, matched against a roster exported from the LMS.",
+    add_arguments=add_arguments,
+    run=run,
+)

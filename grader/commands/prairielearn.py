@@ -23,6 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader.commands.cli_common import Subcommand
 from grader.commands.spec_source import SPECS_ENV  # the specs baked into the private image (deploy/Dockerfile)
 from grader.judging.results import Report
 
@@ -119,7 +120,7 @@ def grade_job(root: Path, specs: Path | None, timeout: float, budget: float) -> 
     return graded.report
 
 
-def cmd_prairielearn(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from reports.outputs import PRAIRIELEARN, submission_texts
     from reports.prairielearn import dumps, grader_problem_results
 
@@ -147,19 +148,7 @@ def cmd_prairielearn(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub) -> None:
-    """Add ``graphgrade prairielearn`` to the CLI's subparsers."""
-    p = sub.add_parser(
-        "prairielearn",
-        help="grade a PrairieLearn external-grading job: ROOT/student in, ROOT/results/results.json out",
-        description=(
-            "The entry point of a PrairieLearn external grader. Grades the student's files in ROOT/student "
-            "against the specs found in ROOT/tests/specs, ROOT/tests, ROOT/serverFilesCourse/graphgrade/specs, "
-            "ROOT/serverFilesCourse/specs, $GRAPHGRADE_SPECS or the bundled suite (first found), and writes "
-            "ROOT/results/results.json. A submission that cannot be imported is 'not gradable' (no attempt "
-            "used). Exit 0 whenever results.json was written."
-        ),
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, default=Path("/grade"), help="the job's folder (default: /grade)")
     # dest is not "specs": the CLI fills a missing --specs with its default folder, and this one is looked for.
     p.add_argument(
@@ -178,4 +167,18 @@ def register(sub) -> None:
         default=60.0,
         help="seconds for the whole submission (default: 60; keep it under the question's timeout)",
     )
-    p.set_defaults(func=cmd_prairielearn)
+
+
+COMMAND = Subcommand(
+    "prairielearn",
+    help="grade a PrairieLearn external-grading job: ROOT/student in, ROOT/results/results.json out",
+    description=(
+        "The entry point of a PrairieLearn external grader. Grades the student's files in ROOT/student "
+        "against the specs found in ROOT/tests/specs, ROOT/tests, ROOT/serverFilesCourse/graphgrade/specs, "
+        "ROOT/serverFilesCourse/specs, $GRAPHGRADE_SPECS or the bundled suite (first found), and writes "
+        "ROOT/results/results.json. A submission that cannot be imported is 'not gradable' (no attempt "
+        "used). Exit 0 whenever results.json was written."
+    ),
+    add_arguments=add_arguments,
+    run=run,
+)

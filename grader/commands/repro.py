@@ -29,9 +29,11 @@ import keyword
 import sys
 from pathlib import Path
 
+from grader.commands.cli_common import Subcommand
 from grader.errors import UsageError
 from grader.lab import active as active_lab
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Value, contract_names
+from grader.step_kinds import step_kind
 
 
 def module_name() -> str:
@@ -147,7 +149,7 @@ RESERVED += ("OPS", "load_lab", "op_vocabulary")
 RESERVED += ("BUFFERS", "ops_called", "compare_arrays")
 
 
-class _Writer:
+class ScriptWriter:
     """The script of one case: its lines, the names it binds, the expected outputs it tracks."""
 
     def __init__(self, case, oracles) -> None:
@@ -202,16 +204,26 @@ class _Writer:
         in_module = name in contract_names() and name not in self.names
         return f"{module_name()}.{name}" if in_module else self.py_name(name)
 
-    def expression(self, step, given: str = "None") -> str:
+    @property
+    def module(self) -> str:
+        return module_name()
+
+    @property
+    def launch_count(self) -> str:
+        return launch_count()
+
+    @staticmethod
+    def quoted(text: str) -> str:
+        """``text`` inside a single-quoted string literal."""
+        return _quote(text)
+
+    def arguments(self, step, given: str = "None") -> str:
+        """The step's arguments as the script passes them; ``given`` replaces the last (the
+        input, bound to x above) unless it is "None"."""
         values = [self.value(a) for a in step.args]
         if given != "None":
-            values[-1] = given  # the input, bound to x above
-        args = ", ".join(values + [f"{k}={self.value(v)}" for k, v in step.kwargs])
-        if step.action in ("build", "call"):
-            return f"{self.target(step.target)}({args})"
-        if step.action == "method":
-            return f"{self.target(step.on)}.{step.target}({args})"
-        return f"{self.target(step.on)}.{step.target}"
+            values[-1] = given
+        return ", ".join(values + [f"{k}={self.value(v)}" for k, v in step.kwargs])
 
     def expected_output(self, step) -> str | None:
         call = self.oracle_by_step.get(step.index)
@@ -230,51 +242,23 @@ class _Writer:
             self.shadow.add(step.name)
         return "want"
 
-    def probe(self, step, number: int, label: str) -> None:
-        """A probe step: the capture and the replay, run plainly. The grader runs the same two calls
-        under a line tracer and compares the lines answers.md cites with what each line did."""
-        built = ", ".join([self.value(step.args[0])] + [f"{k}={self.value(v)}" for k, v in step.kwargs])
-        first, second = self.value(step.args[1]), self.value(step.args[2])
-        self.lines.append("# the grader follows your lines through these two calls to check answers.md's citations")
-        self.lines.append("try:")
-        self.lines.append(f"    probed = {module_name()}.{step.target}({built})")
-        self.lines.append(f"    for phase, x in (('capture', {first}), ('replay', {second})):")
-        self.lines.append(f"        before = {launch_count()}")
-        self.lines.append("        probed(x)")
-        self.lines.append(f"        print(f'step {number}: {{phase}}: {{{launch_count()} - before}} launch(es)')")
-        self.lines.append("except Exception as exc:")
-        self.lines.append(f"    raised({number}, {_quote(label)!r}, exc)")
-
     def step(self, step) -> None:
         number, label = step.index + 1, step.label
         self.lines += ["", f"# step {number}: {label}"]
-        if step.action == "mutate":
-            target, value = self.py_name(step.target), self.value(step.args[0])
-            self.lines.append("try:")
-            self.lines.append(f"    {target}[...] = {value}  # the caller writes over an array it was given")
-            self.lines.append("except Exception as exc:")
-            self.lines.append(f"    raised({number}, {_quote(label)!r}, exc)")
-            self.lines.append("else:")
-            self.lines.append(f"    print('step {number}: {_quote(label)}')")
-            if step.target in self.shadow:
-                self.lines.append(f"expected[{step.target!r}][...] = {value}")
-            return
-        if step.action == "probe":
-            self.probe(step, number, label)
-            return
+        step_kind(step.action).repro(self, step, number, label)
+
+    def shown_step(self, step, number: int, label: str, kind) -> None:
+        """A step run in a ``try``, then what it returned and cost beside what the grader expects:
+        the launches pinned, the value wanted, the exception wanted, the oracle's output."""
         want = self.expected_output(step)
         given = "None"
-        if step.action == "call" and step.args and isinstance(step.args[-1], (ArrayValue, RefValue)):
+        if kind.passes_input and step.args and isinstance(step.args[-1], (ArrayValue, RefValue)):
             self.lines.append(f"x = {self.value(step.args[-1])}")
             given = "x"
         self.lines.append(f"before, mark = {launch_count()}, WITNESS.mark()")
         self.lines.append("try:")
-        if step.action == "set":
-            self.lines.append(f"    {self.target(step.on)}.{step.target} = {self.value(step.args[0])}")
-            result = "None"
-        else:
-            result = self.py_name(step.name) if step.name else "result"
-            self.lines.append(f"    {result} = {self.expression(step, given)}")
+        statement, result = kind.repro_statement(self, step, given)
+        self.lines.append(f"    {statement}")
         self.lines.append("except Exception as exc:")
         expected_raise = self.raises.get(step.index)
         self.lines.append(f"    raised({number}, {_quote(label)!r}, exc, {expected_raise!r})")
@@ -324,7 +308,7 @@ def _quote(text: str) -> str:
 
 def script(spec, case, oracles, folder: Path | None, name: str = "repro.py") -> str:
     """The script of one case. ``folder``: where it imports the student's module from (None: its own folder)."""
-    writer = _Writer(case, oracles)
+    writer = ScriptWriter(case, oracles)
     writer.lines.append("expected = {}  # the oracle's outputs, by step name (a later step may use one)")
     for step in case.steps:
         writer.step(step)
@@ -361,7 +345,7 @@ def _find(loaded, uid: str):
     return None, None
 
 
-def cmd_repro(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from grader.commands.cli_common import EXIT_OK, load_specs
     from grader.commands.kit import kit_info
 
@@ -437,19 +421,7 @@ def output_path(output: Path | None, folder: Path | None, uid: str) -> Path | No
     return output
 
 
-def register(sub) -> None:
-    """Add ``graphgrade repro`` to the CLI's subparsers."""
-    p = sub.add_parser(
-        "repro",
-        help="print a short Python script that reruns one case against your module (to debug it)",
-        description=(
-            "Write a runnable Python script for one case, beside your submission (never inside it, where the grader "
-            "would flag it): the same inputs (dtype, shape, seed and generator), "
-            "the grader's own ops, the case's steps against your module (the lab's MODULE.py) in your own interpreter (so "
-            "breakpoint() works), and after each step what it returned and cost next to what the grader expects. "
-            "In the student kit a hidden case is refused."
-        ),
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("case", metavar="SPEC/CASE", help="the case, as report.html names it (spec id / case id)")
     p.add_argument(
         "submission",
@@ -468,4 +440,18 @@ def register(sub) -> None:
         help="write the script here, outside the submission; '-' prints it (default: SUBMISSION-repro/SPEC--CASE.py "
         "beside your folder, or standard output when there is no submission)",
     )
-    p.set_defaults(func=cmd_repro)
+
+
+COMMAND = Subcommand(
+    "repro",
+    help="print a short Python script that reruns one case against your module (to debug it)",
+    description=(
+        "Write a runnable Python script for one case, beside your submission (never inside it, where the grader "
+        "would flag it): the same inputs (dtype, shape, seed and generator), "
+        "the grader's own ops, the case's steps against your module (the lab's MODULE.py) in your own interpreter (so "
+        "breakpoint() works), and after each step what it returned and cost next to what the grader expects. "
+        "In the student kit a hidden case is refused."
+    ),
+    add_arguments=add_arguments,
+    run=run,
+)

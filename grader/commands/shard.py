@@ -36,6 +36,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.commands.cli_common import Subcommand
 from grader.errors import UsageError
 from grader.judging.results import Report
 from grader.safetext import one_line as safe_one_line
@@ -354,7 +355,7 @@ class MergedSubmission:
     problem: bool = False  # merge found a problem with what the shard holds of it
 
 
-def cmd_merge(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from grader.commands import similarity
 
     merged = merge(list(args.shards), args.out)
@@ -383,10 +384,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return 3 if problems else 0
 
 
-def add_merge_parser(sub) -> None:
-    m = sub.add_parser(
-        "merge", help="join the --out folders of `grade --shard K/N` runs into one summary.html and grades.csv"
-    )
+def add_arguments(m: argparse.ArgumentParser) -> None:
     m.add_argument(
         "shards", nargs="+", type=Path, metavar="SHARD_OUT", help="the --out folder of each shard (all N of them)"
     )
@@ -396,4 +394,11 @@ def add_merge_parser(sub) -> None:
     from grader.commands import similarity
 
     similarity.add_grade_options(m)
-    m.set_defaults(func=cmd_merge)
+
+
+COMMAND = Subcommand(
+    "merge",
+    help="join the --out folders of `grade --shard K/N` runs into one summary.html and grades.csv",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -35,6 +35,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from grader import validation
+from grader.commands.cli_common import Subcommand
 from grader.commands.similarity_compare import (  # noqa: F401 - re-exported: the comparison's names
     DEFAULT_THRESHOLD,
     MAX_PAIRS_SHOWN,
@@ -367,7 +368,7 @@ def after_grading(args: argparse.Namespace, graded: Sequence, background: Backgr
     )
 
 
-def cmd_similarity(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from grader.commands.grade import unique_names
     from grader.judging.report_reading import ReportError, read_report
 
@@ -439,15 +440,7 @@ def add_grade_options(g) -> None:
     _common_options(g, "--similarity-template")
 
 
-def register(sub) -> None:
-    """Add ``graphgrade similarity`` to the CLI's subparsers."""
-    p = sub.add_parser(
-        "similarity",
-        help="compare submissions with each other (copydetect) and list the pairs to look at, for staff",
-        description="Compare every pair of submissions (winnowed fingerprints, names and comments ignored, the student template "
-        "as boilerplate) and write OUT/similarity.json and OUT/similarity.html; when OUT holds the graded batch, "
-        "summary.html gets a 'look at these pairs' block. Never part of a score.",
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "submissions", nargs="+", metavar="SUBMISSION", help="the submissions, as given to `graphgrade grade`"
     )
@@ -458,4 +451,16 @@ def register(sub) -> None:
         help="output directory, the batch's --out (default: graphgrade-out)",
     )
     _common_options(p, "--template")
-    p.set_defaults(func=cmd_similarity)
+
+
+COMMAND = Subcommand(
+    "similarity",
+    help="compare submissions with each other (copydetect) and list the pairs to look at, for staff",
+    description=(
+        "Compare every pair of submissions (winnowed fingerprints, names and comments ignored, the student template "
+        "as boilerplate) and write OUT/similarity.json and OUT/similarity.html; when OUT holds the graded batch, "
+        "summary.html gets a 'look at these pairs' block. Never part of a score."
+    ),
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -21,6 +21,7 @@ from grader.lab import active as active_lab
 from grader.lab import op_vocabulary
 from grader.observations import CaseObservation, StepObservation
 from grader.spec_model import ArrayValue, Case, RefValue, Step, contract_names
+from grader.step_kinds import step_kind
 from grader.suite.case_draft import OracleCall
 from grader.suite.describing import MAX_MESSAGE, cut, describe, outcome
 from grader.suite.locating import first_frame, raised_at, raised_where
@@ -52,7 +53,7 @@ def _refs(step: Step) -> list[str]:
         v.name for _, v in step.kwargs if isinstance(v, RefValue)
     ]
     contract = contract_names()
-    if step.action in ("build", "call", "mutate") and step.target not in contract + active_lab().buildable:
+    if step_kind(step.action).target_may_be_bound and step.target not in contract + active_lab().buildable:
         names.append(step.target)
     if step.on and step.on not in contract:
         names.append(step.on)
@@ -113,7 +114,7 @@ class Oracle:
                     self.inputs[step.index] = x
                     self.outputs[step.index] = op_vocabulary().apply_chain(call.chain, x)
                     shadow[step.name] = self.outputs[step.index].copy()
-            elif step.action == "mutate" and step.target in shadow:
+            elif step_kind(step.action).fills_target and step.target in shadow:
                 shadow[step.target][...] = step.args[0].value
         for array in (*self.inputs.values(), *self.outputs.values()):
             array.flags.writeable = False
@@ -284,7 +285,7 @@ def judge_case(
     launches = tuple(
         LaunchPoint(step=s.index, label=s.label, expected=launch_checks.get(s.index), observed=o.launches)
         for s, o in zip(case.steps, judge.obs)
-        if s.action in ("call", "method")
+        if step_kind(s.action).pictures_launches
         and not s.implicit
         and (s.index in launch_checks or o.launches)
         and s.index not in judge.dead

@@ -171,6 +171,9 @@ class Lab:
     # code (a ``cites`` check judges each), and answered in words (shown, never scored)
     cited_slots: tuple[str, ...] = ()
     free_slots: tuple[str, ...] = ()
+    # pack.MODULE:Class references (lab.yaml: steps): step kinds the pack adds to the engine's,
+    # each a grader.step_kinds.StepKind (its parsing, its running in the worker, its wording)
+    step_kinds: tuple[str, ...] = ()
     snapshot: Snapshot | None = None  # what a step that observes its object records (None: nothing)
 
     # ------------------------------------------------------------ derived names (a Lab never changes)

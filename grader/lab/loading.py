@@ -62,6 +62,7 @@ _KEYS = (
     "step_modes",
     "launch_counter",
     "probe",
+    "steps",
     "answers",
     "backends",
     "ops",
@@ -251,6 +252,7 @@ def parse_lab(data: Any, root: Path, r: _Reader) -> Lab:
         probe=r.names(top.get("probe", []) or [], "probe"),
         cited_slots=r.names(answers.get("cited", []) or [], "answers.cited", _TAG),
         free_slots=r.names(answers.get("free", []) or [], "answers.free", _TAG),
+        step_kinds=r.names(top.get("steps", []) or [], "steps", _REF),
         snapshot=_snapshot(r, top["snapshot"]) if "snapshot" in top else None,
     )
     if set(lab.cited_slots) & set(lab.free_slots):
@@ -413,11 +415,13 @@ def _pack_module(lab: Lab, dotted: str) -> ModuleType:
 
 
 def preload_provided(lab: Lab) -> None:
-    """Import the parts of the pack that build the lab's provided objects (see
+    """Import the parts of the pack that build the lab's provided objects, and the step kinds it adds (see
     :func:`grader.lab.preload_pack`, which also loads its op vocabulary)."""
     for provided in lab.provided:
         for ref in (provided.factory, provided.setup, provided.log):
             pack_attribute(lab, ref)
+    for ref in lab.step_kinds:  # the step kinds the pack adds: the worker runs them
+        pack_attribute(lab, ref)
 
 
 def pack_attribute(lab: Lab, ref: str) -> Any:

@@ -33,6 +33,7 @@ from grader.observe.locations import Locator, observe_bumps
 from grader.observe.origins import OriginTracer, definition
 from grader.observe.provided import ProvidedObjects
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
+from grader.step_kinds import as_python, step_kind
 
 
 class _NotReached(Exception):
@@ -73,21 +74,12 @@ def _describe_error(exc: BaseException, locator: Locator, callee: object = None)
     ).wire()
 
 
-# The steps run under the origin tracer (grader.observe.origins): those that read the
-# submission's state or call its methods, which cost little; a runner's call, where the ops run,
-# only when its graphs are observed or its first op's input is judged (then where its graph's
-# record's fields and its first op's input came from). Every other call runs untraced: following
-# every call would cost a passing submission about a third more step time: every call is traced
-# only in a failed case's re-run (Step.trace_call, grader.run.relocating), which notes its decision.
-TRACED_ACTIONS = frozenset({"build", "method", "read", "set"})
-
-
 class CaseInterpreter:
     """Holds one case's live objects (the only state a case has) while its steps run."""
 
     def __init__(self, module: ModuleType, prepare_input: Callable = _identity, to_host: Callable = _identity) -> None:
         self.module = module
-        self.callee: object = None  # the submission's function the running step calls (see perform)
+        self.called: object = None  # the submission's function the running step calls (grader.step_kinds)
         self.prepare_input = prepare_input
         self.to_host = to_host
         self.lab = active_lab()
@@ -134,7 +126,7 @@ class CaseInterpreter:
                 raise _NotReached(f"{value.name} was not produced by its step")
             return self.env[value.name]
         if isinstance(value, PlainValue):
-            return _as_python(value.value)
+            return as_python(value.value)
         raise TypeError(f"unknown value {value!r}")
 
     def target_object(self, name: str) -> Any:
@@ -146,27 +138,13 @@ class CaseInterpreter:
 
     # ----------------------------------------------------------- steps
     def perform(self, step: Step, args: list, kwargs: dict) -> Any:
-        if step.action == "build" and self.lab.provided_object(step.target) is not None:
-            return self.provided.build(step.target, step.name, kwargs)  # the lab's own object, never the submission's
-        if step.action in ("build", "call"):
-            self.callee = self.target_object(step.target)
-            return self.callee(*args, **kwargs)
-        if step.action == "method":
-            self.callee = getattr(self.target_object(step.on), step.target)
-            return self.callee(*args, **kwargs)
-        if step.action == "read":
-            return getattr(self.target_object(step.on), step.target)
-        if step.action == "set":
-            setattr(self.target_object(step.on), step.target, args[0])
-            return None
-        if step.action == "probe":  # build, capture, replay under the line tracer
-            runner = self.target_object(step.target)(args[0], **kwargs)
-            counter = self.lab.launch_counter
-            self.trace = run_probe(self.module, self.locator, runner, args[1], args[2], counter, self.origins.op_code)
-            return None
-        array = self.target_object(step.target)  # mutate: the caller scribbles over a returned array
-        array[...] = args[0]
-        return None
+        """Do the step, as its kind does it (:mod:`grader.step_kinds`)."""
+        return step_kind(step.action).run(self, step, args, kwargs)
+
+    def trace_probe(self, runner: Any, capture: Any, replay: Any) -> None:
+        """A probe step's capture and replay of ``runner``, under the line tracer: its trace."""
+        counter = self.lab.launch_counter
+        self.trace = run_probe(self.module, self.locator, runner, capture, replay, counter, self.origins.op_code)
 
     def snapshot(self, target: Any) -> list[dict]:
         """The entries of ``target``'s mapping attribute the lab declares (``lab.yaml: snapshot``),
@@ -238,15 +216,14 @@ class CaseInterpreter:
 
     def run_step(self, step: Step) -> framing.StepRecord:
         record = framing.StepRecord(step.index)
+        kind = step_kind(step.action)
         try:
             args = [self.resolve(a) for a in step.args]
             kwargs = {k: self.resolve(v) for k, v in step.kwargs}
-            if step.action == "call" and args and hasattr(args[-1], "shape"):
+            if kind.passes_input and args and hasattr(args[-1], "shape"):
                 record.input_address = data_address(args[-1])
-            callee = step.on if step.action in ("method", "read", "set") else step.target
-            provided = step.action == "build" and self.lab.provided_object(callee) is not None
-            if not provided and (step.action in ("build", "call") or callee in self.contract_names):
-                self.target_object(callee)  # a missing contract name is reported before anything runs
+            if kind.needs_callee(step, self):
+                self.target_object(kind.callee(step))  # a missing contract name is reported before anything runs
         except _Missing as missing:
             record.outcome, record.note = "missing", str(missing)
             return record
@@ -256,16 +233,14 @@ class CaseInterpreter:
         before = _launch_count(self.module, self.lab.launch_counter)
         mark = self.witness.mark() if self.witness is not None else 0
         marks = self.provided.marks()
-        self.callee = None  # the submission's function the step calls, once resolved (perform)
+        self.called = None  # the submission's function the step calls, once its kind resolved it
         self.locator.new_step()
         self.bumps.clear()
         self.trace = None
+        tracing = kind.tracing(step)  # where the step's values came from, when its kind follows them
         try:
-            if step.action in TRACED_ACTIONS:
-                result = self.origins.run(self.perform, step, args, kwargs)
-            elif step.action == "call" and (step.observe_graphs or step.follow_values or step.trace_call):
-                fields = step.observe_graphs or step.follow_values or step.trace_call  # a re-run notes all
-                result = self.origins.run(self.perform, step, args, kwargs, fields=fields, decisions=step.trace_call)
+            if tracing is not None:
+                result = self.origins.run(self.perform, step, args, kwargs, **tracing)
             else:  # a call of a runner or of a function: its ops and bumps are located as they happen
                 result = self.perform(step, args, kwargs)
         except _Missing as missing:
@@ -275,12 +250,12 @@ class CaseInterpreter:
             record.outcome, record.note = "not_reached", str(why)
             return record
         except BaseException as exc:  # noqa: BLE001 - sys.exit() in a step is that step's failure, not ours
-            record.outcome, record.error = "raised", _describe_error(exc, self.locator, self.callee)
+            record.outcome, record.error = "raised", _describe_error(exc, self.locator, self.called)
         else:
             if step.name:
                 self.env[step.name] = result
             record.value = self.encode_result(result)
-            if step.action == "call" and step.target in self.lists_ops:
+            if kind.lists_returned_ops and step.target in self.lists_ops:
                 record.ops = self.listed_ops(result)
         after = _launch_count(self.module, self.lab.launch_counter)
         record.launches = after - before if before is not None and after is not None else None
@@ -294,10 +269,8 @@ class CaseInterpreter:
         record.calls = self.provided.since(marks)
         record.trace = self.trace
         record.sites = self.locator.sites_wire()
-        if step.action in TRACED_ACTIONS or (
-            step.action == "call" and (step.observe_graphs or step.follow_values or step.trace_call)
-        ):
-            record.origin = self.origins.origin(step.target if step.action == "read" else None)
+        if tracing is not None:
+            record.origin = self.origins.origin(kind.origin_field(step))
         if step.observe_graphs:
             blobs, size = len(self.encoder.blobs), self.encoder.size
             try:
@@ -308,10 +281,6 @@ class CaseInterpreter:
                 what = self.lab.snapshot.of if self.lab.snapshot is not None else "the snapshot"
                 record.note = observations.shorten(f"could not read {what}: {type(exc).__name__}")
         return record
-
-
-def _as_python(value: Any) -> Any:
-    return [_as_python(v) for v in value] if isinstance(value, tuple) else value
 
 
 def run_case(

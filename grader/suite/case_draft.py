@@ -24,7 +24,8 @@ from yaml.nodes import Node
 
 from grader.lab import active as active_lab
 from grader.spec_model import ArrayValue, OpSpec, OpsValue, PlainValue, RefValue, Step, Value
-from grader.suite.spec_reading import NodeReader, node_line
+from grader.step_kinds import step_kind
+from grader.suite.spec_reading import NodeReader, node_line, read_value
 
 
 @dataclass
@@ -108,6 +109,10 @@ class CaseDraft:
         self._next_key += 1
         return step
 
+    def value(self, node: Node, where: str) -> Value:
+        """A value a step gives (``file:line`` errors); it may name any step bound so far."""
+        return read_value(self.reader, node, where, set(self.bound))
+
     def number_lists(self, values: list[Value]) -> None:
         """Give each literal op list its case-wide number, in the order the worker meets them."""
         for value in values:
@@ -132,10 +137,15 @@ class CaseDraft:
         return None
 
     def _binding(self, step: DraftStep) -> Bound:
-        action, target = step.action, step.target
+        """What a step's name is bound to, as its kind says (:meth:`grader.step_kinds.StepKind.binding`)."""
+        return step_kind(step.action).binding(self, step)
+
+    def built(self, step: DraftStep) -> Bound:
+        """A build step's object: a runner (its op chain and capture sizes, lab.yaml: ``binds:
+        runner``), an object the lab provides, or any other built object."""
+        target = step.target
         entry = active_lab().entry_point(target)  # what the lab says a step of it binds (lab.yaml: binds, params)
-        binds = entry.binds if entry is not None else None
-        if action == "build" and binds == "runner":
+        if entry is not None and entry.binds == "runner":
             chain = self.chain_of(step.arg(entry.position("ops"), "ops"))
             sizes_value = step.arg(entry.position("capture_sizes"), "capture_sizes")
             sizes = None
@@ -146,14 +156,20 @@ class CaseDraft:
             ):
                 sizes = sizes_value.value
             return Bound("runner", chain[0] if chain else None, chain[1] if chain else None, sizes, cls=target)
-        if action == "build" and active_lab().provided_object(target) is not None:
+        if active_lab().provided_object(target) is not None:
             return Bound("provided", cls=target)  # an object the lab provides (grader.observe.provided)
-        if action == "build":
-            return Bound("machine")
-        if action == "call" and binds == "ops":
+        return Bound("machine")
+
+    def called(self, step: DraftStep) -> Bound:
+        """A call step's result: an op list (``binds: ops``), a function's result on an op chain
+        (``binds: result``), or a built runner's result on its own chain."""
+        target = step.target
+        entry = active_lab().entry_point(target)
+        binds = entry.binds if entry is not None else None
+        if binds == "ops":
             chain = self.chain_of(step.arg(entry.position("ops"), "ops"))
             return Bound("ops", chain[0] if chain else None, chain[1] if chain else None)
-        if action == "call" and binds == "result":
+        if binds == "result":
             chain = self.chain_of(step.arg(entry.position("ops"), "ops"))
             return Bound(
                 "result",
@@ -161,11 +177,16 @@ class CaseDraft:
                 chain[1] if chain else None,
                 input=self._known_input(step.arg(entry.position("x"), "x")),
             )
-        runner = self.bound.get(target) if action == "call" else None
+        runner = self.bound.get(target)
         if runner is not None and runner.kind == "runner":
             return Bound(
                 "result", runner.chain, runner.list_id, runner.capture_sizes, input=self._known_input(step.arg(0, "x"))
             )
+        return Bound("result")
+
+    @staticmethod
+    def result(step: DraftStep) -> Bound:
+        """Any other step's value: a result, nothing known of it before it runs."""
         return Bound("result")
 
     def _known_input(self, value: Value | None) -> Value | None:

@@ -145,10 +145,11 @@ MAX_NESTING = 40
 # libyaml, where PyYAML was built with it: the same events and nodes as the pure-Python parser,
 # about ten times faster (parsing is nearly all of the time it takes to load the suite).
 _LIBYAML_LOADER = getattr(yaml, "CSafeLoader", None)
-# ...but only for text of printable ASCII lines. Elsewhere the two parsers can disagree (libyaml
-# takes a tab after a value, "a: 1 <TAB>", which the pure-Python parser refuses), and a spec
-# file must load, or fail, the same wherever it is read.
-_OUTSIDE_PLAIN_ASCII = re.compile(r"[^\n\x20-\x7e]")
+# ...but only for text of printable ASCII lines without a question mark. Elsewhere the two
+# parsers can disagree (libyaml takes a tab after a value, "a: 1 <TAB>", and a "?" inside a
+# plain scalar of a flow collection, "{step: n?x}", both of which the pure-Python parser
+# refuses), and a spec file must load, or fail, the same wherever it is read.
+_OUTSIDE_PLAIN_ASCII = re.compile(r"[^\n\x20-\x3e\x40-\x7e]")
 
 
 def _refuse_deep_nesting(text: str, path: str, loader: type = yaml.SafeLoader) -> None:
@@ -173,8 +174,8 @@ def _compose(text: str, path: str) -> Node | None:
     """The file's node tree. libyaml first; anything it refuses (or anything else going wrong
     there) is parsed again by the pure-Python parser, whose errors :mod:`grader.suite.yaml_errors`
     knows how to explain, so that a broken file reads the same with or without libyaml. Text
-    with a tab, a carriage return or any character outside printable ASCII goes to the
-    pure-Python parser directly."""
+    with a tab, a carriage return, a question mark or any character outside printable ASCII goes
+    to the pure-Python parser directly."""
     if _LIBYAML_LOADER is not None and not _OUTSIDE_PLAIN_ASCII.search(text):
         try:
             _refuse_deep_nesting(text, path, _LIBYAML_LOADER)

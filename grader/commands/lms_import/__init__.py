@@ -21,6 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from grader.commands.cli_common import Subcommand
 from grader.commands.lms_import import canvas, folders, github_classroom, gradescope, moodle
 from grader.commands.lms_import.safe_archive import ArchiveError, Budget, Refusal, read_download
 from grader.errors import UsageError
@@ -50,7 +51,7 @@ def read_submissions(
     return subs, skipped, list(contents.refused), len(contents.litter)
 
 
-def cmd_import(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     budget = Budget()
     try:
         subs, skipped, refused, litter = read_submissions(args, budget)
@@ -103,17 +104,7 @@ def _lms(platform: str) -> str:
     return platform if platform in ("canvas", "moodle") else "canvas|moodle"
 
 
-def register(sub) -> None:
-    """Add ``graphgrade import PLATFORM EXPORT --into FOLDER`` to the CLI's subparsers."""
-    p = sub.add_parser(
-        "import",
-        help="turn an LMS's bulk download into one submission folder per student",
-        description=(
-            "Read a bulk download (Canvas, Moodle, Gradescope, GitHub Classroom) and write one folder per student "
-            "who submitted, named by the identifier the download carries, with the lab's module file at its top. "
-            "The download is treated as hostile: links, devices, names that climb out and bombs are refused, one line each."
-        ),
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
     platforms = p.add_subparsers(dest="platform", metavar="PLATFORM", required=True, help=", ".join(PLATFORMS))
     for name, (what, ident) in PLATFORMS.items():
         q = platforms.add_parser(name, help=f"read {what}", description=f"Read {what}; folders are named by {ident}.")
@@ -126,4 +117,17 @@ def register(sub) -> None:
                 metavar="NAME",
                 help="the assignment's name, the repositories' prefix (default: from the folder's name or the repositories')",
             )
-        q.set_defaults(func=cmd_import, platform=name)
+        q.set_defaults(platform=name)
+
+
+COMMAND = Subcommand(
+    "import",
+    help="turn an LMS's bulk download into one submission folder per student",
+    description=(
+        "Read a bulk download (Canvas, Moodle, Gradescope, GitHub Classroom) and write one folder per student "
+        "who submitted, named by the identifier the download carries, with the lab's module file at its top. "
+        "The download is treated as hostile: links, devices, names that climb out and bombs are refused, one line each."
+    ),
+    add_arguments=add_arguments,
+    run=run,
+)
