@@ -51,6 +51,8 @@ ORIGIN_KINDS = (
     "state",
     "passed",
     "guards",
+    "decided",
+    "produced",
 )
 # field:<name>: where a field of the lab's snapshot entry (grader.lab.interface.Snapshot) got its
 # value during the step; <name> one of the lab's snapshot fields
@@ -189,6 +191,7 @@ def case_message(uid: str, steps: tuple[Step, ...]) -> bytes:
                     "kwargs": [[k, _value_to_json(v)] for k, v in s.kwargs],
                     "observe_graphs": s.observe_graphs,
                     "follow_values": s.follow_values,
+                    **({"trace_call": True} if s.trace_call else {}),  # a first run's message is as before
                 }
                 for s in steps
             ],
@@ -212,6 +215,7 @@ def read_case_message(data: bytes) -> tuple[str, tuple[Step, ...]]:
             kwargs=tuple((k, _value_from_json(v)) for k, v in s["kwargs"]),
             observe_graphs=bool(s["observe_graphs"]),
             follow_values=bool(s.get("follow_values", False)),
+            trace_call=bool(s.get("trace_call", False)),
         )
         for i, s in enumerate(msg["steps"])
     )

@@ -86,6 +86,8 @@ class Step:
     kwargs: tuple[tuple[str, Value], ...] = ()
     observe_graphs: bool = False
     follow_values: bool = False  # a runner's call whose first op's input a check judges: trace where it came from
+    # a failed case's re-run (grader.run.relocating): this call is traced too, its decision noted
+    trace_call: bool = False
     implicit: bool = False
     line: int = 0
 

@@ -185,7 +185,10 @@ class Build(StepKind):
     def run(cls, interp, step, args, kwargs):
         if interp.lab.provided_object(step.target) is not None:
             return interp.provided.build(step.target, step.name, kwargs)  # the lab's own object, never the submission's
-        return interp.target_object(step.target)(*args, **kwargs)
+        interp.called = interp.target_object(
+            step.target
+        )  # named if it cannot be called (grader.observe.origins.definition)
+        return interp.called(*args, **kwargs)
 
     @classmethod
     def needs_callee(cls, step, interp):
@@ -230,7 +233,10 @@ class Call(StepKind):
 
     @classmethod
     def run(cls, interp, step, args, kwargs):
-        return interp.target_object(step.target)(*args, **kwargs)
+        interp.called = interp.target_object(
+            step.target
+        )  # named if it cannot be called (grader.observe.origins.definition)
+        return interp.called(*args, **kwargs)
 
     @classmethod
     def needs_callee(cls, step, interp):
@@ -239,7 +245,11 @@ class Call(StepKind):
     @classmethod
     def tracing(cls, step):
         # a runner's call: only when its graphs are observed or its first op's input is judged
-        # (then where its graph's record's fields and its first op's input came from)
+        # (then where its graph's record's fields and its first op's input came from); every
+        # call in a failed case's re-run (Step.trace_call, grader.run.relocating), which also
+        # notes the test that chose its path and where its returned value was made
+        if step.trace_call:
+            return {"fields": True, "decisions": True}
         return {"fields": True} if step.observe_graphs or step.follow_values else None
 
     @classmethod
@@ -266,7 +276,8 @@ class Method(StepKind):
 
     @classmethod
     def run(cls, interp, step, args, kwargs):
-        return getattr(interp.target_object(step.on), step.target)(*args, **kwargs)
+        interp.called = getattr(interp.target_object(step.on), step.target)  # named if it cannot be called
+        return interp.called(*args, **kwargs)
 
     @classmethod
     def callee(cls, step):

@@ -214,7 +214,7 @@ class SpecStat:
 
 @dataclass(frozen=True)
 class CauseRow:
-    """One cause of failure across the class: its normalised message, how many cases it stopped,
+    """One cause of failure across the class: what failed first, how many cases it stopped,
     in which specs, and which submissions (the first few linked)."""
 
     cause: str
@@ -332,7 +332,7 @@ MAX_NAMES_PER_CAUSE = 12
 
 
 def _causes(reports: Sequence[Report], hrefs: Sequence[str], hidden: bool) -> tuple[CauseRow, ...]:
-    """Failures of visible (or hidden) cases clustered by normalised message, most cases first."""
+    """Failures of visible (or hidden) cases clustered by cause (:func:`reports.view.class_cause`), most cases first."""
     rows: dict[str, dict] = {}
     for r, href in zip(reports, hrefs):
         name = v.one_line(r.submission, 200) or "(unnamed)"
@@ -340,11 +340,8 @@ def _causes(reports: Sequence[Report], hrefs: Sequence[str], hidden: bool) -> tu
             if c.status == "passed" or c.redacted != hidden:
                 continue
             message = c.message or f"({v.STATUS_LABELS.get(c.status, c.status).lower()}, no message)"
-            # the cause from the whole message: a cut one (a located message is long) would part
-            # one cause wherever the numbers before the cut differ in length
-            row = rows.setdefault(
-                v.failure_cause(message), {"example": shown(message), "count": 0, "specs": [], "who": {}}
-            )
+            # the cause from the verdict's records, never read back out of its message
+            row = rows.setdefault(v.class_cause(c), {"example": shown(message), "count": 0, "specs": [], "who": {}})
             row["count"] += 1
             if c.spec not in row["specs"]:
                 row["specs"].append(c.spec)

@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,12 +21,14 @@ from test_accessibility import half_done_source
 from test_judge import RUNNER_STEPS, judge, seeded
 
 from grader.commands.grade import submission_name, unique_names
+from grader.judging.first_cause import cause_key
 from grader.judging.report_reading import read_report
+from grader.judging.results import CaseResult, CheckLine
 from grader.judging.scoring import add_points, split_points
 from grader.observations import Raised, StepObservation
 from grader.suite.loader import SpecErrors, load_suite
 from reports.html import render_summary
-from reports.view import failure_cause, launch_chart
+from reports.view import class_cause, launch_chart
 
 REPO = Path(__file__).resolve().parents[1]
 GRAPHGRADE = Path(sys.executable).with_name("graphgrade")
@@ -293,13 +296,60 @@ def test_submission_names_and_paths(tmp_path):
     assert unique_names([tmp_path / "a/lab", tmp_path / "b/lab"]) == ["lab", "lab-2"]
 
 
-def test_failures_cluster_by_cause():
-    a = "Step 1 (runner = GraphRunner([relu, add(1.5), tanh])): raised NotImplementedError: this part of your cudagraph.py is not written yet. Steps 2\u20134 need its result and did not run, so 4 checks could not be made."
-    b = "Step 2 (first_runner = GraphRunner([matmul(3)])): raised NotImplementedError: this part of your cudagraph.py is not written yet. Step 4 needs its result and did not run, so 1 check could not be made."
-    assert failure_cause(a) == failure_cause(b)
-    c = "Step 3 (out = runner(float32[4, 8] seed 2)): should cost 1 launch but cost 3."
-    d = "Step 5 (y = runner(float64[2, 8] seed 9)): should cost 1 launch but cost 4."
-    assert failure_cause(c) == failure_cause(d) != failure_cause(a)
+def _failed(message: str, cause: str, what: str, observed: str, step: int, origin: str = "") -> CaseResult:
+    line = CheckLine(step, what, "", observed, False, id=f"{cause}#0", check=0, cause=cause)
+    return CaseResult(
+        "s", f"c{step}", "launch-counter", "failed", 0.0, 1.0, message, checks=(line,), cause=cause, origin=origin
+    )
+
+
+def test_failures_cluster_by_cause_from_the_records_never_the_message():
+    written = "GraphRunner is written (runs without NotImplementedError)"
+    a = _failed(
+        "Step 1 (runner = GraphRunner([relu])): raised NotImplementedError.",
+        "not-written",
+        written,
+        "raised NotImplementedError",
+        0,
+        "cudagraph.py:9",
+    )
+    b = _failed(
+        "Step 2 (first = GraphRunner([matmul(3)])): raised NotImplementedError.",
+        "not-written",
+        written,
+        "raised NotImplementedError",
+        1,
+        "cudagraph.py:9",
+    )
+    assert cause_key(a) == cause_key(b)  # one part not written, whatever the step
+    # another part raising from the same helper's line is another thing to write
+    other = replace(
+        b, checks=(replace(b.checks[0], what="fuse_elementwise is written (runs without NotImplementedError)"),)
+    )
+    assert cause_key(other) != cause_key(a)
+    c = _failed(
+        "Step 3 (out = runner(float32[4, 8] seed 2)): should cost 1 launch but cost 3.",
+        "launches",
+        "launches during this step",
+        "3",
+        2,
+    )
+    d = _failed(
+        "Step 5 (y = runner(float64[2, 8] seed 9)): should cost 1 launch but cost 4.",
+        "launches",
+        "launches during this step",
+        "4",
+        4,
+    )
+    assert cause_key(c) == cause_key(d) != cause_key(a)
+    assert class_cause(c) == class_cause(d) == "launches during this step (launches)"
+    # the same words, another record: another cause (the message text is never read)
+    e = replace(c, checks=(replace(c.checks[0], cause="output", what="output shape"),), cause="output")
+    assert cause_key(e) != cause_key(c) and class_cause(e) != class_cause(c)
+    # a name that is missing is another thing to write than another missing name
+    f = _failed("x", "missing", "runs", "could not run: your cudagraph.py does not define GraphRunner", 0)
+    g = _failed("x", "missing", "runs", "could not run: your cudagraph.py does not define LaunchCounter", 0)
+    assert cause_key(f) != cause_key(g)
 
 
 def test_summary_students_table_is_linked_from_the_top_and_sorted_by_score_then_name(half_done):
@@ -321,5 +371,5 @@ def test_summary_students_table_is_linked_from_the_top_and_sorted_by_score_then_
     assert "/s/2/amy" in table
     causes = page[page.index('id="causes"') : page.index('id="students"')]
     assert causes.count("<tr>") - 1 == len(
-        {failure_cause(c.message) for c in base.cases if c.status != "passed" and not c.redacted}
+        {class_cause(c) for c in base.cases if c.status != "passed" and not c.redacted}
     )

@@ -20,6 +20,7 @@ import pytest
 from test_reports_samples import REPLAY_FAIL, all_passing_cases, make_report
 
 from grader.judging.report_reading import read_report
+from grader.judging.results import CheckLine
 from grader.lab import active as active_lab
 from reports import render_submission
 from reports.view import page_causes, spec_views
@@ -167,7 +168,15 @@ def test_different_causes_in_one_spec_stay_apart():
         "hal",
         [
             REPLAY_FAIL,
-            replace(REPLAY_FAIL, case="other-case", message="Step 1 (runner(x)): raised ValueError: bad."),
+            replace(
+                REPLAY_FAIL,
+                case="other-case",
+                message="Step 1 (runner(x)): raised ValueError: bad.",
+                cause="raised",  # another record's cause: another cause (no message text is read)
+                checks=(
+                    CheckLine(0, "runs without an exception", "", "raised ValueError: bad.", False, cause="raised"),
+                ),
+            ),
             *[c for c in all_passing_cases() if c.spec != "replay-one-launch"],
         ],
     )

@@ -16,6 +16,7 @@ import pytest
 from test_reports_samples import all_passing_cases, make_report
 
 from grader.judging.report_reading import read_report
+from grader.judging.results import CheckLine
 from reports import render_submission
 from reports.view import fix_first, page_causes, spec_views, tag_group
 
@@ -97,14 +98,16 @@ def test_an_unwritten_core_part_comes_before_an_unwritten_stretch_part(core_and_
     assert f"{stretch_points:g} points (stretch)" in then
 
 
-def _report_with(failures: dict[str, tuple[str, int]]):
-    """The passing sample with, per spec id, its first n cases failed with a message."""
+def _report_with(failures: dict[str, tuple[str, int, str]]):
+    """The passing sample with, per spec id, its first n cases failed with a message and a
+    record of the given cause (causes are told apart by their records, never their messages)."""
     cases, seen = [], {}
     for c in all_passing_cases():
-        message, n = failures.get(c.spec, ("", 0))
+        message, n, cause = failures.get(c.spec, ("", 0, ""))
         seen[c.spec] = seen.get(c.spec, 0) + 1
         if seen[c.spec] <= n:
-            c = replace(c, status="failed", score=0.0, message=message)
+            record = CheckLine(0, cause, "", "", False, cause=cause)
+            c = replace(c, status="failed", score=0.0, message=message, cause=cause, checks=(record,))
         cases.append(c)
     return make_report("fay", cases)
 
@@ -113,8 +116,12 @@ def test_core_points_outrank_more_stretch_points_and_more_cases():
     # one core case (piecewise, 2 points) against two stretch cases (state machine, 3 points)
     report = _report_with(
         {
-            "piecewise-segments": ("Step 1 (pw = PiecewiseGraphRunner([relu])): raised ValueError: bad split.", 1),
-            "decode-state-machine": ("Step 2 (sm.step_mode()): returned 'REPLAY', expected 'WARMUP'.", 2),
+            "piecewise-segments": (
+                "Step 1 (pw = PiecewiseGraphRunner([relu])): raised ValueError: bad split.",
+                1,
+                "raised",
+            ),
+            "decode-state-machine": ("Step 2 (sm.step_mode()): returned 'REPLAY', expected 'WARMUP'.", 2, "step_mode"),
         }
     )
     specs = spec_views(report)
@@ -129,8 +136,16 @@ def test_core_points_outrank_more_stretch_points_and_more_cases():
 def test_among_core_causes_the_one_that_stops_more_points_comes_first():
     report = _report_with(
         {
-            "launch-counter-basics": ("Step 1 (LaunchCounter.reset()): raised KeyError: 'n'.", 2),  # 2 points, 2 cases
-            "replay-one-launch": ("Step 3 (runner(x)): launches during this call: expected 1, observed 3.", 1),  # 2.5
+            "launch-counter-basics": (
+                "Step 1 (LaunchCounter.reset()): raised KeyError: 'n'.",
+                2,
+                "raised",
+            ),  # 2 points, 2 cases
+            "replay-one-launch": (
+                "Step 3 (runner(x)): launches during this call: expected 1, observed 3.",
+                1,
+                "launches",
+            ),  # 2.5
         }
     )
     fix = fix_first(spec_views(report))
@@ -142,7 +157,7 @@ def test_among_core_causes_the_one_that_stops_more_points_comes_first():
 
 def test_a_cause_that_stops_core_and_stretch_cases_is_led_by_its_core_case():
     message = "Step 1 (runner = GraphRunner([relu])): raised NotImplementedError: this part of your cudagraph.py is not written yet."
-    report = _report_with({"decode-state-machine": (message, 2), "shape-keyed-cache": (message, 1)})
+    report = _report_with({"decode-state-machine": (message, 2, "raised"), "shape-keyed-cache": (message, 1, "raised")})
     specs = spec_views(report)
     (cause,) = page_causes(specs).causes
     assert cause.part == "core" and cause.lead.view.spec == "shape-keyed-cache"  # not the earlier stretch case
@@ -153,7 +168,9 @@ def test_a_cause_that_stops_core_and_stretch_cases_is_led_by_its_core_case():
 
 def test_a_hidden_case_never_ranks_a_cause_for_a_student():
     secret = "Step 1 (runner(x)): returned 424242, expected 7."
-    report = _report_with({"padding-capture-sizes": (secret, 2), "eager-one-per-op": ("Step 1 (out): wrong.", 1)})
+    report = _report_with(
+        {"padding-capture-sizes": (secret, 2, "value"), "eager-one-per-op": ("Step 1 (out): wrong.", 1, "output")}
+    )
     report = replace(
         report, cases=tuple(replace(c, redacted=True) if c.spec == "padding-capture-sizes" else c for c in report.cases)
     )

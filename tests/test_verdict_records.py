@@ -71,6 +71,13 @@ def test_no_renderer_parses_verdict_text():
     assert REGEX_ALLOWED <= found, "a module allowed a regex no longer uses one: take it off REGEX_ALLOWED"
 
 
+def test_causes_are_keyed_by_records_never_by_verdict_text():
+    """The judge's cause grouping (first causes, Fix this first, the class summary's rows) reads
+    the verdict's records: no regular expression over a message anywhere on that path."""
+    for module in ("grader/judging/first_cause.py", "reports/view/causes.py", "reports/html.py"):
+        assert not _uses_regex(REPO / module), module
+
+
 def test_the_regex_finder_finds_a_regex(tmp_path):
     for text in ("import re\n", "from re import sub\n", "import regex as r\n", "x = __import__('re')\n"):
         (tmp_path / "m.py").write_text(text, encoding="utf-8")

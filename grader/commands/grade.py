@@ -25,10 +25,12 @@ import grader
 from grader.commands import rejudging, report_manifest
 from grader.commands.report_writers import ReportWriters, WriteFailed, writer_count
 from grader.judging.answers import read_answers
+from grader.judging.first_cause import relocated, to_relocate
 from grader.judging.integrity import ScanService
 from grader.judging.results import Report
 from grader.judging.scoring import build_report
 from grader.lab import active as active_lab
+from grader.run.relocating import rerun_traced, stored_traced
 from grader.run.runner import (
     RunSettings,
     SandboxFailure,
@@ -213,6 +215,12 @@ def grade_submissions(
         run, known, report, digests = outcome
         if report is None:  # not every spec judged before from the same inputs: those that were, not again
             report = judged(index, run, flags, answers, known)
+            uids = to_relocate(report)
+            if uids:  # its first causes' traced re-run, as the cache holds it (else it runs: graded here)
+                again = stored_traced(cache, (entry_key, keys), cases, uids, run)
+                if again is None:
+                    return None
+                report = relocated(report, judged(index, again, flags, answers), uids)
         try:
             write_outputs(report, out_dir / names[index], hidden_visibility, judged=digests)
         except Exception as exc:  # noqa: BLE001 - the grader makes it the submission's problem, as it does a writer's
@@ -277,6 +285,33 @@ def grade_submissions(
         report, write_failed = outcome[0]
         return report, None if write_failed is None else WriteFailed(*write_failed)
 
+    def relocate(index: int, run: SubmissionRun, report: Report, flags, answers) -> Report:
+        """``report`` with its first causes' failed cases located by their re-run with every call
+        traced (grader.run.relocating; with a cache, only what it does not hold runs); ``report``
+        itself when none failed or the re-run failed."""
+        uids = to_relocate(report)
+        if not uids:
+            return report
+        from grader.run.cache import cache_keys
+
+        try:
+            keyed = cache_keys(submissions[index], settings, messages, redacted) if cache is not None else None
+            again = stored_traced(cache, keyed, cases, uids, run) if keyed is not None else None
+            if again is None:  # not held whole: it runs in a slot (what the cache holds does not)
+                slot = slots.get()
+                try:
+                    again = rerun_traced(
+                        zygote, area, slot, submissions[index], cases, settings, uids, run, cache, keyed
+                    )
+                finally:
+                    slots.put(slot)
+            with reporting:
+                return relocated(report, judged(index, again, flags, answers), uids)
+        except SandboxFailure:
+            raise
+        except Exception:  # noqa: BLE001 - a re-run only locates: its failure costs the better line, never the report
+            return report
+
     def grade_one(index: int) -> None:
         """Grade, judge, write and print one submission. Whatever fails in the grader on the way
         becomes this submission's problem, in its report: never another's, never the batch's."""
@@ -314,6 +349,7 @@ def grade_submissions(
                     digests = cold_digests(index, run, flags, answers)
                 except Exception:  # noqa: BLE001 - without them the next regrade judges it all, nothing worse
                     digests = None
+                report = relocate(index, run, report, flags, answers)
         except SandboxFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - a grader bug costs this submission's report, not the class's

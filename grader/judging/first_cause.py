@@ -4,7 +4,7 @@ both show, so that every reader (and any tool or LMS comment) names the same cau
 
 A cause is a group of not-passed cases: those naming the same line of the student's code are one
 cause whatever each check saw there (one bug is one cause); a case naming no line is grouped by
-its cause key and its message with what varies per case taken out (:func:`failure_cause`).
+the cause its verdict records give (:func:`record_cause`): no verdict text is parsed back.
 Causes are ranked by the points they stop, core points first (a cause that stops only stretch
 points never comes before one that stops a core case), then all points, then cases, then the
 report's order; the first is the one to fix first.
@@ -17,12 +17,10 @@ cases alone, and is absent (None) when no visible case failed, whatever the hidd
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, replace
 
-from grader.judging.results import CaseResult, CauseAt, FirstCause, Report, SpecSummary
+from grader.judging.results import CaseResult, CauseAt, CheckLine, FirstCause, Report, SpecSummary
 from grader.lab import active as active_lab
 from grader.safetext import one_line
 from grader.spec_model import point_group
@@ -30,39 +28,36 @@ from grader.spec_model import point_group
 PARTS = ("core", "stricter", "answers", "stretch", "other")  # the order a student should work in
 MAX_TEXT = 300  # characters of a first cause's text
 
-# Only for a case that names no line of the student's code (a crash, a missing name, a check
-# that could not locate anything): its message with step numbers, arguments and counts taken out.
-_STEP_PREFIX = re.compile(r"^Step \d+ \((?P<label>.*?)\): (?P<rest>.*)$", re.S)
-_CONSEQUENCE = re.compile(
-    r"\s*(?:Steps? [\d\u2013, ]+ needs? its result and did not run[^.]*\.|\d+ checks? of this step could not be made\.)"
-)
-_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+def failed_record(case) -> CheckLine | None:
+    """The record of what failed first in a not-passed case: its first failed check line of the
+    case's own cause (grader.judging.judge sets ``cause`` from it), else its first failed line;
+    None when it has none (a timeout, a crash, a report of format 1 to 3)."""
+    failed = [line for line in case.checks if not line.passed]
+    return next((line for line in failed if line.cause == case.cause), failed[0] if failed else None)
 
 
-def _callee(label: str) -> str:
-    label = re.sub(r"^\w+ = ", "", label)
-    return re.sub(r"\(.*", "(\u2026)", label, flags=re.S)
-
-
-@lru_cache(maxsize=8192)  # a class repeats the same few messages hundreds of times
-def failure_cause(message: str) -> str:
-    """A failure message with what varies per case taken out (step numbers and arguments,
-    counts, values), so that one cause is one row however many cases it stops."""
-    text = " ".join(message.split())
-    m = _STEP_PREFIX.match(text)
-    if m:
-        text = f"{_callee(m.group('label'))}: {m.group('rest')}"
-    text = _CONSEQUENCE.sub("", text)
-    return _NUMBER.sub("#", text).strip()
+def record_cause(case) -> str:
+    """What failed first in a not-passed case, from its verdict records (never its message text):
+    its cause key; for a step that could not run because a name is missing, what it says is
+    missing, and for a part not written yet, the part its claim names (another name, another
+    thing to write). The same whatever step numbers, arguments or counts each case had."""
+    line = failed_record(case)
+    cause = case.cause or (line.cause if line is not None else "") or case.status
+    if cause == "missing" and line is not None:
+        return f"{cause}: {line.observed}"
+    if cause == "not-written" and line is not None:  # the part it calls, not a stub's raise line
+        return f"{cause}: {line.what}"  # (shared by every stub that calls one helper to raise)
+    return cause
 
 
 def cause_key(case: CaseResult) -> tuple[str, str]:
-    """The cause a not-passed case belongs to: its status and the student's line it names (a part
-    not written yet is grouped by what was called, not by a stub's shared ``raise`` line), else
-    its cause key and message."""
+    """The cause a not-passed case belongs to: its status and the student's line it names (but a
+    part not written yet, grouped by the part, not by a stub's raise line, which one helper may
+    hold for every part), else the cause its records give (:func:`record_cause`)."""
     if case.origin and case.cause != "not-written":
         return case.status, f"at {case.origin}"
-    return case.status, failure_cause(case.message)
+    return case.status, record_cause(case)
 
 
 def case_part(tag: str, reading: str = "handout") -> str:
@@ -134,4 +129,60 @@ def first_cause(report: Report) -> FirstCause | None:
     return FirstCause(
         student=_cause_at(student[0][0].case) if student else None,
         staff=_cause_at(staff[0][0].case),
+    )
+
+
+MAX_RELOCATED = 2  # failed cases a submission re-runs with every call traced (grader.run.relocating)
+
+
+def to_relocate(report: Report) -> tuple[str, ...]:
+    """The failed cases (``spec/case``) whose re-run with every runner's call traced may name a
+    better line: the cases the first causes show, staff's and the student's (at most
+    :data:`MAX_RELOCATED`). None when nothing failed: a passing submission costs nothing more."""
+    staff = ranked_causes(report.cases, report.specs)
+    student = ranked_causes((c for c in report.cases if not c.redacted), report.specs)
+    leads = [group[0].case for group in (staff[:1] + student[:1])]
+    chosen = dict.fromkeys(f"{c.spec}/{c.case}" for c in leads if c.status == "failed")
+    return tuple(chosen)[:MAX_RELOCATED]
+
+
+def _same_verdict(first: CaseResult, traced: CaseResult) -> bool:
+    """Whether a re-run judged a case exactly as its first run did, but where it located it."""
+    lines = [(c.id, c.passed, c.expected, c.observed, c.cause) for c in first.checks]
+    return (
+        (first.status, first.score, first.cause, first.checks_passed)
+        == (traced.status, traced.score, traced.cause, traced.checks_passed)
+        and first.message.split("\n", 1)[0] == traced.message.split("\n", 1)[0]
+        and lines == [(c.id, c.passed, c.expected, c.observed, c.cause) for c in traced.checks]
+    )
+
+
+def relocated(report: Report, traced: Report, uids: Iterable[str]) -> Report:
+    """``report`` with the cases ``uids`` located as ``traced`` (the same submission judged with
+    those cases' re-run) located them, and its first causes shown at those locations. Verdicts
+    and scores stay the first run's: a case whose re-run was judged otherwise in any way keeps
+    its first location, and only the location lines of a message change. The causes keep the
+    first run's grouping and rank (a re-run locates one case of a cause, not all of them)."""
+    wanted = set(uids)
+    again = {f"{c.spec}/{c.case}": c for c in traced.cases if f"{c.spec}/{c.case}" in wanted}
+    cases = []
+    for case in report.cases:
+        other = again.get(f"{case.spec}/{case.case}")
+        if other is not None and _same_verdict(case, other):
+            case = replace(
+                case, message=other.message, origin=other.origin, origin_function=other.origin_function,
+                checks=other.checks, hint=other.hint,
+            )  # fmt: skip
+        cases.append(case)
+    by_uid = {f"{c.spec}/{c.case}": c for c in cases}
+
+    def shown(cause: CauseAt | None) -> CauseAt | None:
+        case = by_uid.get(cause.case) if cause is not None and cause.case in again else None
+        return _cause_at(case) if case is not None else cause
+
+    first = report.first_cause
+    return replace(
+        report,
+        cases=tuple(cases),
+        first_cause=None if first is None else FirstCause(student=shown(first.student), staff=shown(first.staff)),
     )

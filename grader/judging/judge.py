@@ -224,9 +224,12 @@ class CaseJudge:
             else:
                 names = _refs(step)
                 cause = f"could not run: {names[0] if names else 'a name it uses'} was not produced by an earlier step."
+            claim = "runs" if obs.outcome != "raised" else "runs without an exception"
+            if self.current_cause == "not-written":  # the part it calls: what to write (one part, one cause)
+                claim = f"{step.target} is written (runs without NotImplementedError)"
             self.record(
                 step,
-                "runs" if obs.outcome != "raised" else "runs without an exception",
+                claim,
                 STEP_RUNS,
                 outcome(obs),
                 cause + after,

@@ -30,7 +30,7 @@ from grader.lab import active as active_lab
 from grader.lab import op_vocabulary
 from grader.observe.line_trace import run_probe
 from grader.observe.locations import Locator, observe_bumps
-from grader.observe.origins import OriginTracer
+from grader.observe.origins import OriginTracer, definition
 from grader.observe.provided import ProvidedObjects
 from grader.spec_model import ArrayValue, MaskValue, OpsValue, PlainValue, RefValue, Step, Value
 from grader.step_kinds import as_python, step_kind
@@ -58,15 +58,19 @@ def _launch_count(module: ModuleType, counter: str | None) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
-def _describe_error(exc: BaseException, locator: Locator) -> dict:
+def _describe_error(exc: BaseException, locator: Locator, callee: object = None) -> dict:
     try:
         message = str(exc)
     except BaseException:  # noqa: BLE001
         message = "<the exception's message could not be shown>"
+    frames = locator.traceback(exc.__traceback__)
+    if not frames and type(exc) is TypeError:  # the step's function of the submission could not be called
+        made = definition(callee, locator)  # as its arguments are bound: its def is where it is wrong
+        frames = [made] if made is not None else []
     return framing.ErrorRecord(
         type=observations.shorten(type(exc).__name__),
         message=observations.shorten(message),
-        frames=locator.traceback(exc.__traceback__),
+        frames=frames,
     ).wire()
 
 
@@ -75,6 +79,7 @@ class CaseInterpreter:
 
     def __init__(self, module: ModuleType, prepare_input: Callable = _identity, to_host: Callable = _identity) -> None:
         self.module = module
+        self.called: object = None  # the submission's function the running step calls (grader.step_kinds)
         self.prepare_input = prepare_input
         self.to_host = to_host
         self.lab = active_lab()
@@ -228,6 +233,7 @@ class CaseInterpreter:
         before = _launch_count(self.module, self.lab.launch_counter)
         mark = self.witness.mark() if self.witness is not None else 0
         marks = self.provided.marks()
+        self.called = None  # the submission's function the step calls, once its kind resolved it
         self.locator.new_step()
         self.bumps.clear()
         self.trace = None
@@ -244,7 +250,7 @@ class CaseInterpreter:
             record.outcome, record.note = "not_reached", str(why)
             return record
         except BaseException as exc:  # noqa: BLE001 - sys.exit() in a step is that step's failure, not ours
-            record.outcome, record.error = "raised", _describe_error(exc, self.locator)
+            record.outcome, record.error = "raised", _describe_error(exc, self.locator, self.called)
         else:
             if step.name:
                 self.env[step.name] = result

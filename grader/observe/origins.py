@@ -37,6 +37,19 @@ given by the interpreter: every field but an ``int``):
   when that name is the calling function's own parameter (``run_all(ops, x)``), the line that
   called it with it (``run_all(self.ops, x)`` where the static buffer was meant).
 
+In a failed case's re-run (:mod:`grader.run.relocating`), where every runner's call is traced,
+one more:
+
+* ``decided``: the test that chose the path the call took (warm up, capture, replay): of the
+  ``if``/``elif``/``while`` tests the submission ran before the step's first op call, the last
+  one either of a function still running then (``if done < self.warmup_steps:`` in
+  ``__call__``) or of a predicate that had returned a bool (``_warming_up(key)``); a test of a
+  helper that returned anything else (``_load``'s shape test) chose no path.
+* ``produced``: where the value the call returned was made: its ``return`` line, followed into
+  the function that ``return`` called when it hands back that function's value
+  (``return self._real_rows(y, x)``: the line of ``_real_rows`` that made it), unless it handed
+  that function a stored value (``return self._real_rows(entry.output, x)``: handed on there).
+
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
 (:mod:`grader.suite.locating`).
@@ -47,7 +60,7 @@ from __future__ import annotations
 import ast
 import functools
 import sys
-from types import CodeType, FrameType
+from types import CodeType, FrameType, FunctionType, MethodType
 
 PLAIN_RETURN = (ast.Constant, ast.Name, ast.Attribute)  # hands back what was decided elsewhere
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "update", "add", "remove", "setdefault"})
@@ -83,6 +96,22 @@ def return_reads(filename: str) -> dict[int, tuple[str, ...]]:
             ]
             found[node.lineno] = tuple(dict.fromkeys(reads))
     return found
+
+
+@functools.lru_cache(maxsize=64)
+def call_returns(filename: str) -> frozenset[int]:
+    """The lines of a ``return`` that hands back what a call made of this call's own values
+    returned (``return self._rows(y, x)``). Not one that hands the call a stored value
+    (``return self._rows(entry.output, x)``): a value kept from before is handed on there."""
+    tree = _tree(filename)
+    return frozenset(
+        node.lineno
+        for node in (ast.walk(tree) if tree is not None else ())
+        if isinstance(node, ast.Return)
+        and isinstance(node.value, ast.Call)
+        and not any(isinstance(arg, ast.Attribute) for arg in node.value.args)
+        and not any(isinstance(k.value, ast.Attribute) for k in node.value.keywords)
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -158,6 +187,37 @@ def _tree(filename: str) -> ast.AST | None:
         return None
 
 
+@functools.lru_cache(maxsize=64)
+def def_lines(filename: str) -> dict[int, int]:
+    """Per function of a source file: the first line of its code (its first decorator's) -> its
+    ``def`` line."""
+    tree = _tree(filename)
+    found: dict[int, int] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[min([d.lineno for d in node.decorator_list] + [node.lineno])] = node.lineno
+    return found
+
+
+def definition(callee: object, locator) -> list | None:
+    """The ``def`` line of the submission's function or bound method ``callee``, as a frame
+    ``[file, line, function, source]``; None for anything else. Only an exact function or method
+    is looked into (by its own slots: no attribute of the submission's objects is asked for)."""
+    if type(callee) is MethodType:
+        callee = callee.__func__
+    if type(callee) is not FunctionType:
+        return None
+    code = callee.__code__
+    if locator.relative(code.co_filename) is None:  # the grader's wrapper of it (a counter's recorded bump)
+        callee = callee.__dict__.get("__wrapped__")
+        if type(callee) is not FunctionType or locator.relative(callee.__code__.co_filename) is None:
+            return None
+        code = callee.__code__
+    return locator.frame_wire(
+        code.co_filename, def_lines(code.co_filename).get(code.co_firstlineno, code.co_firstlineno), code.co_name
+    )
+
+
 def _callee_name(call: ast.Call) -> str:
     func = call.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
@@ -218,6 +278,14 @@ class OriginTracer:
         # before its line runs: ``out = op(out)`` reads the ``out`` an earlier line bound)
         self._locals: dict[FrameType, dict[str, tuple[Where, Where | None]]] = {}
         self.field_origins: dict[str, Where] = {}  # field -> where its value came from during this step
+        self.decisions = False  # whether this step notes the test that chose its path (a re-run's call)
+        self._tests: dict[FrameType, tuple[int, Where]] = {}  # a running frame -> its last test (in order)
+        self._predicate: tuple[int, Where] | None = None  # the last test of the last helper returning a bool
+        self._order = 0  # tests seen in this step
+        self.decided: Where | None = None  # the last test it ran before the step's first op call
+        # a running frame -> (its line, where the value a function it called there returned was made)
+        self._made: dict[FrameType, tuple[int, Where]] = {}
+        self.produced: Where | None = None  # where the value the step's call returned was made
 
     def _file(self, code: CodeType) -> str | None:
         # keyed by the code object's id, never by the object: hashing a code object hashes its
@@ -234,6 +302,8 @@ class OriginTracer:
         if event != "call":
             return None
         if self._file(frame.f_code) is None:
+            if self.decisions and self.decided is None and frame.f_code is self.op_code:
+                self._decide(frame.f_back)
             if self.fields:
                 try:
                     if frame.f_code.co_name == "__init__":
@@ -257,6 +327,9 @@ class OriginTracer:
                     self.assigned[name] = (code.co_filename, frame.f_lineno, code.co_name)
                     if self.fields and name in self.followed:
                         self.field_origins[name] = self.assigned[name]
+                if test and self.decisions:
+                    self._order += 1
+                    self._tests[frame] = (self._order, (code.co_filename, frame.f_lineno, code.co_name))
                 if test and frame is self._top:
                     if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
                         self.passed.append(self.tested)  # an earlier test whose branch was not taken
@@ -270,6 +343,12 @@ class OriginTracer:
                         mine[name] = (here, mine[name][0] if name in mine else None)
         elif event == "return":
             self._locals.pop(frame, None)  # a finished frame's names are no one's now: not kept alive
+            if self.decisions:
+                if frame in self._tests:
+                    last = self._tests.pop(frame)
+                    if type(arg) is bool:  # a predicate: its last test chose what it answered (no __class__ asked)
+                        self._predicate = last
+                self._producer(frame, code)
             if frame is not self._top:
                 return self._line
             facts = line_facts(code.co_filename).get(frame.f_lineno)
@@ -277,6 +356,30 @@ class OriginTracer:
             self.returned_attribute = facts[3] if facts else ""
             self._top = None
         return self._line
+
+    def _producer(self, frame: FrameType, code: CodeType) -> None:
+        """At a return: where the value it hands back was made. Its own ``return`` line, unless
+        that line hands back what a function of the submission it called there returned
+        (``return self._real_rows(y, x)``): then where that function's value was made."""
+        here = (code.co_filename, frame.f_lineno, code.co_name)
+        inner = self._made.pop(frame, None)
+        if inner is not None and inner[0] == frame.f_lineno and frame.f_lineno in call_returns(code.co_filename):
+            here = inner[1]
+        if frame is self._top:
+            self.produced = here
+        elif frame.f_back is not None:
+            self._made[frame.f_back] = (frame.f_back.f_lineno, here)
+
+    def _decide(self, caller: FrameType | None) -> None:
+        """At the step's first op call, made from ``caller``: the last test of a frame still
+        running (the caller and its callers) or of the last predicate, whichever ran later."""
+        found = self._predicate
+        while caller is not None:
+            mine = self._tests.get(caller)
+            if mine is not None and (found is None or mine[0] > found[0]):
+                found = mine
+            caller = caller.f_back
+        self.decided = found[1] if found is not None else None
 
     def _built(self, frame: FrameType) -> None:
         """A record built by the submission's code (its ``__init__`` is not the submission's, as a
@@ -332,11 +435,14 @@ class OriginTracer:
         else:
             self.argument = here
 
-    def run(self, perform, *args, fields: bool = False):
+    def run(self, perform, *args, fields: bool = False, decisions: bool = False):
         """``perform(*args)`` under the tracer; what it returns or raises passes through.
-        ``fields``: follow the value-flow of a captured graph's record (a runner's call)."""
+        ``fields``: follow the value-flow of a captured graph's record (a runner's call).
+        ``decisions``: note the test that chose the call's path (a failed case's re-run)."""
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
         self.passed = []
+        self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
+        self.produced = None
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
@@ -346,10 +452,12 @@ class OriginTracer:
             sys.settrace(previous)
             self._top = None
             self._locals.clear()
+            self._tests.clear()
+            self._made.clear()
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""
-        if self.fields:  # a runner's call: where its record's fields and its ops' input came from
+        if self.fields or self.decisions:  # a runner's call: where its record's fields and its ops' input came from
             frames = [
                 [f"field:{field}", *self.locator.frame_wire(*self.field_origins[field])]
                 for field in self.followed
@@ -357,6 +465,10 @@ class OriginTracer:
             ]
             if self.argument is not None:
                 frames.append(["argument", *self.locator.frame_wire(*self.argument)])
+            if self.decided is not None:
+                frames.append(["decided", *self.locator.frame_wire(*self.decided)])
+            if self.produced is not None:
+                frames.append(["produced", *self.locator.frame_wire(*self.produced)])
             return frames
         frames = []
         if self.returned is not None:

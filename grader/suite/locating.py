@@ -88,16 +88,26 @@ def first_frame(at: str) -> tuple[str, int, str]:
     return found.group("file"), int(found.group("line")), found.group("function") or ""
 
 
-def origin_at(obs: StepObservation, state_wrong: bool = False, expected: str = "") -> str:
+def origin_at(
+    obs: StepObservation, state_wrong: bool = False, expected: str = "", decided: SourceFrame | None = None
+) -> str:
     """Lines naming where a step's wrong value came from in the submission (grader.observe.origins),
     the likeliest cause first: the test that chose a plain ``return`` (``if n <= warmup:`` above
     ``return Mode.WARMUP``), else the ``return`` that computed the value, else, for an
-    attribute read, the line that last assigned it. "" when the worker saw none of them."""
+    attribute read, the line that last assigned it. "" when the worker saw none of them.
+    ``decided``: the test that chose the path of the object's last call (a re-run's, else None):
+    a value computed from state no call ever changed was decided there (no capture was made)."""
     by_kind = {o.kind: o.frame for o in obs.origin}
     returned = by_kind.get("returned") or by_kind.get("returned-plain")
     tested = by_kind.get("tested")
     assigned = by_kind.get("assigned")
     state = by_kind.get("state")
+    if state_wrong and state is not None and decided is not None and state.function != "__init__":
+        # state a call built (a capture) where the object's results are wrong: that call's decision
+        return bounded(
+            f"\n  decided at {frame_text(decided)}\n    then last set at {frame_text(state)}"
+            f"\n    then returned at {frame_text(returned)}"
+        )
     if state_wrong and state is not None and returned is not None:
         # the object's other results are wrong too: the state the return computes from, not the return
         return bounded(f"\n  last set at {frame_text(state)}\n    then returned at {frame_text(returned)}")
@@ -112,6 +122,8 @@ def origin_at(obs: StepObservation, state_wrong: bool = False, expected: str = "
     if "returned-plain" in by_kind and assigned is not None and assigned.function != "__init__":
         # return self._count, set by another method since: that method's line is the likelier cause
         return bounded(f"\n  last set at {frame_text(assigned)}\n    then returned at {frame_text(returned)}")
+    if decided is not None and state is None and "returned" in by_kind:
+        return bounded(f"\n  decided at {frame_text(decided)}\n    then returned at {frame_text(returned)}")
     if returned is not None:
         return bounded(f"\n  returned at {frame_text(returned)}")
     return bounded(f"\n  last set at {frame_text(assigned)}") if assigned is not None else ""

@@ -30,7 +30,7 @@ from .cases import (
     one_bit,
     student_duration,
 )
-from .causes import FixFirst, failure_cause, fix_first, page_causes
+from .causes import FixFirst, class_cause, fix_first, page_causes
 from .chart import Bar, LaunchChart, LaunchGroup, Tick, launch_chart, nice_top
 from .formats import fmt_percent, fmt_points, fmt_seconds, percent, step_no
 from .headline import Headline, headline
@@ -62,7 +62,7 @@ __all__ = [
     "case_text",
     "case_views",
     "clean_text",
-    "failure_cause",
+    "class_cause",
     "fix_first",
     "fmt_percent",
     "fmt_points",

@@ -4,8 +4,8 @@ and the one a student should fix first.
 
 What a cause is and how causes rank is the grader's (:mod:`grader.judging.first_cause`, which
 also records report.json's ``first_cause``): the cases naming one line of the student's code
-are one cause whatever each check saw there; a case naming no line is grouped by its message
-with what varies per case taken out. This module lays them out on a page, and "Fix this first"
+are one cause whatever each check saw there; a case naming no line is grouped by the cause its
+verdict records give. This module lays them out on a page, and "Fix this first"
 shows the cause holding the report's own first cause. On a page, every not-passed case a reader sees in full belongs to one
 :class:`Cause`; within a spec its cases sit in one :class:`FailureBlock`. The cause's *lead*
 case (the first of its cases in the most important part: core before stretch) is shown in full
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.judging.first_cause import PARTS, cause_key, failure_cause, rank_key
+from grader.judging.first_cause import PARTS, cause_key, failed_record, rank_key, record_cause
 from grader.judging.results import CauseAt
 
 from .cases import CaseView
@@ -26,7 +26,19 @@ from .specs import SpecView
 from .tags import tag_group
 from .text import slug
 
-__all__ = ["PARTS", "Cause", "FailureBlock", "FixFirst", "PageCauses", "failure_cause", "fix_first", "page_causes"]
+__all__ = ["PARTS", "Cause", "FailureBlock", "FixFirst", "PageCauses", "class_cause", "fix_first", "page_causes"]
+
+
+def class_cause(case) -> str:
+    """A failure's cause across a class (the summary's rows), from its verdict records, never its
+    message: the claim of the record that failed first (the same check reads the same in every
+    student's report, whatever line of their code it names), with its cause key; a case with no
+    failed record (a timeout, a crash) by its status."""
+    line = failed_record(case)
+    cause = record_cause(case)
+    if line is None or cause.startswith("missing"):
+        return cause
+    return f"{line.what} ({cause})"
 
 
 def case_anchor(spec: SpecView, case: CaseView) -> str:

@@ -59,8 +59,19 @@ class ValueCheck(Check):
             None if ok else f"{self.what} should be {expected}, was {observed}.",
             at=""
             if ok or obs.outcome != "returned"
-            else origin_at(obs, _calls_wrong(j, step), self.equals if self.enum else ""),
+            else origin_at(obs, _calls_wrong(j, step), self.equals if self.enum else "", _decided(j, step)),
         )
+
+
+def _decided(j, step):
+    """The test that chose the path of the last call of the object this step reads, before it
+    (noted only in a failed case's re-run, grader.run.relocating), or None."""
+    if not step.on:
+        return None
+    for other in reversed(j.case.steps[: step.index]):
+        if other.action == "call" and other.target == step.on:
+            return next((o.frame for o in j.obs[other.index].origin if o.kind == "decided"), None)
+    return None
 
 
 def _calls_wrong(j, step) -> bool:

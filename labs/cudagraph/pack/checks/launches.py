@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from grader.spec_model import MaskValue
 from grader.suite.checks.base import Check
-from grader.suite.locating import first_location, origin_at
+from grader.suite.locating import bounded, first_location, frame_text, origin_at, site_lines
 from grader.suite.schema_parts import COUNT, STEP_NAME, schema_object
 
 from .runner_steps import bumps_at, eager_run_at, given_arg, runner_build, step_kind
@@ -55,10 +55,44 @@ class LaunchesCheck(Check):
             )
             at = bumps_at(obs)
             if kind == "replay" and obs.launches > self.equals and _built_as(j.case, self.step, "GraphRunner"):
-                at = eager_run_at(obs) + at
+                at = _path_decided(obs) + eager_run_at(obs) + at
+            if obs.launches < self.equals:
+                at = _uncounted_at(obs) + at
             if not first_location(at):  # no bump of the submission's own making: where the step's code went
                 at = origin_at(obs) + at
         j.record(step, "launches during this step", str(self.equals), str(obs.launches), problem, at=at)
+
+
+def _uncounted_at(obs) -> str:
+    """A call that cost fewer launches: the first place an op ran, none of whose calling
+    functions counted a launch during the step (an op called directly, where its launch is paid
+    through run_eager or a replay's bump; a fused op's parts run inside an op run_eager counted);
+    "" when every op ran under a function that counted one."""
+    counting = set()
+    for bump in obs.bumps:
+        frames = obs.site(bump.site)
+        if frames:
+            counting.add((frames[0].file, frames[0].function))
+    for call in obs.witness:
+        frames = obs.site(call.site)  # not an op run inside another op a counting function ran (a fused op's parts)
+        if frames and not any((f.file, f.function) in counting for f in frames):
+            return bounded(
+                "\n  an op ran here, from a function that counted no launch:" + site_lines(frames, "called at")
+            )
+    return ""
+
+
+def _path_decided(obs) -> str:
+    """A replay that cost more because it captured instead (it gave a graph record its shape):
+    the test that chose that path, as a traced re-run notes it (grader.run.relocating). "" when
+    it did not capture (a miscounted replay: its bumps are the cause; ops run through run_eager:
+    that call is), or the call was not traced."""
+    decided = next((o.frame for o in obs.origin if o.kind == "decided"), None)
+    if decided is None:
+        return ""
+    if not any(o.kind == "field:shape" for o in obs.origin):  # no record given its shape: not a capture
+        return ""
+    return bounded(f"\n  decided at {frame_text(decided)}   (the path this call took instead of a replay)")
 
 
 def _built_as(case, index: int, target: str) -> bool:

@@ -10,6 +10,7 @@ from grader.arrays import FLOAT_DTYPES, build_array, dtype_name
 from grader.spec_model import ArrayValue, OpSpec
 from grader.suite.checks.base import Check
 from grader.suite.describing import compare_arrays, describe
+from grader.suite.locating import bounded, frame_text
 from grader.suite.schema_parts import STEP_NAME, schema_object
 from grader.suite.spec_reading import read_array
 
@@ -85,6 +86,7 @@ class OutputCheck(Check):
                 None
                 if ok
                 else f"returned shape {got}, expected {list(self.shape)}." + _padded_rows_returned(j, self.step, value),
+                at="" if ok else _made_at(obs),
             )
         if self.dtype is not None:
             got = dtype_name(value.dtype) if isinstance(value, np.ndarray) else describe(value)
@@ -124,7 +126,16 @@ class OutputCheck(Check):
                 describe(expected),
                 describe(value),
                 None if problem is None else f"wrong output: {problem}." + _cause(j, self.step, expected, value),
+                at="" if problem is None else _made_at(obs),
             )
+
+
+def _made_at(obs) -> str:
+    """Where the wrong value the call returned was made (its ``return``, followed into the function
+    that return handed on), as a failed case's traced re-run notes it (grader.run.relocating); ""
+    when the call was not traced."""
+    made = next((o.frame for o in obs.origin if o.kind == "produced"), None)
+    return bounded(f"\n  returned at {frame_text(made)}") if made is not None else ""
 
 
 def _cause(j, index: int, expected: np.ndarray, value: object) -> str:
