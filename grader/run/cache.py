@@ -382,25 +382,6 @@ def cache_keys(submission: Path, settings: RunSettings, messages, redacted) -> t
     return submission_key(runtime, digest), keys
 
 
-def stored_run(
-    cache: ObservationCache, entry_key: str, keys: list[str], cases: tuple[Case, ...]
-) -> SubmissionRun | None:
-    """The whole run of a submission from the cache, when it holds every case whole (and the
-    submission's output tail); else None, and nothing is counted: the caller runs it as usual.
-    Used by report processes (grader.commands.report_writers), which judge a cached submission
-    apart from the grader's process."""
-    stored = cache.read_submission(entry_key, 0)
-    if stored.output_tail is None or not all(key in stored.cases for key in keys):
-        return None
-    found = []
-    for key, case in zip(keys, cases):
-        run = cache.case_run(stored.cases[key], case)
-        if run is None:
-            return None
-        found.append(run)
-    return SubmissionRun("", tuple(found), stored.output_tail, stored.run_duration(keys, found))
-
-
 def run_with_cache(
     cache: ObservationCache,
     zygote,
