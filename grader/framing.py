@@ -52,6 +52,7 @@ ORIGIN_KINDS = (
     "passed",
     "guards",
     "decided",
+    "compared",
     "produced",
 )
 # field:<name>: where a field of the lab's snapshot entry (grader.lab.interface.Snapshot) got its

@@ -178,7 +178,7 @@ def test_first_causes_name_the_bugs_own_line_more_often_than_before():
     test not taken that guards the expected value, 24 once a failed case's re-run traces every call,
     27 once that re-run follows a returned value to the line that made it or handed it on, 28
     once a call that cannot bind its arguments names its def, 29 once too few launches name an op
-    run where none was counted."""
+    run where none was counted, 31 once a decision on a helper's value names where it was made."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import tempfile
 
@@ -187,7 +187,7 @@ def test_first_causes_name_the_bugs_own_line_more_often_than_before():
     with tempfile.TemporaryDirectory() as work:
         rows = measure(Path(work))
     hits = sum(hit for *_, hit in rows)
-    assert hits >= 29, [name for name, _, hit in rows if not hit]
+    assert hits >= 31, [name for name, _, hit in rows if not hit]
 
 
 def _traced_module(tmp_path, source: str):
@@ -274,3 +274,65 @@ def test_a_fused_op_s_parts_are_never_blamed_for_launches_they_share(tmp_path):
     launches = next(c for c in verdict.checks if not c.passed and c.cause == "launches")
     assert launches.function == "run_eager", verdict.message
     assert "counted no launch" not in verdict.message
+
+
+_COMPARED = (
+    "class Runner:\n"
+    "    def __init__(self):\n"
+    "        self.graphs = {(4,): 'entry'}\n"
+    "        self.seen = {}\n"
+    "    def key(self, x):\n"
+    "        return (len(x),)  # the key helper\n"
+    "    def size(self, n):\n"
+    "        for s in (2, 4):\n"
+    "            if s > n:  # the size's test\n"
+    "                return s\n"
+    "        return None\n"
+    "    def load(self, x):\n"
+    "        if len(x) > 0:  # load's own test\n"
+    "            raise ValueError('does not fit')\n"
+    "    def by_key(self, x):\n"
+    "        key = self.key(x)\n"
+    "        entry = self.graphs.get(key)\n"
+    "        if entry is not None:  # the lookup's test\n"
+    "            self.load(x)\n"
+    "    def by_size(self, x):\n"
+    "        n = self.size(len(x))\n"
+    "        if n is not None:  # the size's use\n"
+    "            self.load(x)\n"
+    "    def by_count(self, x):\n"
+    "        done = self.seen.get(len(x), 0)\n"
+    "        if done < 1:  # the count's test\n"
+    "            self.load(x)\n"
+)
+
+
+def _line_of(source: str, marker: str) -> int:
+    return next(i for i, text in enumerate(source.splitlines(), 1) if marker in text)
+
+
+def test_a_decision_on_a_helper_s_value_notes_where_the_helper_made_it(tmp_path):
+    """A re-run's call that raised before any op: the test that chose its path is its callers'
+    (never the raising function's own), and when that test reads a local holding what a function
+    of the submission returned (directly, or through a line that computed from it), where that
+    value was made: the helper's ``return``, or the taken test of a plain ``return`` in its
+    branch. A value no function of the submission returned (a dict's ``get``) notes none."""
+    module, tracer = _traced_module(tmp_path, _COMPARED)
+    runner = module.Runner()
+    expected = {
+        "by_key": ("the lookup's test", "the key helper"),
+        "by_size": ("the size's use", "the size's test"),
+        "by_count": ("the count's test", None),
+    }
+    for method, (decided, compared) in expected.items():
+        with pytest.raises(ValueError):
+            tracer.run(getattr(runner, method), [1, 2, 3, 4][: 4 if method == "by_key" else 3], decisions=True)
+        assert tracer.decided is not None and tracer.decided[1] == _line_of(_COMPARED, decided), method
+        got = tracer.compared[1] if tracer.compared is not None else None
+        assert got == (_line_of(_COMPARED, compared) if compared else None), method
+        kinds = [f[0] for f in tracer.origin(None) if f[0] in ("decided", "compared")]
+        assert kinds == ["decided"] + (["compared"] if compared else []), kinds
+    # untraced decisions (a first run's call): nothing noted at the raise
+    with pytest.raises(ValueError):
+        tracer.run(runner.by_key, [1, 2, 3, 4], fields=True)
+    assert tracer.decided is None and tracer.compared is None

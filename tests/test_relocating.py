@@ -245,3 +245,20 @@ def test_a_wrong_output_names_the_line_that_made_it_following_returns_that_hand_
     verdict, lines = _judged("stale_output_on_replay", "static-buffer-edge/mutated-output-then-replay", trace=True)
     handed = next(i for i, text in enumerate(lines, 1) if "return self._real_rows(entry.output, x)" in text)
     assert _failed_line(verdict, "output").line == handed, verdict.message
+
+
+def test_a_call_that_raised_on_a_path_a_helper_s_value_chose_names_the_helper_s_return():
+    # graphs keyed on the batch size alone: a narrower input finds the wider one's graph and its
+    # replay raises copying into that graph's buffer; the lookup's test is right, the key it
+    # compared (through `entry = self.graphs.get(key)`) is not: the key helper's return is named
+    verdict, lines = _judged("key_on_batch_size", "shape-cache-edge/width-is-part-of-key", trace=True)
+    made = next(i for i, text in enumerate(lines, 1) if "return (batch,)  # should be" in text)
+    assert verdict.status == "failed" and "raised ValueError" in verdict.message, verdict.message
+    assert verdict.origin == f"cudagraph.py:{made}", verdict.message
+    assert "then decided at" in verdict.message and "in __call__: if entry is not None:" in verdict.message
+    first, _ = _judged("key_on_batch_size", "shape-cache-edge/width-is-part-of-key", trace=False)
+    assert first.origin != verdict.origin and "in _load" in first.origin_function + first.message  # untraced: the raise
+    assert first.message.split("\n")[0] == verdict.message.split("\n")[0]
+    # a raise on a capture path a warm-up count chose (no helper's value compared): the raise line stays
+    verdict, lines = _judged("padding_rounds_down", "padding-basics/round-up", trace=True)
+    assert verdict.origin_function == "_load", verdict.message

@@ -45,6 +45,13 @@ one more:
   one either of a function still running then (``if done < self.warmup_steps:`` in
   ``__call__``) or of a predicate that had returned a bool (``_warming_up(key)``); a test of a
   helper that returned anything else (``_load``'s shape test) chose no path.
+* ``compared``: when the test that chose the path (``decided``) reads a local name that holds
+  what a function of the submission returned (``key = self._graph_key(x)``), directly or through
+  a line that computed it from such a name (``entry = self.graphs.get(key)`` above ``if entry is
+  not None:``): where that function's value was made (its ``return`` line, as ``produced``
+  follows it). A step that raises before any op call notes its ``decided`` (and ``compared``) at
+  the raise, from the functions that called the one that raised (that function's own tests chose
+  how it failed, not the path).
 * ``produced``: where the value the call returned was made: its ``return`` line, followed into
   the function that ``return`` called when it hands back that function's value
   (``return self._real_rows(y, x)``: the line of ``_real_rows`` that made it), unless it handed
@@ -138,6 +145,7 @@ def empty_starts(filename: str) -> frozenset[int]:
     return frozenset(found)
 
 
+MAX_ORIGIN_FRAMES = 8  # framing.MAX_ORIGIN_FRAMES: a step's origin frames
 MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (framing.MAX_ORIGIN_FRAMES is 8)
 
 
@@ -165,6 +173,49 @@ def local_names(filename: str) -> dict[int, tuple[str, ...]]:
         if names:
             found[node.lineno] = found.get(node.lineno, ()) + tuple(names)
     return found
+
+
+@functools.lru_cache(maxsize=64)
+def line_reads(filename: str) -> dict[int, tuple[tuple[str, ...], bool]]:
+    """Per ``if``/``elif``/``while`` test and per assignment of local names: the local names the
+    test or the assigned value reads, in order, and whether that value is one call
+    (``key = self._graph_key(x)``: the name holds what the call returned)."""
+    tree = _tree(filename)
+    found: dict[int, tuple[tuple[str, ...], bool]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.If, ast.While)):
+            value = node.test
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _targets(node)[1]:
+            value = node.value
+        else:
+            continue
+        reads = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        found[node.lineno] = (tuple(dict.fromkeys(reads)), isinstance(value, ast.Call))
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def guarding_tests(filename: str) -> dict[int, frozenset[int]]:
+    """Per plain ``return`` (``return size``, ``return Mode.IDLE``): the lines of the
+    ``if``/``elif`` tests whose branch holds it (``if size >= n:`` above ``return size``)."""
+    tree = _tree(filename)
+    found: dict[int, set[int]] = {}
+
+    def walk(node: ast.AST, tests: frozenset[int]) -> None:
+        for field, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            inner = tests | {node.lineno} if isinstance(node, ast.If) and field == "body" else tests
+            for child in children:
+                if isinstance(child, ast.Return) and (child.value is None or isinstance(child.value, PLAIN_RETURN)):
+                    found.setdefault(child.lineno, set()).update(inner)
+                elif isinstance(child, ast.AST) and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    walk(child, inner)
+                elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    walk(child, frozenset())
+
+    if tree is not None:
+        walk(tree, frozenset())
+    return {line: frozenset(tests) for line, tests in found.items()}
 
 
 @functools.lru_cache(maxsize=64)
@@ -279,12 +330,19 @@ class OriginTracer:
         self._locals: dict[FrameType, dict[str, tuple[Where, Where | None]]] = {}
         self.field_origins: dict[str, Where] = {}  # field -> where its value came from during this step
         self.decisions = False  # whether this step notes the test that chose its path (a re-run's call)
-        self._tests: dict[FrameType, tuple[int, Where]] = {}  # a running frame -> its last test (in order)
-        self._predicate: tuple[int, Where] | None = None  # the last test of the last helper returning a bool
+        # a running frame -> its last test (in order) and where the value it compared was made
+        self._tests: dict[FrameType, tuple[int, Where, Where | None]] = {}
+        self._predicate: tuple[int, Where, Where | None] | None = None  # the last predicate's last test
+        self._previous: dict[FrameType, int] = {}  # a running frame -> the line it ran last
+        # a running frame -> its local names that hold what a function of the submission returned -> where made
+        self._held: dict[FrameType, dict[str, Where]] = {}
+        self._raised: tuple[object, tuple[int, Where, Where | None] | None] | None = None  # an exception, its decision
         self._order = 0  # tests seen in this step
         self.decided: Where | None = None  # the last test it ran before the step's first op call
+        self.compared: Where | None = None  # where the value that test compared was made (a function's return)
         # a running frame -> (its line, where the value a function it called there returned was made)
-        self._made: dict[FrameType, tuple[int, Where]] = {}
+        # (and where what it returned was chosen: a plain return's taken test, else the same place)
+        self._made: dict[FrameType, tuple[int, Where, Where]] = {}
         self.produced: Where | None = None  # where the value the step's call returned was made
 
     def _file(self, code: CodeType) -> str | None:
@@ -320,6 +378,8 @@ class OriginTracer:
     def _line(self, frame: FrameType, event: str, arg) -> object:
         code = frame.f_code
         if event == "line":
+            if self.decisions:
+                self._carry(frame, code)
             facts = line_facts(code.co_filename).get(frame.f_lineno)
             if facts is not None:
                 names, test = facts[0], facts[1]
@@ -329,7 +389,10 @@ class OriginTracer:
                         self.field_origins[name] = self.assigned[name]
                 if test and self.decisions:
                     self._order += 1
-                    self._tests[frame] = (self._order, (code.co_filename, frame.f_lineno, code.co_name))
+                    held = self._held.get(frame, {})
+                    reads = line_reads(code.co_filename).get(frame.f_lineno, ((), False))[0]
+                    compared = next((held[name] for name in reads if name in held), None)
+                    self._tests[frame] = (self._order, (code.co_filename, frame.f_lineno, code.co_name), compared)
                 if test and frame is self._top:
                     if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
                         self.passed.append(self.tested)  # an earlier test whose branch was not taken
@@ -341,14 +404,19 @@ class OriginTracer:
                     here = (code.co_filename, frame.f_lineno, code.co_name)
                     for name in bound:
                         mine[name] = (here, mine[name][0] if name in mine else None)
+        elif event == "exception":
+            if self.decisions and self.decided is None and (self._raised is None or self._raised[0] is not arg[1]):
+                # the first of the submission's frames an exception reaches: where it was raised
+                self._raised = (arg[1], self._decision(frame.f_back))
         elif event == "return":
             self._locals.pop(frame, None)  # a finished frame's names are no one's now: not kept alive
             if self.decisions:
-                if frame in self._tests:
-                    last = self._tests.pop(frame)
-                    if type(arg) is bool:  # a predicate: its last test chose what it answered (no __class__ asked)
-                        self._predicate = last
-                self._producer(frame, code)
+                self._previous.pop(frame, None)
+                self._held.pop(frame, None)
+                last = self._tests.pop(frame, None)
+                if last is not None and type(arg) is bool:  # a predicate: its last test chose what it answered
+                    self._predicate = last  # (no __class__ asked)
+                self._producer(frame, code, last)
             if frame is not self._top:
                 return self._line
             facts = line_facts(code.co_filename).get(frame.f_lineno)
@@ -357,29 +425,61 @@ class OriginTracer:
             self._top = None
         return self._line
 
-    def _producer(self, frame: FrameType, code: CodeType) -> None:
+    def _producer(self, frame: FrameType, code: CodeType, last: tuple[int, Where, Where | None] | None) -> None:
         """At a return: where the value it hands back was made. Its own ``return`` line, unless
         that line hands back what a function of the submission it called there returned
-        (``return self._real_rows(y, x)``): then where that function's value was made."""
+        (``return self._real_rows(y, x)``): then where that function's value was made. And where
+        it was chosen: for a plain return inside the branch of the function's last test, taken
+        (``if size >= n: return size``), that test; else where it was made."""
         here = (code.co_filename, frame.f_lineno, code.co_name)
+        chose = here
         inner = self._made.pop(frame, None)
         if inner is not None and inner[0] == frame.f_lineno and frame.f_lineno in call_returns(code.co_filename):
-            here = inner[1]
+            here, chose = inner[1], inner[2]
+        elif last is not None and last[1][1] in guarding_tests(code.co_filename).get(frame.f_lineno, ()):
+            chose = last[1]
         if frame is self._top:
             self.produced = here
         elif frame.f_back is not None:
-            self._made[frame.f_back] = (frame.f_back.f_lineno, here)
+            self._made[frame.f_back] = (frame.f_back.f_lineno, here, chose)
 
-    def _decide(self, caller: FrameType | None) -> None:
-        """At the step's first op call, made from ``caller``: the last test of a frame still
-        running (the caller and its callers) or of the last predicate, whichever ran later."""
+    def _carry(self, frame: FrameType, code: CodeType) -> None:
+        """At a line of ``frame``: the local names the line it ran before bound now hold what a
+        function of the submission returned there (``key = self._graph_key(x)``), or what was
+        computed from a name that holds one (``entry = self.graphs.get(key)``); else nothing."""
+        before = self._previous.get(frame)
+        self._previous[frame] = frame.f_lineno
+        bound = local_names(code.co_filename).get(before) if before is not None else None
+        if not bound:
+            return
+        reads, one_call = line_reads(code.co_filename).get(before, ((), False))
+        held = self._held.setdefault(frame, {})
+        made = self._made.get(frame)
+        if one_call and made is not None and made[0] == before:
+            source: Where | None = made[2]
+        else:
+            source = next((held[name] for name in reads if name in held), None)
+        for name in bound:
+            if source is None:
+                held.pop(name, None)
+            else:
+                held[name] = source
+
+    def _decision(self, caller: FrameType | None) -> tuple[int, Where, Where | None] | None:
+        """The last test of a frame still running (``caller`` and its callers) or of the last
+        predicate, whichever ran later."""
         found = self._predicate
         while caller is not None:
             mine = self._tests.get(caller)
             if mine is not None and (found is None or mine[0] > found[0]):
                 found = mine
             caller = caller.f_back
-        self.decided = found[1] if found is not None else None
+        return found
+
+    def _decide(self, caller: FrameType | None) -> None:
+        """At the step's first op call, made from ``caller``: the test that chose its path."""
+        found = self._decision(caller)
+        self.decided, self.compared = (found[1], found[2]) if found is not None else (None, None)
 
     def _built(self, frame: FrameType) -> None:
         """A record built by the submission's code (its ``__init__`` is not the submission's, as a
@@ -442,18 +542,27 @@ class OriginTracer:
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
         self.passed = []
         self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
+        self.compared, self._raised = None, None
         self.produced = None
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
         try:
             return perform(*args)
+        except BaseException as exc:
+            raised = self._raised
+            if self.decisions and self.decided is None and raised is not None and raised[0] is exc and raised[1]:
+                self.decided, self.compared = raised[1][1], raised[1][2]  # a step that raised before any op
+            raise
         finally:
             sys.settrace(previous)
             self._top = None
+            self._raised = None
             self._locals.clear()
             self._tests.clear()
             self._made.clear()
+            self._previous.clear()
+            self._held.clear()
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""
@@ -467,9 +576,11 @@ class OriginTracer:
                 frames.append(["argument", *self.locator.frame_wire(*self.argument)])
             if self.decided is not None:
                 frames.append(["decided", *self.locator.frame_wire(*self.decided)])
+                if self.compared is not None:
+                    frames.append(["compared", *self.locator.frame_wire(*self.compared)])
             if self.produced is not None:
                 frames.append(["produced", *self.locator.frame_wire(*self.produced)])
-            return frames
+            return frames[:MAX_ORIGIN_FRAMES]
         frames = []
         if self.returned is not None:
             filename, line, function, plain = self.returned

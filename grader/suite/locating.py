@@ -129,6 +129,25 @@ def origin_at(
     return bounded(f"\n  last set at {frame_text(assigned)}") if assigned is not None else ""
 
 
+def decision_at(obs: StepObservation, note: str = "") -> str:
+    """Lines naming the test that chose a traced call's path (a re-run's ``decided``), ``note``
+    after it; led by where the value that test compared was made when a function of the
+    submission returned it (``compared``: ``return (batch,)`` of the key helper, before ``if
+    entry is not None:``), or the test that chose it (a plain ``return size`` in the branch of ``if
+    size > n:``): the test is right, the value it was handed is not. "" when not traced."""
+    by_kind = {o.kind: o.frame for o in obs.origin}
+    decided, compared = by_kind.get("decided"), by_kind.get("compared")
+    if decided is None:
+        return ""
+    if compared is None:
+        return bounded(f"\n  decided at {frame_text(decided)}{note}")
+    if compared.source.startswith("return"):
+        lead = f"returned at {frame_text(compared)}   (the value the test below compared)"
+    else:  # a plain return's test, taken (``if size > n: return size``): it chose that value
+        lead = f"decided at {frame_text(compared)}   (it chose the value the test below compared)"
+    return bounded(f"\n  {lead}\n    then decided at {frame_text(decided)}{note}")
+
+
 def field_at(obs: StepObservation, field: str) -> str:
     """Lines naming where, during a runner's call, its captured graph's record got ``field``
     (grader.observe.origins): the line that made the value handed to it, "" when not seen."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from grader.spec_model import MaskValue
 from grader.suite.checks.base import Check
-from grader.suite.locating import bounded, first_location, frame_text, origin_at, site_lines
+from grader.suite.locating import bounded, decision_at, first_location, origin_at, site_lines
 from grader.suite.schema_parts import COUNT, STEP_NAME, schema_object
 
 from .runner_steps import bumps_at, eager_run_at, given_arg, runner_build, step_kind
@@ -87,12 +87,9 @@ def _path_decided(obs) -> str:
     the test that chose that path, as a traced re-run notes it (grader.run.relocating). "" when
     it did not capture (a miscounted replay: its bumps are the cause; ops run through run_eager:
     that call is), or the call was not traced."""
-    decided = next((o.frame for o in obs.origin if o.kind == "decided"), None)
-    if decided is None:
-        return ""
     if not any(o.kind == "field:shape" for o in obs.origin):  # no record given its shape: not a capture
         return ""
-    return bounded(f"\n  decided at {frame_text(decided)}   (the path this call took instead of a replay)")
+    return decision_at(obs, "   (the path this call took instead of a replay)")
 
 
 def _built_as(case, index: int, target: str) -> bool:
