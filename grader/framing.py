@@ -53,6 +53,7 @@ ORIGIN_KINDS = (
     "guards",
     "decided",
     "compared",
+    "looked-up",
     "produced",
 )
 # field:<name>: where a field of the lab's snapshot entry (grader.lab.interface.Snapshot) got its

@@ -178,7 +178,8 @@ def test_first_causes_name_the_bugs_own_line_more_often_than_before():
     test not taken that guards the expected value, 24 once a failed case's re-run traces every call,
     27 once that re-run follows a returned value to the line that made it or handed it on, 28
     once a call that cannot bind its arguments names its def, 29 once too few launches name an op
-    run where none was counted, 31 once a decision on a helper's value names where it was made."""
+    run where none was counted, 31 once a decision on a helper's value names where it was made, 32
+    once a capture past a lookup that missed names where the lookup's key was made."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import tempfile
 
@@ -187,7 +188,7 @@ def test_first_causes_name_the_bugs_own_line_more_often_than_before():
     with tempfile.TemporaryDirectory() as work:
         rows = measure(Path(work))
     hits = sum(hit for *_, hit in rows)
-    assert hits >= 31, [name for name, _, hit in rows if not hit]
+    assert hits >= 32, [name for name, _, hit in rows if not hit]
 
 
 def _traced_module(tmp_path, source: str):
@@ -304,6 +305,18 @@ _COMPARED = (
     "        done = self.seen.get(len(x), 0)\n"
     "        if done < 1:  # the count's test\n"
     "            self.load(x)\n"
+    "    def warm(self, key):\n"
+    "        if self.seen.get(key, 0) < 0:  # the warm-up's test\n"
+    "            return True\n"
+    "        return False\n"
+    "    def by_lookup(self, x):\n"
+    "        key = self.key(x)\n"
+    "        entry = self.graphs.get(key)\n"
+    "        if entry is not None:  # the lookup\n"
+    "            return entry\n"
+    "        if self.warm(key):  # asks the warm-up\n"
+    "            return None\n"
+    "        self.load(x)\n"
 )
 
 
@@ -332,6 +345,13 @@ def test_a_decision_on_a_helper_s_value_notes_where_the_helper_made_it(tmp_path)
         assert got == (_line_of(_COMPARED, compared) if compared else None), method
         kinds = [f[0] for f in tracer.origin(None) if f[0] in ("decided", "compared")]
         assert kinds == ["decided"] + (["compared"] if compared else []), kinds
+    # a miss: the path was chosen last by the warm-up's test (it compared no helper's value), past
+    # a lookup by the key helper's value that was not taken: where that value was made is kept
+    with pytest.raises(ValueError):
+        tracer.run(runner.by_lookup, [1, 2, 3], decisions=True)
+    assert tracer.decided[1] == _line_of(_COMPARED, "the warm-up's test") and tracer.compared is None
+    assert tracer.looked_up is not None and tracer.looked_up[1] == _line_of(_COMPARED, "the key helper")
+    assert [f[0] for f in tracer.origin(None) if f[0] != "produced"] == ["decided", "looked-up"]
     # untraced decisions (a first run's call): nothing noted at the raise
     with pytest.raises(ValueError):
         tracer.run(runner.by_key, [1, 2, 3, 4], fields=True)

@@ -262,3 +262,14 @@ def test_a_call_that_raised_on_a_path_a_helper_s_value_chose_names_the_helper_s_
     # a raise on a capture path a warm-up count chose (no helper's value compared): the raise line stays
     verdict, lines = _judged("padding_rounds_down", "padding-basics/round-up", trace=True)
     assert verdict.origin_function == "_load", verdict.message
+
+
+def test_a_capture_where_a_replay_was_due_names_the_key_a_lookup_on_its_path_missed_by():
+    # keyed on the real batch size, not the padded one: a batch that pads to a captured size
+    # misses its graph and captures again; the last test was the warm-up count's (right), the
+    # lookup before it compared what the key helper returned: that return is named
+    verdict, lines = _judged("padding_key_unpadded", "padding-basics/round-up", trace=True)
+    made = next(i for i, text in enumerate(lines, 1) if "return x.shape  # should be the padded shape" in text)
+    assert _failed_line(verdict, "launches").line == made, verdict.message
+    assert "(the value a lookup on this path missed by)" in verdict.message
+    assert "then decided at" in verdict.message and "in _warming_up: if done < self.warmup_steps:" in verdict.message

@@ -52,6 +52,9 @@ one more:
   follows it). A step that raises before any op call notes its ``decided`` (and ``compared``) at
   the raise, from the functions that called the one that raised (that function's own tests chose
   how it failed, not the path).
+* ``looked-up``: with no ``compared``, where a function of the submission made the value an
+  earlier test on the path compared through a line computed from it (``if entry is not None:``,
+  not taken, after ``entry = self.graphs.get(key)``): a lookup the call missed by it.
 * ``produced``: where the value the call returned was made: its ``return`` line, followed into
   the function that ``return`` called when it hands back that function's value
   (``return self._real_rows(y, x)``: the line of ``_real_rows`` that made it), unless it handed
@@ -69,30 +72,24 @@ import functools
 import sys
 from types import CodeType, FrameType, FunctionType, MethodType
 
-PLAIN_RETURN = (ast.Constant, ast.Name, ast.Attribute)  # hands back what was decided elsewhere
+from grader.observe.source_facts import (
+    PLAIN_RETURN,
+    calls_on,
+    guarding_tests,
+    line_reads,
+    local_names,
+    parsed,
+)
+
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "update", "add", "remove", "setdefault"})
 Where = tuple[str, int, str]  # file, line, function
-
-
-def _targets(node: ast.AST) -> tuple[list[str], list[str]]:
-    """The attribute names and the plain local names an assignment or ``for`` statement binds."""
-    if isinstance(node, ast.Assign):
-        targets = node.targets
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
-        targets = [node.target]
-    else:
-        return [], []
-    attributes = [t.attr for target in targets for t in ast.walk(target) if isinstance(t, ast.Attribute)]
-    names = [
-        t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
-    ]
-    return attributes, names
+Test = tuple[int, Where, "Where | None"]  # order, the test, where what it compared was made
 
 
 @functools.lru_cache(maxsize=64)
 def return_reads(filename: str) -> dict[int, tuple[str, ...]]:
     """Per ``return`` line that computes its value: the attributes of ``self`` it reads, in order."""
-    tree = _tree(filename)
+    tree = parsed(filename)
     found: dict[int, tuple[str, ...]] = {}
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, PLAIN_RETURN):
@@ -110,7 +107,7 @@ def call_returns(filename: str) -> frozenset[int]:
     """The lines of a ``return`` that hands back what a call made of this call's own values
     returned (``return self._rows(y, x)``). Not one that hands the call a stored value
     (``return self._rows(entry.output, x)``): a value kept from before is handed on there."""
-    tree = _tree(filename)
+    tree = parsed(filename)
     return frozenset(
         node.lineno
         for node in (ast.walk(tree) if tree is not None else ())
@@ -125,7 +122,7 @@ def call_returns(filename: str) -> frozenset[int]:
 def empty_starts(filename: str) -> frozenset[int]:
     """The lines that set an attribute to an empty start (``self.graphs = {}``, ``= []``, ``= 0``,
     ``= None``, ``= dict()``): a start decides nothing, so a value computed from it is not traced there."""
-    tree = _tree(filename)
+    tree = parsed(filename)
     found = set()
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -153,7 +150,7 @@ MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (framing
 def guarded_returns(filename: str) -> dict[int, int]:
     """Per ``if`` test whose branch is a plain ``return`` (``if not self.enabled: return
     Mode.IDLE``): the line of that return."""
-    tree = _tree(filename)
+    tree = parsed(filename)
     found: dict[int, int] = {}
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Return):
@@ -164,85 +161,10 @@ def guarded_returns(filename: str) -> dict[int, int]:
 
 
 @functools.lru_cache(maxsize=64)
-def local_names(filename: str) -> dict[int, tuple[str, ...]]:
-    """Per line of a source file: the local names it binds (``static = ...``, ``for a, b in ...``)."""
-    tree = _tree(filename)
-    found: dict[int, tuple[str, ...]] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        names = _targets(node)[1]
-        if names:
-            found[node.lineno] = found.get(node.lineno, ()) + tuple(names)
-    return found
-
-
-@functools.lru_cache(maxsize=64)
-def line_reads(filename: str) -> dict[int, tuple[tuple[str, ...], bool]]:
-    """Per ``if``/``elif``/``while`` test and per assignment of local names: the local names the
-    test or the assigned value reads, in order, and whether that value is one call
-    (``key = self._graph_key(x)``: the name holds what the call returned)."""
-    tree = _tree(filename)
-    found: dict[int, tuple[tuple[str, ...], bool]] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.If, ast.While)):
-            value = node.test
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _targets(node)[1]:
-            value = node.value
-        else:
-            continue
-        reads = [n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-        found[node.lineno] = (tuple(dict.fromkeys(reads)), isinstance(value, ast.Call))
-    return found
-
-
-@functools.lru_cache(maxsize=64)
-def guarding_tests(filename: str) -> dict[int, frozenset[int]]:
-    """Per plain ``return`` (``return size``, ``return Mode.IDLE``): the lines of the
-    ``if``/``elif`` tests whose branch holds it (``if size >= n:`` above ``return size``)."""
-    tree = _tree(filename)
-    found: dict[int, set[int]] = {}
-
-    def walk(node: ast.AST, tests: frozenset[int]) -> None:
-        for field, value in ast.iter_fields(node):
-            children = value if isinstance(value, list) else [value]
-            inner = tests | {node.lineno} if isinstance(node, ast.If) and field == "body" else tests
-            for child in children:
-                if isinstance(child, ast.Return) and (child.value is None or isinstance(child.value, PLAIN_RETURN)):
-                    found.setdefault(child.lineno, set()).update(inner)
-                elif isinstance(child, ast.AST) and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    walk(child, inner)
-                elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    walk(child, frozenset())
-
-    if tree is not None:
-        walk(tree, frozenset())
-    return {line: frozenset(tests) for line, tests in found.items()}
-
-
-@functools.lru_cache(maxsize=64)
-def calls_on(filename: str) -> dict[int, tuple[ast.Call, ...]]:
-    """Per line of a source file: the calls that start on it."""
-    tree = _tree(filename)
-    found: dict[int, tuple[ast.Call, ...]] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Call):
-            found[node.lineno] = found.get(node.lineno, ()) + (node,)
-    return found
-
-
-@functools.lru_cache(maxsize=64)
-def _tree(filename: str) -> ast.AST | None:
-    try:
-        with open(filename, encoding="utf-8") as source:
-            return ast.parse(source.read(), filename)
-    except (OSError, SyntaxError, ValueError, RecursionError):
-        return None
-
-
-@functools.lru_cache(maxsize=64)
 def def_lines(filename: str) -> dict[int, int]:
     """Per function of a source file: the first line of its code (its first decorator's) -> its
     ``def`` line."""
-    tree = _tree(filename)
+    tree = parsed(filename)
     found: dict[int, int] = {}
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -279,7 +201,7 @@ def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, st
     """Per line of a source file: the attribute names it assigns, whether it is an
     ``if``/``elif``/``while`` test, whether it is a ``return`` of a plain value, and the
     attribute that return hands back (``return self._count``: ``_count``), else ""."""
-    tree = _tree(filename)
+    tree = parsed(filename)
     if tree is None:
         return {}
     facts: dict[int, tuple[tuple[str, ...], bool, bool, str]] = {}
@@ -331,15 +253,20 @@ class OriginTracer:
         self.field_origins: dict[str, Where] = {}  # field -> where its value came from during this step
         self.decisions = False  # whether this step notes the test that chose its path (a re-run's call)
         # a running frame -> its last test (in order) and where the value it compared was made
-        self._tests: dict[FrameType, tuple[int, Where, Where | None]] = {}
-        self._predicate: tuple[int, Where, Where | None] | None = None  # the last predicate's last test
+        self._tests: dict[FrameType, Test] = {}
+        # a running frame -> its last test that compared a value computed from a helper's (a
+        # lookup by it: ``entry = self.graphs.get(key)``), in order, and where the helper made it
+        self._lookups: dict[FrameType, tuple[int, Where]] = {}
+        self._predicate: Test | None = None  # the last predicate's last test
         self._previous: dict[FrameType, int] = {}  # a running frame -> the line it ran last
         # a running frame -> its local names that hold what a function of the submission returned -> where made
         self._held: dict[FrameType, dict[str, Where]] = {}
-        self._raised: tuple[object, tuple[int, Where, Where | None] | None] | None = None  # an exception, its decision
+        self._derived: dict[FrameType, set[str]] = {}  # those of them computed from such a name (a lookup)
+        self._raised: tuple[object, tuple[Test | None, Where | None]] | None = None  # an exception, its decision
         self._order = 0  # tests seen in this step
         self.decided: Where | None = None  # the last test it ran before the step's first op call
         self.compared: Where | None = None  # where the value that test compared was made (a function's return)
+        self.looked_up: Where | None = None  # a lookup by such a value an earlier test on the path chose by
         # a running frame -> (its line, where the value a function it called there returned was made)
         # (and where what it returned was chosen: a plain return's taken test, else the same place)
         self._made: dict[FrameType, tuple[int, Where, Where]] = {}
@@ -392,6 +319,10 @@ class OriginTracer:
                     held = self._held.get(frame, {})
                     reads = line_reads(code.co_filename).get(frame.f_lineno, ((), False))[0]
                     compared = next((held[name] for name in reads if name in held), None)
+                    derived = self._derived.get(frame, ())
+                    looked = next((held[name] for name in reads if name in held and name in derived), None)
+                    if looked is not None:
+                        self._lookups[frame] = (self._order, looked)
                     self._tests[frame] = (self._order, (code.co_filename, frame.f_lineno, code.co_name), compared)
                 if test and frame is self._top:
                     if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
@@ -413,6 +344,8 @@ class OriginTracer:
             if self.decisions:
                 self._previous.pop(frame, None)
                 self._held.pop(frame, None)
+                self._derived.pop(frame, None)
+                self._lookups.pop(frame, None)
                 last = self._tests.pop(frame, None)
                 if last is not None and type(arg) is bool:  # a predicate: its last test chose what it answered
                     self._predicate = last  # (no __class__ asked)
@@ -425,7 +358,7 @@ class OriginTracer:
             self._top = None
         return self._line
 
-    def _producer(self, frame: FrameType, code: CodeType, last: tuple[int, Where, Where | None] | None) -> None:
+    def _producer(self, frame: FrameType, code: CodeType, last: Test | None) -> None:
         """At a return: where the value it hands back was made. Its own ``return`` line, unless
         that line hands back what a function of the submission it called there returned
         (``return self._real_rows(y, x)``): then where that function's value was made. And where
@@ -454,31 +387,39 @@ class OriginTracer:
             return
         reads, one_call = line_reads(code.co_filename).get(before, ((), False))
         held = self._held.setdefault(frame, {})
+        derived = self._derived.setdefault(frame, set())
         made = self._made.get(frame)
+        computed = False
         if one_call and made is not None and made[0] == before:
             source: Where | None = made[2]
         else:
             source = next((held[name] for name in reads if name in held), None)
+            computed = True
         for name in bound:
             if source is None:
                 held.pop(name, None)
             else:
                 held[name] = source
+            (derived.add if source is not None and computed else derived.discard)(name)
 
-    def _decision(self, caller: FrameType | None) -> tuple[int, Where, Where | None] | None:
+    def _decision(self, caller: FrameType | None) -> tuple[Test | None, Where | None]:
         """The last test of a frame still running (``caller`` and its callers) or of the last
-        predicate, whichever ran later."""
-        found = self._predicate
+        predicate, whichever ran later; and the last test of a frame still running that compared
+        a value computed from a helper's (``if entry is not None:`` after ``entry =
+        self.graphs.get(key)``): where the helper made that value."""
+        found, looked = self._predicate, None
         while caller is not None:
-            mine = self._tests.get(caller)
+            mine, lookup = self._tests.get(caller), self._lookups.get(caller)
             if mine is not None and (found is None or mine[0] > found[0]):
                 found = mine
+            if lookup is not None and (looked is None or lookup[0] > looked[0]):
+                looked = lookup
             caller = caller.f_back
-        return found
+        return found, looked[1] if looked is not None else None
 
     def _decide(self, caller: FrameType | None) -> None:
         """At the step's first op call, made from ``caller``: the test that chose its path."""
-        found = self._decision(caller)
+        found, self.looked_up = self._decision(caller)
         self.decided, self.compared = (found[1], found[2]) if found is not None else (None, None)
 
     def _built(self, frame: FrameType) -> None:
@@ -542,7 +483,7 @@ class OriginTracer:
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
         self.passed = []
         self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
-        self.compared, self._raised = None, None
+        self.compared, self._raised, self.looked_up = None, None, None
         self.produced = None
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
@@ -551,8 +492,9 @@ class OriginTracer:
             return perform(*args)
         except BaseException as exc:
             raised = self._raised
-            if self.decisions and self.decided is None and raised is not None and raised[0] is exc and raised[1]:
-                self.decided, self.compared = raised[1][1], raised[1][2]  # a step that raised before any op
+            found = raised[1][0] if raised is not None and raised[0] is exc else None
+            if self.decisions and self.decided is None and found is not None:  # a step that raised before any op
+                self.decided, self.compared, self.looked_up = found[1], found[2], raised[1][1]
             raise
         finally:
             sys.settrace(previous)
@@ -563,6 +505,8 @@ class OriginTracer:
             self._made.clear()
             self._previous.clear()
             self._held.clear()
+            self._derived.clear()
+            self._lookups.clear()
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""
@@ -578,6 +522,8 @@ class OriginTracer:
                 frames.append(["decided", *self.locator.frame_wire(*self.decided)])
                 if self.compared is not None:
                     frames.append(["compared", *self.locator.frame_wire(*self.compared)])
+                elif self.looked_up is not None:
+                    frames.append(["looked-up", *self.locator.frame_wire(*self.looked_up)])
             if self.produced is not None:
                 frames.append(["produced", *self.locator.frame_wire(*self.produced)])
             return frames[:MAX_ORIGIN_FRAMES]

@@ -129,22 +129,28 @@ def origin_at(
     return bounded(f"\n  last set at {frame_text(assigned)}") if assigned is not None else ""
 
 
-def decision_at(obs: StepObservation, note: str = "") -> str:
+def decision_at(obs: StepObservation, note: str = "", lookups: bool = False) -> str:
     """Lines naming the test that chose a traced call's path (a re-run's ``decided``), ``note``
     after it; led by where the value that test compared was made when a function of the
     submission returned it (``compared``: ``return (batch,)`` of the key helper, before ``if
     entry is not None:``), or the test that chose it (a plain ``return size`` in the branch of ``if
-    size > n:``): the test is right, the value it was handed is not. "" when not traced."""
+    size > n:``): the test is right, the value it was handed is not. ``lookups``: with no such
+    value, where a helper made the value an earlier test on the path compared through a lookup
+    (``looked-up``: a capture where a replay was due, past ``if entry is not None:``, a miss).
+    "" when not traced."""
     by_kind = {o.kind: o.frame for o in obs.origin}
     decided, compared = by_kind.get("decided"), by_kind.get("compared")
+    what = "the value the test below compared"
+    if compared is None and lookups and "looked-up" in by_kind:
+        compared, what = by_kind["looked-up"], "the value a lookup on this path missed by"
     if decided is None:
         return ""
     if compared is None:
         return bounded(f"\n  decided at {frame_text(decided)}{note}")
     if compared.source.startswith("return"):
-        lead = f"returned at {frame_text(compared)}   (the value the test below compared)"
+        lead = f"returned at {frame_text(compared)}   ({what})"
     else:  # a plain return's test, taken (``if size > n: return size``): it chose that value
-        lead = f"decided at {frame_text(compared)}   (it chose the value the test below compared)"
+        lead = f"decided at {frame_text(compared)}   (it chose {what})"
     return bounded(f"\n  {lead}\n    then decided at {frame_text(decided)}{note}")
 
 

@@ -89,7 +89,7 @@ def _path_decided(obs) -> str:
     that call is), or the call was not traced."""
     if not any(o.kind == "field:shape" for o in obs.origin):  # no record given its shape: not a capture
         return ""
-    return decision_at(obs, "   (the path this call took instead of a replay)")
+    return decision_at(obs, "   (the path this call took instead of a replay)", lookups=True)
 
 
 def _built_as(case, index: int, target: str) -> bool:
