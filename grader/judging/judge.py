@@ -24,7 +24,7 @@ from grader.spec_model import ArrayValue, Case, RefValue, Step, contract_names
 from grader.step_kinds import step_kind
 from grader.suite.case_draft import OracleCall
 from grader.suite.describing import MAX_MESSAGE, cut, describe, outcome
-from grader.suite.locating import decision_at, first_frame, raised_at, raised_where
+from grader.suite.locating import first_frame, raised_at, raised_where
 
 __all__ = ["CaseVerdict", "Oracle", "describe", "judge_case", "root_causes"]
 
@@ -233,16 +233,8 @@ class CaseJudge:
                 STEP_RUNS,
                 outcome(obs),
                 cause + after,
-                at=_raised_decided(obs) + raised_at(obs.error) if obs.outcome == "raised" else "",
+                at=raised_at(obs.error) if obs.outcome == "raised" else "",
             )
-
-
-def _raised_decided(obs: StepObservation) -> str:
-    """A traced call that raised before any op (a re-run's): where the value the test that chose
-    its path compared was made, when a function of the submission returned it (a key helper's
-    return, before the lookup that took the replay the raise came from); "" otherwise: the raise
-    line stays the cause (a test that chose from a value it computed itself is not named)."""
-    return decision_at(obs) if any(o.kind == "compared" for o in obs.origin) else ""
 
 
 def _step_outcome(case: Case, step: Step, obs: StepObservation) -> str:

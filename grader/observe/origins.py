@@ -51,7 +51,8 @@ one more:
   not None:``): where that function's value was made (its ``return`` line, as ``produced``
   follows it). A step that raises before any op call notes its ``decided`` (and ``compared``) at
   the raise, from the functions that called the one that raised (that function's own tests chose
-  how it failed, not the path).
+  how it failed, not the path); the judge names a raise's own line all the same (a raise does
+  not tell whether the path was the one due: benchmarks/README.md).
 * ``looked-up``: with no ``compared``, where a function of the submission made the value an
   earlier test on the path compared through a line computed from it (``if entry is not None:``,
   not taken, after ``entry = self.graphs.get(key)``): a lookup the call missed by it.
