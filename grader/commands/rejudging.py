@@ -86,7 +86,9 @@ def _spec_digest(spec: Spec) -> bytes:
 def case_digest(frame: bytes, output_tail: str, duration_s: float) -> bytes:
     """What judging reads of one case's run."""
     h = hashlib.sha256(b"case\0")
-    h.update(len(frame).to_bytes(8, "little") + frame)
+    from grader.run.cache import hash_part
+
+    hash_part(h, frame)
     _part(h, output_tail)
     _part(h, repr(float(duration_s)))
     return h.digest()
