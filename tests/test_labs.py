@@ -282,6 +282,20 @@ def test_the_lab_may_come_from_the_environment_and_a_bad_one_is_one_line(tmp_pat
     )
 
 
+def test_a_pack_part_loaded_on_first_use_is_one_line_not_an_internal_error(tmp_path):
+    """A lab.yaml that loads but names pack code that is wrong (its ops, step kinds or check
+    modules, imported when first used) is the same one line and exit 2 as a bad lab.yaml key."""
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pack" / "ops.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "lab.yaml").write_text(_MINIMAL.replace("id: x", "id: cli-vocab") + "ops: pack.ops\npack: pack/\n")
+    done = _graphgrade("schema", "--lab", str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"graphgrade: {tmp_path / 'lab.yaml'}: ops: pack.ops defines no apply_chain (docs/labs.md: the op vocabulary)"
+    )
+
+
 def test_a_command_that_knows_only_the_default_lab_says_so():
     done = _graphgrade("student-kit", "--lab", str(DECODE_STEP))
     assert done.returncode == 2

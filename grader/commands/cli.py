@@ -43,6 +43,7 @@ EXIT_CODES_HELP = """exit status (every subcommand):
 
 
 from grader.errors import UsageError  # noqa: E402 - re-exported for the subcommands
+from grader.lab.loading import LabError  # noqa: E402
 
 
 def refuse_without_reference(command: str | None) -> None:
@@ -164,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
             args.specs = args.specs_source.path
         return args.func(args)
     except UsageError as exc:
+        print(f"graphgrade: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except LabError as exc:  # a part of the pack loaded when first used (its ops, step kinds, check modules)
         print(f"graphgrade: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
