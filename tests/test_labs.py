@@ -183,6 +183,8 @@ _MINIMAL = "format: 1\nid: x\ntitle: t\nstudent: {module: m}\nbehaviours: [{id: 
         ("snapshot: {of: graphs, fields: {key: int}}\n", "snapshot.fields: two fields"),
         ("snapshot: {of: graphs, fields: {b: buffer, b_id: int}}\n", "snapshot.fields: two fields"),
         ("snapshot: {of: 3, fields: {a: int}}\n", "snapshot.of: expected a name"),
+        ("snapshot: {of: graphs, fields: {fields: int}}\n", "snapshot.fields.fields: a field may not be named"),
+        ("snapshot: {of: graphs, fields: {__dict__: int}}\n", "snapshot.fields.__dict__: a field may not be named"),
     ],
 )
 def test_the_op_vocabulary_and_the_snapshot_keys_are_checked(tmp_path, extra, problem):
