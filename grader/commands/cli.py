@@ -43,7 +43,6 @@ EXIT_CODES_HELP = """exit status (every subcommand):
 
 
 from grader.errors import UsageError  # noqa: E402 - re-exported for the subcommands
-from grader.lab.loading import LabError  # noqa: E402
 
 
 def refuse_without_reference(command: str | None) -> None:
@@ -149,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         print("graphgrade: a COMMAND is needed (see the list above)", file=sys.stderr)
         return EXIT_USAGE
+    from grader.lab.loading import LabError  # every command reads a lab: imported here, not for --help
+
     try:
         from grader.commands.kit import refuse_in_kit
 
