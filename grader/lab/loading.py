@@ -344,6 +344,8 @@ def _snapshot(r: _Reader, value: Any) -> Snapshot:
     for name, kind in fields.items():
         key = f"snapshot.fields.{name}"
         r.name(name, key)
+        if name == "fields" or name.startswith("__"):  # an entry's own attributes (grader.snapshots.EntryObservation)
+            raise r.fail(key, "a field may not be named 'fields' or start with '__' (the entry's record's own names)")
         if kind not in SNAPSHOT_KINDS:
             raise r.fail(key, f"expected one of {', '.join(SNAPSHOT_KINDS)}, got {kind!r}")
         out.append(SnapshotField(name, kind))
