@@ -217,10 +217,11 @@ def grade_submissions(
             report = judged(index, run, flags, answers, known)
             uids = to_relocate(report)
             if uids:  # its first causes' traced re-run, as the cache holds it (else it runs: graded here)
-                again = stored_traced(cache, (entry_key, keys), cases, uids, run)
+                part = rejudging.for_relocation(cache, entry_key, keys, cases, specs, run, report, uids)
+                again = None if part is None else stored_traced(cache, (entry_key, part[0]), part[1], uids, part[2])
                 if again is None:
                     return None
-                report = relocated(report, judged(index, again, flags, answers), uids)
+                report = relocated(report, judged(index, again, flags, answers, part[3]), uids)
         try:
             write_outputs(report, out_dir / names[index], hidden_visibility, judged=digests)
         except Exception as exc:  # noqa: BLE001 - the grader makes it the submission's problem, as it does a writer's
@@ -305,8 +306,10 @@ def grade_submissions(
                     )
                 finally:
                     slots.put(slot)
-            with reporting:
-                return relocated(report, judged(index, again, flags, answers), uids)
+            with reporting:  # the lead cases' specs judged again: the other cases' observations are the first run's
+                return relocated(
+                    report, judged(index, again, flags, answers, rejudging.not_leads(report, specs, uids)), uids
+                )
         except SandboxFailure:
             raise
         except Exception:  # noqa: BLE001 - a re-run only locates: its failure costs the better line, never the report
