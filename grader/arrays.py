@@ -76,14 +76,6 @@ def data_address(x: object) -> int:
         return -1
 
 
-def plain_array(x: object) -> object:
-    """What an object of the grader's hands computes on and records: a device array or a plain
-    ``numpy.ndarray`` as it is, anything else (a subclass, a look-alike) as its plain ndarray view."""
-    if is_device_array(x) or TYPE(x) is NDARRAY:
-        return x
-    return ASARRAY(x)
-
-
 # Taken when this module is imported (in a worker: by the zygote, before any submission code),
 # so that a submission's patches of numpy or builtins change none of them. ``numpy.ndarray`` is a
 # built-in type: its own descriptors cannot be replaced.

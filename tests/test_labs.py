@@ -183,6 +183,8 @@ _MINIMAL = "format: 1\nid: x\ntitle: t\nstudent: {module: m}\nbehaviours: [{id: 
         ("snapshot: {of: graphs, fields: {key: int}}\n", "snapshot.fields: two fields"),
         ("snapshot: {of: graphs, fields: {b: buffer, b_id: int}}\n", "snapshot.fields: two fields"),
         ("snapshot: {of: 3, fields: {a: int}}\n", "snapshot.of: expected a name"),
+        ("snapshot: {of: graphs, fields: {fields: int}}\n", "snapshot.fields.fields: a field may not be named"),
+        ("snapshot: {of: graphs, fields: {__dict__: int}}\n", "snapshot.fields.__dict__: a field may not be named"),
     ],
 )
 def test_the_op_vocabulary_and_the_snapshot_keys_are_checked(tmp_path, extra, problem):
@@ -235,6 +237,22 @@ def test_an_op_vocabulary_missing_a_part_is_one_line_naming_the_key(tmp_path, la
     assert str(caught.value).startswith(f"{tmp_path / 'lab.yaml'}: ops: pack.ops ") and problem in str(caught.value)
 
 
+def test_two_labs_of_one_id_in_one_process_refuse_the_second_not_run_the_first_ones_code(tmp_path):
+    from grader.lab import op_vocabulary
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root in (first, second):
+        (root / "pack").mkdir(parents=True)
+        (root / "pack" / "__init__.py").write_text("", encoding="utf-8")
+        (root / "pack" / "ops.py").write_text("", encoding="utf-8")
+        (root / "lab.yaml").write_text(_MINIMAL.replace("id: x", "id: twin-id") + "ops: pack.ops\npack: pack/\n")
+    with pytest.raises(LabError, match="defines no apply_chain"):
+        op_vocabulary(load_lab(first))  # its pack loaded (its ops file is empty)
+    with pytest.raises(LabError) as caught:
+        op_vocabulary(load_lab(second))
+    assert str(caught.value).startswith(f"{second / 'lab.yaml'}: id: 'twin-id' is also the id of the lab at {first}")
+
+
 def test_the_lab_graded_is_the_one_activated():
     before = active()
     try:
@@ -279,6 +297,20 @@ def test_the_lab_may_come_from_the_environment_and_a_bad_one_is_one_line(tmp_pat
         bad.returncode == 2
         and bad.stderr.strip()
         == f"graphgrade: {tmp_path / 'lab.yaml'}: no such file (a lab is a folder holding lab.yaml)"
+    )
+
+
+def test_a_pack_part_loaded_on_first_use_is_one_line_not_an_internal_error(tmp_path):
+    """A lab.yaml that loads but names pack code that is wrong (its ops, step kinds or check
+    modules, imported when first used) is the same one line and exit 2 as a bad lab.yaml key."""
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pack" / "ops.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "lab.yaml").write_text(_MINIMAL.replace("id: x", "id: cli-vocab") + "ops: pack.ops\npack: pack/\n")
+    done = _graphgrade("schema", "--lab", str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"graphgrade: {tmp_path / 'lab.yaml'}: ops: pack.ops defines no apply_chain (docs/labs.md: the op vocabulary)"
     )
 
 

@@ -602,3 +602,23 @@ def test_libyaml_and_the_pure_python_parser_give_the_same_file_or_error(name, mo
     with_libyaml = outcome(yaml.CSafeLoader)
     assert with_libyaml == outcome(None)
     assert isinstance(with_libyaml, str) == (name in broken)
+
+
+@pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML without libyaml: one parser only")
+def test_a_block_scalar_header_with_a_comment_and_no_space_fails_with_or_without_libyaml(monkeypatch):
+    """libyaml takes "hint: >-#why" (a comment glued to a block scalar's indicators), the
+    pure-Python parser refuses it: such text goes to the pure-Python parser, so the file fails
+    the same wherever it is read."""
+    text = (SHIPPED / "01_launch_counter.yaml").read_text(encoding="utf-8")
+    assert "    hint: >-\n" in text
+    text = text.replace("    hint: >-\n", "    hint: >-#why\n", 1)
+
+    def outcome(libyaml_loader):
+        monkeypatch.setattr(loader, "_LIBYAML_LOADER", libyaml_loader)
+        try:
+            return load_spec_text(text, "same.yaml")
+        except SpecError as exc:
+            return str(exc)
+
+    with_libyaml = outcome(yaml.CSafeLoader)
+    assert with_libyaml == outcome(None) and "expected chomping or indentation indicators" in with_libyaml

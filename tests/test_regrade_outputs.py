@@ -312,8 +312,11 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     monkeypatch.setattr(scoring, "_case_result", counted)
     base = _specs(tmp_path, None)
     n_cases = sum(len(s.cases) for s in load_suite(base).suite.specs)
+    # the buggy copy's first cause is in launch-counter-basics: that spec is judged once more,
+    # from the traced re-run that locates it (grader.run.relocating)
+    n_lead = len(next(s for s in load_suite(base).suite.specs if s.id == "launch-counter-basics").cases)
     out = tmp_path / "out"
-    assert len(regrade(base, out)) == 2 * n_cases  # cold: every case judged
+    assert len(regrade(base, out)) == 2 * n_cases + n_lead  # cold: every case judged
     assert regrade(base, out) == []  # nothing changed: nothing judged
     moved = tmp_path / "elsewhere" / "specs"
     shutil.copytree(base, moved)
@@ -323,11 +326,15 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     kept = (out / "buggy" / "report.json").read_text()
     (out / "buggy" / "report.json").write_text(kept.replace('"score": 0.0', '"score": 1.0', 1))
     judged = regrade(base, out)
-    assert len(judged) == n_cases and (out / "buggy" / "report.json").read_text() == kept
+    assert len(judged) == n_cases + n_lead and (out / "buggy" / "report.json").read_text() == kept
     edited = load_suite(_specs(tmp_path, "check"))
     spec = next(s for s in edited.suite.specs if s.file.endswith(SPEC_FILE) and "n_after_reset" in repr(s))
     judged = regrade(_specs(tmp_path, "check"), out)
-    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2)  # that spec's cases, in both submissions
+    # that spec's cases, in both submissions, and in the buggy one's traced re-run (its lead spec);
+    # the edit fails the reference, whose traced re-run the cache does not hold: it runs, and the
+    # reference is graded whole in the grader's process (its lead spec judged once more to locate)
+    every = [c.uid for s in edited.suite.specs for c in s.cases]
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 4 + every)
     fresh = tmp_path / "fresh"
     regrade(_specs(tmp_path, "check"), fresh)  # into an empty folder: all of it judged
     for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):
@@ -336,7 +343,8 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     from grader.commands import rejudging
 
     rejudging._BASES.clear()
-    assert len(regrade(_specs(tmp_path, "check"), out)) == 2 * n_cases  # every case judged again
+    # every case judged again (both copies fail the edited check, each judges its lead spec again)
+    assert len(regrade(_specs(tmp_path, "check"), out)) == 2 * (n_cases + n_lead)
 
 
 def test_what_a_report_is_judged_from_covers_every_input_of_judging():
@@ -366,3 +374,62 @@ def test_what_a_report_is_judged_from_covers_every_input_of_judging():
     assert digests(fields=(*fields[:-1], "another suite")).specs == base.specs != ()
     assert digests(fields=(*fields[:-1], "another suite")).report != base.report
     assert digests(cases={k: v for k, v in cases.items() if k != uid}) is None  # a case with no frame: none
+
+
+@pytest.mark.slow
+def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_earlier_one(tmp_path, monkeypatch):
+    """The buggy copy's first cause is in launch-counter-basics (run first); an edit of a spec run
+    after it rejudges only that spec's cases, the failing submission's included: the traced
+    re-run that locates its first cause is taken from the cache by case, not by position in the
+    part of the run that was judged again."""
+    from grader.commands import grade
+    from grader.judging import scoring
+    from grader.run.cache import ObservationCache
+    from grader.run.runner import RunSettings, Zygote
+    from grader.suite.loader import load_suite
+
+    subs = _class(tmp_path / "class")[::2]  # the reference and the buggy copy
+    cache = ObservationCache(tmp_path / "cache")
+    calls = tmp_path / "judged.txt"
+    real = scoring._case_result
+
+    def counted(spec, case, *rest, **options):
+        with open(calls, "a") as f:
+            f.write(case.uid + "\n")
+        return real(spec, case, *rest, **options)
+
+    def regrade(specs_dir: Path, out: Path) -> list[str]:
+        calls.write_text("")
+        with Zygote() as zygote:
+            loaded = load_suite(specs_dir)
+            graded = grade.grade_submissions(zygote, loaded, loaded.suite.specs, subs, out, RunSettings(), cache=cache)
+        assert not any(g.grader_failed for g in graded)
+        return calls.read_text().split()
+
+    monkeypatch.setattr(scoring, "_case_result", counted)
+    base = _specs(tmp_path, None)
+    out = tmp_path / "out"
+    regrade(base, out)
+    later = tmp_path / "specs-later"
+    shutil.copytree(base, later)
+    find = "step_mode only reads the state: check enabled first"
+    text = (later / "10_state_machine.yaml").read_text()
+    assert text.count(find) == 1
+    (later / "10_state_machine.yaml").write_text(
+        text.replace(find, "step_mode only reads the state; check enabled first")
+    )
+    spec = next(
+        s
+        for s in load_suite(later).suite.specs
+        if s.file.endswith("10_state_machine.yaml") and find.split(":")[0] in s.hint
+    )
+    judged = regrade(later, out)
+
+    first = next(s for s in load_suite(later).suite.specs if s.id == "launch-counter-basics")
+    # that spec's cases in both submissions, and the failing one's lead spec once more, to locate
+    # its first cause from its traced re-run: never the whole of a submission
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2 + [c.uid for c in first.cases])
+    fresh = tmp_path / "fresh"
+    regrade(later, fresh)  # into an empty folder: all of it judged
+    for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):
+        assert (out / rel).read_bytes() == (fresh / rel).read_bytes(), rel

@@ -148,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         print("graphgrade: a COMMAND is needed (see the list above)", file=sys.stderr)
         return EXIT_USAGE
+    from grader.lab.loading import LabError  # every command reads a lab: imported here, not for --help
+
     try:
         from grader.commands.kit import refuse_in_kit
 
@@ -164,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             args.specs = args.specs_source.path
         return args.func(args)
     except UsageError as exc:
+        print(f"graphgrade: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except LabError as exc:  # a part of the pack loaded when first used (its ops, step kinds, check modules)
         print(f"graphgrade: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

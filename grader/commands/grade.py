@@ -203,19 +203,6 @@ def grade_submissions(
         )
         return replace(report, answers=answers.report_lines(report.cases))
 
-    def judged_traced(index: int, again: SubmissionRun, report: Report, uids, flags, answers) -> Report:
-        """The traced re-run ``again`` judged for :func:`relocated`, which reads only the cases
-        ``uids`` of it: the specs that hold none of them are the first report's, not judged again
-        (each case is judged from its own run alone, so the cases ``uids`` are judged as a full
-        judging would judge them)."""
-        wanted = set(uids)
-        touched = {spec.id for spec in specs if any(case.uid in wanted for case in spec.cases)}
-        known: dict[str, list] = {}
-        for case in report.cases:
-            if case.spec not in touched:
-                known.setdefault(case.spec, []).append(case)
-        return judged(index, again, flags, answers, {k: tuple(v) for k, v in known.items()})
-
     def judge_and_write_cached(index: int, flags, answers, entry_key: str, keys: list[str]):
         """In a report process: a submission whose every case the cache holds, judged and its files
         written; (its report, the write's failure or None), or None when the cache does not hold
@@ -230,10 +217,11 @@ def grade_submissions(
             report = judged(index, run, flags, answers, known)
             uids = to_relocate(report)
             if uids:  # its first causes' traced re-run, as the cache holds it (else it runs: graded here)
-                again = stored_traced(cache, (entry_key, keys), cases, uids, run)
+                part = rejudging.for_relocation(cache, entry_key, keys, cases, specs, run, report, uids)
+                again = None if part is None else stored_traced(cache, (entry_key, part[0]), part[1], uids, part[2])
                 if again is None:
                     return None
-                report = relocated(report, judged_traced(index, again, report, uids, flags, answers), uids)
+                report = relocated(report, judged(index, again, flags, answers, part[3]), uids)
         try:
             write_outputs(report, out_dir / names[index], hidden_visibility, judged=digests)
         except Exception as exc:  # noqa: BLE001 - the grader makes it the submission's problem, as it does a writer's
@@ -318,8 +306,10 @@ def grade_submissions(
                     )
                 finally:
                     slots.put(slot)
-            with reporting:
-                return relocated(report, judged_traced(index, again, report, uids, flags, answers), uids)
+            with reporting:  # the lead cases' specs judged again: the other cases' observations are the first run's
+                return relocated(
+                    report, judged(index, again, flags, answers, rejudging.not_leads(report, specs, uids)), uids
+                )
         except SandboxFailure:
             raise
         except Exception:  # noqa: BLE001 - a re-run only locates: its failure costs the better line, never the report

@@ -86,7 +86,9 @@ def _spec_digest(spec: Spec) -> bytes:
 def case_digest(frame: bytes, output_tail: str, duration_s: float) -> bytes:
     """What judging reads of one case's run."""
     h = hashlib.sha256(b"case\0")
-    h.update(len(frame).to_bytes(8, "little") + frame)
+    from grader.run.cache import hash_part
+
+    hash_part(h, frame)
     _part(h, output_tail)
     _part(h, repr(float(duration_s)))
     return h.digest()
@@ -215,3 +217,41 @@ def rejudge(cache, entry_key: str, keys: list[str], cases, specs: tuple[Spec, ..
         duration = sum(r.duration_s for r in found)
     run = SubmissionRun("", tuple(found), stored.output_tail, duration)
     return run, known, None, None if now is None else now.as_json()
+
+
+def not_leads(report: Report, specs: tuple[Spec, ...], uids) -> dict[str, tuple[CaseResult, ...]]:
+    """The case results of ``report`` for every spec but those of the lead cases ``uids``: what
+    judging a submission's traced re-run (grader.run.relocating) need not judge again, its
+    other cases' observations being the first run's."""
+    leads = {spec.id for spec in specs for case in spec.cases if case.uid in uids}
+    held: dict[str, list[CaseResult]] = {spec.id: [] for spec in specs if spec.id not in leads}
+    for case in report.cases:
+        if case.spec in held:
+            held[case.spec].append(case)
+    return {spec: tuple(results) for spec, results in held.items()}
+
+
+def for_relocation(cache, entry_key: str, keys: list[str], cases, specs: tuple[Spec, ...], run, report: Report, uids):
+    """What locating the lead cases ``uids`` of a partly rejudged submission takes: the cases of
+    their specs (a cold grading judges each such spec whole from the traced re-run), from ``run``
+    (the cases judged again) or else decoded from the cache. Returns (their keys and cases, in
+    run order; a run of them; :func:`not_leads`), or None when a case does not decode (the
+    submission is then graded whole)."""
+    leads = {spec.id for spec in specs for case in spec.cases if case.uid in uids}
+    wanted = {case.uid for spec in specs if spec.id in leads for case in spec.cases}
+    by_uid = {r.uid: r for r in run.cases if r.uid in wanted}
+    if wanted - set(by_uid):
+        stored = cache.read_submission(entry_key, 0)
+        for key, case in zip(keys, cases):
+            if case.uid in wanted and case.uid not in by_uid:
+                found = cache.case_run(stored.cases.get(key), case)
+                if found is None:
+                    return None
+                by_uid[case.uid] = found
+    chosen = [(key, case) for key, case in zip(keys, cases) if case.uid in wanted]
+    return (
+        [key for key, _ in chosen],
+        tuple(case for _, case in chosen),
+        replace(run, cases=tuple(by_uid[case.uid] for _, case in chosen)),
+        not_leads(report, specs, uids),
+    )

@@ -37,18 +37,25 @@ def failed_record(case) -> CheckLine | None:
     return next((line for line in failed if line.cause == case.cause), failed[0] if failed else None)
 
 
+def cause_of(case) -> str:
+    """A not-passed case's cause key: the case's own, else its first failed record's, else its
+    status (a timeout, a crash)."""
+    line = failed_record(case)
+    return case.cause or (line.cause if line is not None else "") or case.status
+
+
 def record_cause(case) -> str:
     """What failed first in a not-passed case, from its verdict records (never its message text):
-    its cause key; for a step that could not run because a name is missing, what it says is
-    missing, and for a part not written yet, the part its claim names (another name, another
-    thing to write). The same whatever step numbers, arguments or counts each case had."""
+    its cause key and what the failed check claimed; for a step that could not run because a name
+    is missing, what it says is missing. The same whatever step numbers, arguments or counts each
+    case had (a claim names none of them)."""
     line = failed_record(case)
-    cause = case.cause or (line.cause if line is not None else "") or case.status
+    cause = cause_of(case)
     if cause == "missing" and line is not None:
         return f"{cause}: {line.observed}"
-    if cause == "not-written" and line is not None:  # the part it calls, not a stub's raise line
-        return f"{cause}: {line.what}"  # (shared by every stub that calls one helper to raise)
-    return cause
+    if line is not None:  # what the check claimed: two unlocated failures of one kind of check
+        return f"{cause}: {line.what}"  # (launches, say) are one cause only where they claim alike,
+    return cause  # and a part not written yet is grouped by the part its claim names
 
 
 def cause_key(case: CaseResult) -> tuple[str, str]:

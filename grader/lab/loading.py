@@ -344,6 +344,8 @@ def _snapshot(r: _Reader, value: Any) -> Snapshot:
     for name, kind in fields.items():
         key = f"snapshot.fields.{name}"
         r.name(name, key)
+        if name == "fields" or name.startswith("__"):  # an entry's own attributes (grader.snapshots.EntryObservation)
+            raise r.fail(key, "a field may not be named 'fields' or start with '__' (the entry's record's own names)")
         if kind not in SNAPSHOT_KINDS:
             raise r.fail(key, f"expected one of {', '.join(SNAPSHOT_KINDS)}, got {kind!r}")
         out.append(SnapshotField(name, kind))
@@ -394,7 +396,14 @@ def _pack_module(lab: Lab, dotted: str) -> ModuleType:
     if lab.paths.pack is None:
         raise LabError(f"{lab.root / LAB_FILE}: pack: not given, but {dotted} names the pack's code")
     package = pack_package(lab)
-    if package not in sys.modules:
+    loaded = sys.modules.get(package)
+    if loaded is not None and list(getattr(loaded, "__path__", ())) != [str(lab.paths.pack)]:
+        # two labs of one id in one process: the second must not run the first one's code
+        raise LabError(
+            f"{lab.root / LAB_FILE}: id: {lab.id!r} is also the id of the lab at {list(loaded.__path__)[0]},"
+            " loaded first in this process; give each lab its own id"
+        )
+    if loaded is None:
         spec = importlib.util.spec_from_file_location(
             package, lab.paths.pack / "__init__.py", submodule_search_locations=[str(lab.paths.pack)]
         )

@@ -145,11 +145,13 @@ MAX_NESTING = 40
 # libyaml, where PyYAML was built with it: the same events and nodes as the pure-Python parser,
 # about ten times faster (parsing is nearly all of the time it takes to load the suite).
 _LIBYAML_LOADER = getattr(yaml, "CSafeLoader", None)
-# ...but only for text of printable ASCII lines without a question mark. Elsewhere the two
-# parsers can disagree (libyaml takes a tab after a value, "a: 1 <TAB>", and a "?" inside a
-# plain scalar of a flow collection, "{step: n?x}", both of which the pure-Python parser
-# refuses), and a spec file must load, or fail, the same wherever it is read.
-_OUTSIDE_PLAIN_ASCII = re.compile(r"[^\n\x20-\x3e\x40-\x7e]")
+# ...but only for text of printable ASCII lines without a question mark, and without a "#"
+# right after a block scalar's indicators. Elsewhere the two parsers can disagree (libyaml
+# takes a tab after a value, "a: 1 <TAB>", a "?" inside a plain scalar of a flow collection,
+# "{step: n?x}", and a comment with no space before it in a block scalar's header, "hint: >-#",
+# all of which the pure-Python parser refuses), and a spec file must load, or fail, the same
+# wherever it is read.
+_OUTSIDE_PLAIN_ASCII = re.compile(r"[^\n\x20-\x3e\x40-\x7e]|[|>][-+0-9]*#")
 
 
 def _refuse_deep_nesting(text: str, path: str, loader: type = yaml.SafeLoader) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grader.judging.first_cause import PARTS, cause_key, failed_record, rank_key, record_cause
+from grader.judging.first_cause import PARTS, cause_key, cause_of, failed_record, rank_key, record_cause
 from grader.judging.results import CauseAt
 
 from .cases import CaseView
@@ -35,10 +35,9 @@ def class_cause(case) -> str:
     student's report, whatever line of their code it names), with its cause key; a case with no
     failed record (a timeout, a crash) by its status."""
     line = failed_record(case)
-    cause = record_cause(case)
-    if line is None or cause.startswith("missing"):
-        return cause
-    return f"{line.what} ({cause})"
+    if line is None or cause_of(case) == "missing":
+        return record_cause(case)
+    return f"{line.what} ({cause_of(case)})"
 
 
 def case_anchor(spec: SpecView, case: CaseView) -> str:

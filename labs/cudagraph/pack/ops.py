@@ -325,11 +325,6 @@ def case_op_place(op, witness: Witness) -> tuple[int, int] | None:
     return place.list_id, place.position
 
 
-def is_case_op(op, witness: Witness) -> bool:
-    """Whether ``op`` is one of the ops handed out with ``witness``."""
-    return case_op_place(op, witness) is not None
-
-
 def make_ops(chain: tuple[OpSpec, ...], list_id: int, witness: Witness) -> list[GraderOp]:
     return [GraderOp(spec, list_id, i, witness) for i, spec in enumerate(chain)]
 
