@@ -142,7 +142,25 @@ class StepKind:
         raise NotImplementedError
 
 
-class Build(StepKind):
+class _CallsTarget(StepKind):
+    """What a build and a call share: they call the step's target by name (a contract class or
+    function, or an earlier step's result) and are worded and reproduced alike."""
+
+    @classmethod
+    def call_target(cls, interp, step, args, kwargs):
+        interp.called = interp.target_object(step.target)  # named if it cannot be called (origins.definition)
+        return interp.called(*args, **kwargs)
+
+    @classmethod
+    def label(cls, step, args, bind):
+        return f"{bind}{step.target}({', '.join(args)})"
+
+    @classmethod
+    def repro_expression(cls, w, step, arguments):
+        return f"{w.target(step.target)}({arguments})"
+
+
+class Build(_CallsTarget):
     action, forbidden, description = "build", ("of", "value", "fill"), "construct a contract class"
     calls_target = True
 
@@ -185,10 +203,7 @@ class Build(StepKind):
     def run(cls, interp, step, args, kwargs):
         if interp.lab.provided_object(step.target) is not None:
             return interp.provided.build(step.target, step.name, kwargs)  # the lab's own object, never the submission's
-        interp.called = interp.target_object(
-            step.target
-        )  # named if it cannot be called (grader.observe.origins.definition)
-        return interp.called(*args, **kwargs)
+        return cls.call_target(interp, step, args, kwargs)
 
     @classmethod
     def needs_callee(cls, step, interp):
@@ -198,16 +213,8 @@ class Build(StepKind):
     def tracing(cls, step):
         return {}
 
-    @classmethod
-    def label(cls, step, args, bind):
-        return f"{bind}{step.target}({', '.join(args)})"
 
-    @classmethod
-    def repro_expression(cls, w, step, arguments):
-        return f"{w.target(step.target)}({arguments})"
-
-
-class Call(StepKind):
+class Call(_CallsTarget):
     action, forbidden, description = "call", ("of", "value", "fill"), "call a contract function or a built object"
     calls_target = target_may_be_bound = pictures_launches = passes_input = lists_returned_ops = True
 
@@ -233,10 +240,7 @@ class Call(StepKind):
 
     @classmethod
     def run(cls, interp, step, args, kwargs):
-        interp.called = interp.target_object(
-            step.target
-        )  # named if it cannot be called (grader.observe.origins.definition)
-        return interp.called(*args, **kwargs)
+        return cls.call_target(interp, step, args, kwargs)
 
     @classmethod
     def needs_callee(cls, step, interp):
@@ -251,14 +255,6 @@ class Call(StepKind):
         if step.trace_call:
             return {"fields": True, "decisions": True}
         return {"fields": True} if step.observe_graphs or step.follow_values else None
-
-    @classmethod
-    def label(cls, step, args, bind):
-        return f"{bind}{step.target}({', '.join(args)})"
-
-    @classmethod
-    def repro_expression(cls, w, step, arguments):
-        return f"{w.target(step.target)}({arguments})"
 
 
 class Method(StepKind):

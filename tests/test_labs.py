@@ -237,22 +237,6 @@ def test_an_op_vocabulary_missing_a_part_is_one_line_naming_the_key(tmp_path, la
     assert str(caught.value).startswith(f"{tmp_path / 'lab.yaml'}: ops: pack.ops ") and problem in str(caught.value)
 
 
-def test_two_labs_of_one_id_in_one_process_refuse_the_second_not_run_the_first_ones_code(tmp_path):
-    from grader.lab import op_vocabulary
-
-    first, second = tmp_path / "first", tmp_path / "second"
-    for root in (first, second):
-        (root / "pack").mkdir(parents=True)
-        (root / "pack" / "__init__.py").write_text("", encoding="utf-8")
-        (root / "pack" / "ops.py").write_text("", encoding="utf-8")
-        (root / "lab.yaml").write_text(_MINIMAL.replace("id: x", "id: twin-id") + "ops: pack.ops\npack: pack/\n")
-    with pytest.raises(LabError, match="defines no apply_chain"):
-        op_vocabulary(load_lab(first))  # its pack loaded (its ops file is empty)
-    with pytest.raises(LabError) as caught:
-        op_vocabulary(load_lab(second))
-    assert str(caught.value).startswith(f"{second / 'lab.yaml'}: id: 'twin-id' is also the id of the lab at {first}")
-
-
 def test_the_lab_graded_is_the_one_activated():
     before = active()
     try:

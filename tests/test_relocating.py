@@ -277,3 +277,42 @@ def test_a_capture_where_a_replay_was_due_names_the_key_a_lookup_on_its_path_mis
     assert _failed_line(verdict, "launches").line == made, verdict.message
     assert "(the value a lookup on this path missed by)" in verdict.message
     assert "then decided at" in verdict.message and "in _warming_up: if done < self.warmup_steps:" in verdict.message
+
+
+@pytest.mark.slow
+def test_a_re_run_is_judged_only_in_the_specs_of_the_cases_it_relocates(tmp_path, monkeypatch):
+    """relocated() reads of the re-run's report only the relocated cases: the specs that hold
+    none of them are not judged a second time, and the report is the one a full judging of the
+    re-run gives (the location moved, the verdicts the first run's)."""
+    import grader.judging.scoring as scoring
+
+    folder, line = _mutant(tmp_path / "subs" / "mutant")
+    specs = tuple(s for s in LOADED.suite.specs if s.tag == "warmup" or s.id == "launch-counter-basics")
+    assert len(specs) >= 2
+    judged: list[str] = []
+    real_judge = scoring.judge_case
+
+    def counted(case, *rest):
+        judged.append(case.uid)
+        return real_judge(case, *rest)
+
+    relocating: list[tuple[str, ...]] = []
+    real_to_relocate = grade_module.to_relocate
+
+    def noted(report):
+        uids = real_to_relocate(report)
+        relocating.append(tuple(uids))
+        return uids
+
+    monkeypatch.setattr(scoring, "judge_case", counted)
+    monkeypatch.setattr(grade_module, "to_relocate", noted)
+    with Zygote() as zygote:
+        [graded] = grade_module.grade_submissions(zygote, LOADED, specs, [folder], tmp_path / "out", RunSettings())
+    [uids] = relocating
+    assert uids
+    touched = [s for s in specs if any(c.uid in uids for c in s.cases)]
+    assert len(touched) < len(specs)  # a spec none of whose cases is relocated
+    first = [c.uid for s in specs for c in s.cases]
+    again = [c.uid for s in touched for c in s.cases]
+    assert judged == first + again  # the first judging whole, the re-run's only in the touched specs
+    assert graded.report.first_cause.staff.line == line, graded.report.first_cause

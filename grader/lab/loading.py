@@ -8,7 +8,9 @@ key and what is wrong (:class:`LabError`).
 A pack's Python (``pack/``: its provided objects, its own check kinds) is imported from the
 pack's folder only, by file path, under a private module name (``_graphgrade_pack_<id>``),
 never through ``sys.path`` and never from the current folder: a submission's folder cannot
-shadow it, and two labs' packs never share a module.
+shadow it, and two labs of different ids never share a module. A pack is loaded once per id
+and process: a second lab of the same id in one process would run the first one's code (no
+command loads two labs; give each lab its own id).
 """
 
 from __future__ import annotations
@@ -396,14 +398,7 @@ def _pack_module(lab: Lab, dotted: str) -> ModuleType:
     if lab.paths.pack is None:
         raise LabError(f"{lab.root / LAB_FILE}: pack: not given, but {dotted} names the pack's code")
     package = pack_package(lab)
-    loaded = sys.modules.get(package)
-    if loaded is not None and list(getattr(loaded, "__path__", ())) != [str(lab.paths.pack)]:
-        # two labs of one id in one process: the second must not run the first one's code
-        raise LabError(
-            f"{lab.root / LAB_FILE}: id: {lab.id!r} is also the id of the lab at {list(loaded.__path__)[0]},"
-            " loaded first in this process; give each lab its own id"
-        )
-    if loaded is None:
+    if package not in sys.modules:
         spec = importlib.util.spec_from_file_location(
             package, lab.paths.pack / "__init__.py", submodule_search_locations=[str(lab.paths.pack)]
         )
