@@ -257,7 +257,20 @@ class Call(_CallsTarget):
         return {"fields": True} if step.observe_graphs or step.follow_values else None
 
 
-class Method(StepKind):
+class _ActsOnObject(StepKind):
+    """What the steps on an earlier step's object share (``of:``): that object is their callee,
+    and the worker traces them with the origin tracer's default options."""
+
+    @classmethod
+    def callee(cls, step):
+        return step.on
+
+    @classmethod
+    def tracing(cls, step):
+        return {}
+
+
+class Method(_ActsOnObject):
     action, forbidden, description = "method", ("value", "fill"), "call a method"
     pictures_launches = True
 
@@ -276,14 +289,6 @@ class Method(StepKind):
         return interp.called(*args, **kwargs)
 
     @classmethod
-    def callee(cls, step):
-        return step.on
-
-    @classmethod
-    def tracing(cls, step):
-        return {}
-
-    @classmethod
     def label(cls, step, args, bind):
         return f"{bind}{step.on}.{step.target}({', '.join(args)})"
 
@@ -292,7 +297,7 @@ class Method(StepKind):
         return f"{w.target(step.on)}.{step.target}({arguments})"
 
 
-class Read(StepKind):
+class Read(_ActsOnObject):
     action, forbidden, description = "read", ("args", "kwargs", "value", "fill"), "read an attribute"
 
     @classmethod
@@ -309,14 +314,6 @@ class Read(StepKind):
         return getattr(interp.target_object(step.on), step.target)
 
     @classmethod
-    def callee(cls, step):
-        return step.on
-
-    @classmethod
-    def tracing(cls, step):
-        return {}
-
-    @classmethod
     def origin_field(cls, step):
         return step.target
 
@@ -329,7 +326,7 @@ class Read(StepKind):
         return f"{w.target(step.on)}.{step.target}"
 
 
-class Set(StepKind):
+class Set(_ActsOnObject):
     action, forbidden, description = "set", ("args", "kwargs", "fill"), "write an attribute"
 
     @classmethod
@@ -349,14 +346,6 @@ class Set(StepKind):
     def run(cls, interp, step, args, kwargs):
         setattr(interp.target_object(step.on), step.target, args[0])
         return None
-
-    @classmethod
-    def callee(cls, step):
-        return step.on
-
-    @classmethod
-    def tracing(cls, step):
-        return {}
 
     @classmethod
     def label(cls, step, args, bind):
