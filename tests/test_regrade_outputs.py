@@ -279,12 +279,10 @@ def test_a_report_process_that_fails_to_write_costs_that_submission_only(tmp_pat
     assert "disk on fire" in (tmp_path / "out" / "buggy" / "report.json").read_text()
 
 
-@pytest.mark.slow
-def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypatch):
-    """Each submission's manifest records what its report was judged from; a regrade from the
-    cache judges again only the cases of specs whose text changed, none when nothing did (the
-    same specs read from another folder included), and all of them when the code that judges
-    and renders changed (a template, say: reports/ is in the renderers' digest)."""
+def _counting_regrader(tmp_path: Path, monkeypatch):
+    """A grading of the reference and the buggy copy into one cache, as a function of the specs
+    folder and the output folder, returning the uid of every case judged (one line per case,
+    written by whichever process judged it)."""
     from grader.commands import grade
     from grader.judging import scoring
     from grader.run.cache import ObservationCache
@@ -293,7 +291,7 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
 
     subs = _class(tmp_path / "class")[::2]  # the reference and the buggy copy
     cache = ObservationCache(tmp_path / "cache")
-    calls = tmp_path / "judged.txt"  # one line per case judged, by whichever process judged it
+    calls = tmp_path / "judged.txt"
     real = scoring._case_result
 
     def counted(spec, case, *rest, **options):
@@ -310,6 +308,18 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
         return calls.read_text().split()
 
     monkeypatch.setattr(scoring, "_case_result", counted)
+    return regrade
+
+
+@pytest.mark.slow
+def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypatch):
+    """Each submission's manifest records what its report was judged from; a regrade from the
+    cache judges again only the cases of specs whose text changed, none when nothing did (the
+    same specs read from another folder included), and all of them when the code that judges
+    and renders changed (a template, say: reports/ is in the renderers' digest)."""
+    from grader.suite.loader import load_suite
+
+    regrade = _counting_regrader(tmp_path, monkeypatch)
     base = _specs(tmp_path, None)
     n_cases = sum(len(s.cases) for s in load_suite(base).suite.specs)
     # the buggy copy's first cause is in launch-counter-basics: that spec is judged once more,
@@ -382,31 +392,9 @@ def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_
     after it rejudges only that spec's cases, the failing submission's included: the traced
     re-run that locates its first cause is taken from the cache by case, not by position in the
     part of the run that was judged again."""
-    from grader.commands import grade
-    from grader.judging import scoring
-    from grader.run.cache import ObservationCache
-    from grader.run.runner import RunSettings, Zygote
     from grader.suite.loader import load_suite
 
-    subs = _class(tmp_path / "class")[::2]  # the reference and the buggy copy
-    cache = ObservationCache(tmp_path / "cache")
-    calls = tmp_path / "judged.txt"
-    real = scoring._case_result
-
-    def counted(spec, case, *rest, **options):
-        with open(calls, "a") as f:
-            f.write(case.uid + "\n")
-        return real(spec, case, *rest, **options)
-
-    def regrade(specs_dir: Path, out: Path) -> list[str]:
-        calls.write_text("")
-        with Zygote() as zygote:
-            loaded = load_suite(specs_dir)
-            graded = grade.grade_submissions(zygote, loaded, loaded.suite.specs, subs, out, RunSettings(), cache=cache)
-        assert not any(g.grader_failed for g in graded)
-        return calls.read_text().split()
-
-    monkeypatch.setattr(scoring, "_case_result", counted)
+    regrade = _counting_regrader(tmp_path, monkeypatch)
     base = _specs(tmp_path, None)
     out = tmp_path / "out"
     regrade(base, out)
