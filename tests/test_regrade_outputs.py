@@ -6,6 +6,7 @@ into an empty folder writes. With nothing changed, nothing is written."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -279,17 +280,17 @@ def test_a_report_process_that_fails_to_write_costs_that_submission_only(tmp_pat
     assert "disk on fire" in (tmp_path / "out" / "buggy" / "report.json").read_text()
 
 
-def _counting_regrader(tmp_path: Path, monkeypatch):
-    """A grading of the reference and the buggy copy into one cache, as a function of the specs
-    folder and the output folder, returning the uid of every case judged (one line per case,
-    written by whichever process judged it)."""
+def _counting_regrader(tmp_path: Path, monkeypatch, subs: list[Path] | None = None):
+    """A grading of the reference and the buggy copy (or ``subs``) into one cache, as a function
+    of the specs folder and the output folder, returning the uid of every case judged (one line
+    per case, written by whichever process judged it)."""
     from grader.commands import grade
     from grader.judging import scoring
     from grader.run.cache import ObservationCache
     from grader.run.runner import RunSettings, Zygote
     from grader.suite.loader import load_suite
 
-    subs = _class(tmp_path / "class")[::2]  # the reference and the buggy copy
+    subs = subs or _class(tmp_path / "class")[::2]  # the reference and the buggy copy
     cache = ObservationCache(tmp_path / "cache")
     calls = tmp_path / "judged.txt"
     real = scoring._case_result
@@ -322,11 +323,11 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     regrade = _counting_regrader(tmp_path, monkeypatch)
     base = _specs(tmp_path, None)
     n_cases = sum(len(s.cases) for s in load_suite(base).suite.specs)
-    # the buggy copy's first cause is in launch-counter-basics: that spec is judged once more,
-    # from the traced re-run that locates it (grader.run.relocating)
-    n_lead = len(next(s for s in load_suite(base).suite.specs if s.id == "launch-counter-basics").cases)
+    # the buggy copy's first cause (launch-counter-basics/reset-sets-zero) has no call step: a
+    # traced re-run would observe what its run did, so none runs and no spec is judged twice
+    # (the test below has a first cause that is re-run)
     out = tmp_path / "out"
-    assert len(regrade(base, out)) == 2 * n_cases + n_lead  # cold: every case judged
+    assert len(regrade(base, out)) == 2 * n_cases  # cold: every case judged, once
     assert regrade(base, out) == []  # nothing changed: nothing judged
     moved = tmp_path / "elsewhere" / "specs"
     shutil.copytree(base, moved)
@@ -336,15 +337,13 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     kept = (out / "buggy" / "report.json").read_text()
     (out / "buggy" / "report.json").write_text(kept.replace('"score": 0.0', '"score": 1.0', 1))
     judged = regrade(base, out)
-    assert len(judged) == n_cases + n_lead and (out / "buggy" / "report.json").read_text() == kept
+    assert len(judged) == n_cases and (out / "buggy" / "report.json").read_text() == kept
     edited = load_suite(_specs(tmp_path, "check"))
     spec = next(s for s in edited.suite.specs if s.file.endswith(SPEC_FILE) and "n_after_reset" in repr(s))
     judged = regrade(_specs(tmp_path, "check"), out)
-    # that spec's cases, in both submissions, and in the buggy one's traced re-run (its lead spec);
-    # the edit fails the reference, whose traced re-run the cache does not hold: it runs, and the
-    # reference is graded whole in the grader's process (its lead spec judged once more to locate)
-    every = [c.uid for s in edited.suite.specs for c in s.cases]
-    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 4 + every)
+    # that spec's cases, in both submissions (the edit fails the reference in the same case, whose
+    # re-run could locate nothing either)
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2)
     fresh = tmp_path / "fresh"
     regrade(_specs(tmp_path, "check"), fresh)  # into an empty folder: all of it judged
     for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):
@@ -353,8 +352,8 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     from grader.commands import rejudging
 
     rejudging._BASES.clear()
-    # every case judged again (both copies fail the edited check, each judges its lead spec again)
-    assert len(regrade(_specs(tmp_path, "check"), out)) == 2 * (n_cases + n_lead)
+    # every case judged again, once (both copies fail the edited check)
+    assert len(regrade(_specs(tmp_path, "check"), out)) == 2 * n_cases
 
 
 def test_what_a_report_is_judged_from_covers_every_input_of_judging():
@@ -388,16 +387,25 @@ def test_what_a_report_is_judged_from_covers_every_input_of_judging():
 
 @pytest.mark.slow
 def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_earlier_one(tmp_path, monkeypatch):
-    """The buggy copy's first cause is in launch-counter-basics (run first); an edit of a spec run
-    after it rejudges only that spec's cases, the failing submission's included: the traced
-    re-run that locates its first cause is taken from the cache by case, not by position in the
-    part of the run that was judged again."""
+    """A copy that never replays (every call captures again) has its first cause in replay-basics,
+    run before the state machine, whose cases call the runner: it is re-run traced. An edit of a
+    spec run after it rejudges only that spec's cases, the failing submission's included: the
+    traced re-run that locates its first cause is taken from the cache by case, not by position
+    in the part of the run that was judged again."""
     from grader.suite.loader import load_suite
 
-    regrade = _counting_regrader(tmp_path, monkeypatch)
+    no_replay = tmp_path / "class" / "no_replay"
+    no_replay.mkdir(parents=True)
+    source = (ROOT / "reference" / "cudagraph.py").read_text()
+    lookup = "        entry = self.graphs.get(key)  # Constraint 1: one graph per shape\n"
+    assert source.count(lookup) == 1
+    (no_replay / "cudagraph.py").write_text(source.replace(lookup, "        entry = None\n", 1))
+    regrade = _counting_regrader(tmp_path, monkeypatch, [ROOT / "reference", no_replay])
     base = _specs(tmp_path, None)
     out = tmp_path / "out"
     regrade(base, out)
+    lead = json.loads((out / "no_replay" / "report.json").read_text())["first_cause"]["staff"]["case"]
+    assert lead.startswith("replay-basics/"), lead
     later = tmp_path / "specs-later"
     shutil.copytree(base, later)
     find = "step_mode only reads the state: check enabled first"
@@ -413,11 +421,12 @@ def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_
     )
     judged = regrade(later, out)
 
-    first = next(s for s in load_suite(later).suite.specs if s.id == "launch-counter-basics")
-    # that spec's cases in both submissions, and the failing one's lead spec once more, to locate
-    # its first cause from its traced re-run: never the whole of a submission
-    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2 + [c.uid for c in first.cases])
+    first = next(s for s in load_suite(later).suite.specs if s.id == lead.split("/")[0])
+    # that spec's cases in both submissions, and the failing one's lead spec twice: from the first
+    # run's frames (the report its lead is chosen from, as the cold run chose it) and from its
+    # traced re-run, which the cache holds, to locate it: never the whole of a submission
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2 + [c.uid for c in first.cases] * 2)
     fresh = tmp_path / "fresh"
     regrade(later, fresh)  # into an empty folder: all of it judged
-    for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):
+    for rel in (f"{n}/{f}" for n in ("reference", "no_replay") for f in STAFF_FILES):
         assert (out / rel).read_bytes() == (fresh / rel).read_bytes(), rel
