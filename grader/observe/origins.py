@@ -69,108 +69,29 @@ here judges: which of them names the cause of a failure is the judge's choice
 from __future__ import annotations
 
 import ast
-import functools
 import sys
 from types import CodeType, FrameType, FunctionType, MethodType
 
 from grader.observe.source_facts import (
-    PLAIN_RETURN,
+    call_returns,
     calls_on,
+    def_lines,
+    empty_starts,
+    guarded_returns,
     guarding_tests,
+    line_facts,
     line_reads,
     local_names,
-    parsed,
+    return_reads,
 )
 
-MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "update", "add", "remove", "setdefault"})
+__all__ = ["OriginTracer", "definition", "line_facts"]
 Where = tuple[str, int, str]  # file, line, function
 Test = tuple[int, Where, "Where | None"]  # order, the test, where what it compared was made
 
 
-@functools.lru_cache(maxsize=64)
-def return_reads(filename: str) -> dict[int, tuple[str, ...]]:
-    """Per ``return`` line that computes its value: the attributes of ``self`` it reads, in order."""
-    tree = parsed(filename)
-    found: dict[int, tuple[str, ...]] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, PLAIN_RETURN):
-            reads = [
-                n.attr
-                for n in ast.walk(node.value)
-                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
-            ]
-            found[node.lineno] = tuple(dict.fromkeys(reads))
-    return found
-
-
-@functools.lru_cache(maxsize=64)
-def call_returns(filename: str) -> frozenset[int]:
-    """The lines of a ``return`` that hands back what a call made of this call's own values
-    returned (``return self._rows(y, x)``). Not one that hands the call a stored value
-    (``return self._rows(entry.output, x)``): a value kept from before is handed on there."""
-    tree = parsed(filename)
-    return frozenset(
-        node.lineno
-        for node in (ast.walk(tree) if tree is not None else ())
-        if isinstance(node, ast.Return)
-        and isinstance(node.value, ast.Call)
-        and not any(isinstance(arg, ast.Attribute) for arg in node.value.args)
-        and not any(isinstance(k.value, ast.Attribute) for k in node.value.keywords)
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def empty_starts(filename: str) -> frozenset[int]:
-    """The lines that set an attribute to an empty start (``self.graphs = {}``, ``= []``, ``= 0``,
-    ``= None``, ``= dict()``): a start decides nothing, so a value computed from it is not traced there."""
-    tree = parsed(filename)
-    found = set()
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            value = node.value
-            if (
-                (isinstance(value, ast.Dict) and not value.keys)
-                or (isinstance(value, (ast.List, ast.Set, ast.Tuple)) and not value.elts)
-                or (isinstance(value, ast.Constant) and not value.value)
-                or (
-                    isinstance(value, ast.Call)
-                    and isinstance(value.func, ast.Name)
-                    and not value.args
-                    and not value.keywords
-                )
-            ):
-                found.add(node.lineno)
-    return frozenset(found)
-
-
 MAX_ORIGIN_FRAMES = 8  # framing.MAX_ORIGIN_FRAMES: a step's origin frames
 MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (framing.MAX_ORIGIN_FRAMES is 8)
-
-
-@functools.lru_cache(maxsize=64)
-def guarded_returns(filename: str) -> dict[int, int]:
-    """Per ``if`` test whose branch is a plain ``return`` (``if not self.enabled: return
-    Mode.IDLE``): the line of that return."""
-    tree = parsed(filename)
-    found: dict[int, int] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Return):
-            value = node.body[0].value
-            if value is None or isinstance(value, PLAIN_RETURN):
-                found[node.lineno] = node.body[0].lineno
-    return found
-
-
-@functools.lru_cache(maxsize=64)
-def def_lines(filename: str) -> dict[int, int]:
-    """Per function of a source file: the first line of its code (its first decorator's) -> its
-    ``def`` line."""
-    tree = parsed(filename)
-    found: dict[int, int] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found[min([d.lineno for d in node.decorator_list] + [node.lineno])] = node.lineno
-    return found
 
 
 def definition(callee: object, locator) -> list | None:
@@ -195,41 +116,6 @@ def definition(callee: object, locator) -> list | None:
 def _callee_name(call: ast.Call) -> str:
     func = call.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-
-
-@functools.lru_cache(maxsize=64)
-def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, str]]:
-    """Per line of a source file: the attribute names it assigns, whether it is an
-    ``if``/``elif``/``while`` test, whether it is a ``return`` of a plain value, and the
-    attribute that return hands back (``return self._count``: ``_count``), else ""."""
-    tree = parsed(filename)
-    if tree is None:
-        return {}
-    facts: dict[int, tuple[tuple[str, ...], bool, bool, str]] = {}
-
-    def add(line: int, names=(), test=False, plain=False, attribute="") -> None:
-        old = facts.get(line, ((), False, False, ""))
-        facts[line] = (old[0] + tuple(names), old[1] or test, old[2] or plain, old[3] or attribute)
-
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [t.attr for target in targets for t in ast.walk(target) if isinstance(t, ast.Attribute)]
-            if names:
-                add(node.lineno, names)
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in MUTATORS
-            and isinstance(node.func.value, ast.Attribute)
-        ):  # self.segments.append(...): a change of segments
-            add(node.lineno, [node.func.value.attr])
-        elif isinstance(node, (ast.If, ast.While)):
-            add(node.lineno, test=True)
-        elif isinstance(node, ast.Return):
-            attribute = node.value.attr if isinstance(node.value, ast.Attribute) else ""
-            add(node.lineno, plain=node.value is None or isinstance(node.value, PLAIN_RETURN), attribute=attribute)
-    return facts
 
 
 class OriginTracer:
