@@ -41,6 +41,7 @@ from grader.framing import (
     OBSERVATION_VERSION,
     ORIGIN_FIELD,
     ORIGIN_KINDS,
+    ORIGIN_OP,
     READABLE_OBSERVATIONS,
     STEP_FIELDS,
     ProtocolError,
@@ -159,8 +160,9 @@ class ListedOp:
 class Origin:
     """A line of the submission a step's value came from: ``kind`` is ``returned`` (the return
     that ended the function the step called), ``returned-plain`` (one handing back a constant or
-    a name), ``tested`` (the last if/while test that function ran) or ``assigned`` (the last
-    assignment of the attribute the step read)."""
+    a name), ``tested`` (the last if/while test that function ran), ``assigned`` (the last
+    assignment of the attribute the step read), and the others grader.observe.origins notes
+    (``op:N``: the last test run while a name held op N of the list the step was handed)."""
 
     kind: str
     frame: SourceFrame
@@ -251,6 +253,12 @@ new_encoder = _Encoder
 
 
 # ================================================================ grader side: decode and validate
+def _op_kind(kind: str) -> bool:
+    """Whether ``kind`` is ``op:<N>`` with N a position an op list may hold."""
+    digits = kind[len(ORIGIN_OP) :] if kind.startswith(ORIGIN_OP) else ""
+    return 0 < len(digits) <= 3 and digits.isascii() and digits.isdigit() and int(digits) < MAX_WITNESS
+
+
 def _fail(where: str, message: str) -> ProtocolError:
     return ProtocolError(message, where)
 
@@ -350,8 +358,8 @@ class _Decoder:
             at = f"{where}[{i}]"
             if not isinstance(entry, list) or len(entry) != 5 or not isinstance(entry[0], str):
                 raise _fail(at, "expected [kind, file, line, function, source]")
-            if entry[0] not in self.origin_kinds:
-                raise _fail(at, f"an origin's kind is one of {sorted(self.origin_kinds)}")
+            if entry[0] not in self.origin_kinds and not _op_kind(entry[0]):
+                raise _fail(at, f"an origin's kind is one of {sorted(self.origin_kinds)} or {ORIGIN_OP}<N>")
             (frame,) = self.frames([entry[1:]], at, 1)
             found.append(Origin(entry[0], frame))
         return tuple(found)

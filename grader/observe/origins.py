@@ -61,6 +61,13 @@ one more:
   (``return self._real_rows(y, x)``: the line of ``_real_rows`` that made it), unless it handed
   that function a stored value (``return self._real_rows(entry.output, x)``: handed on there).
 
+* ``called``: where the name the step's first op call called was bound (``for op in
+  reversed(self.parts):`` above ``x = op(x)``): the op that ran first was chosen there.
+* ``op:N``: per op of the list the step was handed (N its position in its list; the interpreter
+  names them, at most :data:`MAX_OP_TESTS`), the last ``if``/``elif``/``while`` test a function
+  ran while a local name of it held that op (``for op in ops:`` ... ``if hasattr(op,
+  "elementwise"):``): the path that op took through the call.
+
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
 (:mod:`grader.suite.locating`).
@@ -90,8 +97,10 @@ Where = tuple[str, int, str]  # file, line, function
 Test = tuple[int, Where, "Where | None"]  # order, the test, where what it compared was made
 
 
-MAX_ORIGIN_FRAMES = 8  # framing.MAX_ORIGIN_FRAMES: a step's origin frames
-MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (framing.MAX_ORIGIN_FRAMES is 8)
+MAX_ORIGIN_FRAMES = 16  # framing.MAX_ORIGIN_FRAMES: a step's origin frames
+MAX_OP_TESTS = 8  # ops of the step's list whose path is noted (``op:N``)
+OP_TEST = "op:"  # framing.ORIGIN_OP
+MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out
 
 
 def definition(callee: object, locator) -> list | None:
@@ -158,6 +167,13 @@ class OriginTracer:
         # (and where what it returned was chosen: a plain return's taken test, else the same place)
         self._made: dict[FrameType, tuple[int, Where, Where]] = {}
         self.produced: Where | None = None  # where the value the step's call returned was made
+        self.called: Where | None = None  # where the name the step's first op call called was bound
+        # the ops of the list the step was handed (id -> the op, its position; the interpreter sets
+        # it for a re-run's call), a running frame's local name holding one of them (and its
+        # position), and per position the last test a frame ran while its name held that op
+        self.given: dict[int, tuple[object, int]] = {}
+        self._holding: dict[FrameType, tuple[str, int]] = {}
+        self.op_tests: dict[int, Where] = {}
 
     def _file(self, code: CodeType) -> str | None:
         # keyed by the code object's id, never by the object: hashing a code object hashes its
@@ -211,6 +227,9 @@ class OriginTracer:
                     if looked is not None:
                         self._lookups[frame] = (self._order, looked)
                     self._tests[frame] = (self._order, (code.co_filename, frame.f_lineno, code.co_name), compared)
+                    holding = self._holding.get(frame)
+                    if holding is not None and (holding[1] in self.op_tests or len(self.op_tests) < MAX_OP_TESTS):
+                        self.op_tests[holding[1]] = self._tests[frame][1]
                 if test and frame is self._top:
                     if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
                         self.passed.append(self.tested)  # an earlier test whose branch was not taken
@@ -232,6 +251,7 @@ class OriginTracer:
                 self._previous.pop(frame, None)
                 self._held.pop(frame, None)
                 self._derived.pop(frame, None)
+                self._holding.pop(frame, None)
                 self._lookups.pop(frame, None)
                 last = self._tests.pop(frame, None)
                 if last is not None and type(arg) is bool:  # a predicate: its last test chose what it answered
@@ -272,6 +292,8 @@ class OriginTracer:
         bound = local_names(code.co_filename).get(before) if before is not None else None
         if not bound:
             return
+        if self.given:
+            self._hold(frame, bound)
         reads, one_call = line_reads(code.co_filename).get(before, ((), False))
         held = self._held.setdefault(frame, {})
         derived = self._derived.setdefault(frame, set())
@@ -288,6 +310,21 @@ class OriginTracer:
             else:
                 held[name] = source
             (derived.add if source is not None and computed else derived.discard)(name)
+
+    def _hold(self, frame: FrameType, bound: tuple[str, ...]) -> None:
+        """After a line that bound ``bound`` (``for op in ops:``): whether one of them now holds
+        an op of the list the step was handed; the frame's tests are then that op's path."""
+        try:
+            local = frame.f_locals
+        except Exception:  # noqa: BLE001 - an odd frame: nothing held
+            return
+        for name in bound:
+            value = local.get(name)
+            given = self.given.get(id(value))
+            if given is not None and given[0] is value:
+                self._holding[frame] = (name, given[1])
+            elif self._holding.get(frame, ("",))[0] == name:
+                del self._holding[frame]
 
     def _decision(self, caller: FrameType | None) -> tuple[Test | None, Where | None]:
         """The last test of a frame still running (``caller`` and its callers) or of the last
@@ -342,12 +379,16 @@ class OriginTracer:
         return before if last is not None and last[1] == frame.f_lineno else last
 
     def _handed(self, caller: FrameType | None) -> None:
-        """The first op call of the step, made from ``caller``: where the array it was handed came from."""
+        """The first op call of the step, made from ``caller``: where the array it was handed came
+        from; in a re-run, also where the name it called was bound (``for op in reversed(...)``
+        above ``x = op(x)``: the op that ran first was chosen there)."""
         if caller is None or self._file(caller.f_code) is None:
             return
         code = caller.f_code
         here = (code.co_filename, caller.f_lineno, code.co_name)
         call = next(iter(calls_on(code.co_filename).get(caller.f_lineno, ())), None)
+        if self.decisions and call is not None and isinstance(call.func, ast.Name):
+            self.called = self._bound_before(caller, call.func.id)
         value = call.args[0] if call is not None and len(call.args) == 1 else None
         if not isinstance(value, ast.Name):
             self.argument = here
@@ -371,7 +412,7 @@ class OriginTracer:
         self.passed = []
         self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
         self.compared, self._raised, self.looked_up = None, None, None
-        self.produced = None
+        self.produced, self.called, self.op_tests = None, None, {}
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
@@ -394,6 +435,8 @@ class OriginTracer:
             self._held.clear()
             self._derived.clear()
             self._lookups.clear()
+            self._holding.clear()
+            self.given = {}
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""
@@ -413,6 +456,10 @@ class OriginTracer:
                     frames.append(["looked-up", *self.locator.frame_wire(*self.looked_up)])
             if self.produced is not None:
                 frames.append(["produced", *self.locator.frame_wire(*self.produced)])
+            if self.called is not None:
+                frames.append(["called", *self.locator.frame_wire(*self.called)])
+            for position, test in sorted(self.op_tests.items()):
+                frames.append([f"{OP_TEST}{position}", *self.locator.frame_wire(*test)])
             return frames[:MAX_ORIGIN_FRAMES]
         frames = []
         if self.returned is not None:

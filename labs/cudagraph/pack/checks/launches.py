@@ -9,6 +9,7 @@ from grader.suite.checks.base import Check
 from grader.suite.locating import bounded, decision_at, first_location, origin_at, site_lines
 from grader.suite.schema_parts import COUNT, STEP_NAME, schema_object
 
+from .fused_ops import fused_list_decided_at
 from .runner_steps import bumps_at, eager_run_at, given_arg, runner_build, step_kind
 
 
@@ -58,6 +59,8 @@ class LaunchesCheck(Check):
                 at = _path_decided(obs) + eager_run_at(obs) + at
             if obs.launches < self.equals:
                 at = _uncounted_at(obs) + at
+            if kind == "eager":  # one launch per entry of a list a fusion of the submission's made wrong
+                at = fused_list_decided_at(j.case, j.obs, self.step, obs.launches) + at
             if not first_location(at):  # no bump of the submission's own making: where the step's code went
                 at = origin_at(obs) + at
         j.record(step, "launches during this step", str(self.equals), str(obs.launches), problem, at=at)

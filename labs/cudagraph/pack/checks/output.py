@@ -126,7 +126,7 @@ class OutputCheck(Check):
                 describe(expected),
                 describe(value),
                 None if problem is None else f"wrong output: {problem}." + _cause(j, self.step, expected, value),
-                at="" if problem is None else _made_at(obs),
+                at="" if problem is None else _order_at(obs) + _made_at(obs),
             )
 
 
@@ -136,6 +136,19 @@ def _made_at(obs) -> str:
     when the call was not traced."""
     made = next((o.frame for o in obs.origin if o.kind == "produced"), None)
     return bounded(f"\n  returned at {frame_text(made)}") if made is not None else ""
+
+
+def _order_at(obs) -> str:
+    """Ops run out of their list's order (a later op ran first): where the op that ran first was
+    chosen, the line that bound the name it was called by (``for op in reversed(self.parts):``),
+    as a failed case's traced re-run notes it (``called``); "" otherwise."""
+    called = next((o.frame for o in obs.origin if o.kind == "called"), None)
+    first = obs.witness[0] if obs.witness else None
+    if called is None or first is None:
+        return ""
+    if not any(w.list_id == first.list_id and w.position < first.position for w in obs.witness[1:]):
+        return ""
+    return bounded(f"\n  at {frame_text(called)}   (the op run first was chosen here: the ops ran out of their order)")
 
 
 def _cause(j, index: int, expected: np.ndarray, value: object) -> str:

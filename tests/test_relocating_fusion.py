@@ -1,0 +1,138 @@
+"""A failed case's traced re-run (grader.run.relocating) names a decision of an earlier step (issue
+34, point 3): the list ``run_eager`` ran was made by the submission's own ``fuse_elementwise``
+in step 1, so a wrong count that is right for that list names the test that chose the path of
+the first op the list holds where the contract does not put it (``op:N``); and ops that ran out
+of their list's order name the line that chose the op run first (``called``). Small
+submissions, written as a student might, not the suite's mutants."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from support.shipped import shipped_suite
+
+from grader.judging.judge import judge_case
+from grader.observe.interpreter import observe_in_process
+from grader.run.relocating import traced
+
+LOADED = shipped_suite()
+CASES = {case.uid: case for case in LOADED.suite.cases}
+
+COUNTER = """
+import numpy as np
+
+
+class LaunchCounter:
+    n = 0
+
+    @classmethod
+    def bump(cls, k=1):
+        cls.n += k
+
+
+def run_eager(ops, x):
+    for op in ops:
+        x = op(x)
+        LaunchCounter.bump(1)
+    return x
+"""
+
+FUSE = """
+
+def make_group(parts):
+    def group(x):
+        for part in parts:
+            x = part(x)
+        return x
+
+    group.elementwise = True
+    return group
+
+
+def fuse_elementwise(ops):
+    out, pending = [], []
+    for op in ops:
+        if getattr(op, "elementwise", False):
+            pending.append(op)
+            continue
+        out.extend([make_group(list(pending))] if len(pending) > 1 else pending)
+        pending = []
+        out.append(op)
+    out.extend([make_group(list(pending))] if len(pending) > 1 else pending)
+    return out
+"""
+
+
+def _judged(tmp_path: Path, source: str, uid: str, trace: bool = True):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "cudagraph.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"fusion_{abs(hash(str(path)))}_{trace}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    case, oracle = CASES[uid], LOADED.oracles[uid]
+    steps = traced(case).steps if trace else case.steps
+    return judge_case(case, oracle, observe_in_process(module, uid, steps)), source.splitlines()
+
+
+def _line(lines: list[str], text: str) -> int:
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def test_a_count_right_for_a_wrongly_fused_list_names_the_test_that_merged_the_op(tmp_path):
+    # `hasattr` merges the matmul (op 2) into one run: run_eager pays one launch for the one op it
+    # was handed, right for its list; op 2's path in step 1 went through the wrong test
+    source = COUNTER + FUSE.replace('getattr(op, "elementwise", False)', 'hasattr(op, "elementwise")')
+    verdict, lines = _judged(tmp_path, source, "fusion-basics/matmul-splits-runs")
+    test = _line(lines, 'if hasattr(op, "elementwise"):')
+    assert verdict.status == "failed" and "should cost 3 launches but cost 1" in verdict.message
+    assert verdict.origin == f"cudagraph.py:{test}", verdict.message
+    assert "(op 2's path in step 1, which made the list this step ran)" in verdict.message
+    first, _ = _judged(tmp_path / "first", source, "fusion-basics/matmul-splits-runs", trace=False)
+    assert first.origin != f"cudagraph.py:{test}"  # a first run does not trace the paths
+    assert first.message.split("\n")[0] == verdict.message.split("\n")[0]  # the verdict is the first run's
+
+
+def test_a_run_split_in_pairs_names_the_test_on_the_path_of_the_op_left_alone(tmp_path):
+    # closes a run at two: [add, mul, relu] becomes a group and relu alone (two launches)
+    split = FUSE.replace(
+        "            pending.append(op)\n            continue\n",
+        "            pending.append(op)\n"
+        "            if len(pending) == 2:\n"
+        "                out.append(make_group(list(pending)))\n"
+        "                pending = []\n"
+        "            continue\n",
+    )
+    verdict, lines = _judged(tmp_path, COUNTER + split, "fusion-basics/whole-chain-fuses")
+    assert "should cost 1 launch but cost 2" in verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, 'if len(pending) == 2:')}", verdict.message
+
+
+def test_a_miscount_of_run_eager_itself_keeps_its_own_line_though_the_list_came_from_step_1(tmp_path):
+    # the fused list is right and run_eager pays one launch in all: not one per entry of its
+    # list, so the count is run_eager's own doing, named at its bump
+    source = (COUNTER + FUSE).replace(
+        "    for op in ops:\n        x = op(x)\n        LaunchCounter.bump(1)\n",
+        "    for op in ops:\n        x = op(x)\n    LaunchCounter.bump(1)\n",
+    )
+    verdict, lines = _judged(tmp_path, source, "fusion-basics/matmul-splits-runs")
+    assert "should cost 3 launches but cost 1" in verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, '    LaunchCounter.bump(1)')}", verdict.message
+    assert "path in step 1" not in verdict.message
+
+
+def test_ops_run_out_of_order_name_the_line_that_chose_the_op_run_first(tmp_path):
+    # the group applies its parts last first: the loop header chose relu to run before add
+    source = COUNTER + FUSE.replace("for part in parts:", "for part in parts[::-1]:")
+    verdict, lines = _judged(tmp_path, source, "fusion-basics/whole-chain-fuses")
+    assert "wrong output" in verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, 'for part in parts[::-1]:')}", verdict.message
+    assert "the ops ran out of their order" in verdict.message
+    # in order but each part given the input, not the last result: no order to blame, the
+    # group's own return made the value
+    source = COUNTER + FUSE.replace(
+        "            x = part(x)\n        return x\n", "            y = part(x)\n        return y\n"
+    )
+    verdict, lines = _judged(tmp_path / "chain", source, "fusion-basics/whole-chain-fuses")
+    assert "wrong output" in verdict.message and "out of their order" not in verdict.message
