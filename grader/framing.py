@@ -56,6 +56,7 @@ ORIGIN_KINDS = (
     "looked-up",
     "produced",
     "called",
+    "operand",
 )
 # field:<name>: where a field of the lab's snapshot entry (grader.lab.interface.Snapshot) got its
 # value during the step; <name> one of the lab's snapshot fields

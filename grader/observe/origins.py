@@ -89,6 +89,7 @@ from grader.observe.source_facts import (
     line_facts,
     line_reads,
     local_names,
+    return_names,
     return_reads,
 )
 
@@ -98,9 +99,30 @@ Test = tuple[int, Where, "Where | None"]  # order, the test, where what it compa
 
 
 MAX_ORIGIN_FRAMES = 16  # framing.MAX_ORIGIN_FRAMES: a step's origin frames
+MAX_PLAIN_ITEMS = 8  # items of a tuple sent as plain data
+MAX_RETURNED = 64  # places whose last returned value is kept during a step
+NOT_PLAIN = object()  # a value that is not plain data (:func:`plain`)
 MAX_OP_TESTS = 8  # ops of the step's list whose path is noted (``op:N``)
 OP_TEST = "op:"  # framing.ORIGIN_OP
 MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out
+
+
+def plain(value: object) -> object:
+    """``value`` as plain data when it is None, an int or a short tuple of ints (a key, a batch
+    size), exactly those types (nothing of a submission's class is asked); else :data:`NOT_PLAIN`."""
+    if value is None or (type(value) is int and -(2**62) < value < 2**62):
+        return value
+    if type(value) is tuple and len(value) <= MAX_PLAIN_ITEMS:
+        items = tuple.__iter__(value)
+        found = [v for v in items if type(v) is int and -(2**62) < v < 2**62]
+        if len(found) == tuple.__len__(value):
+            return found
+    return NOT_PLAIN
+
+
+def _valued(value: object) -> list:
+    """The wire's optional 6th item of an origin frame: ``[value]`` (None as "None"), or nothing."""
+    return [] if value is NOT_PLAIN else ["None" if value is None else value]
 
 
 def definition(callee: object, locator) -> list | None:
@@ -166,6 +188,9 @@ class OriginTracer:
         # a running frame -> (its line, where the value a function it called there returned was made)
         # (and where what it returned was chosen: a plain return's taken test, else the same place)
         self._made: dict[FrameType, tuple[int, Where, Where]] = {}
+        # where a value a function returned was chosen -> that value (plain) and its operand
+        self._returned: dict[Where, tuple[object, tuple[Where, object] | None]] = {}
+        self.compared_value: tuple[object, tuple[Where, object] | None] | None = None  # at the decision
         self.produced: Where | None = None  # where the value the step's call returned was made
         self.called: Where | None = None  # where the name the step's first op call called was bound
         # the ops of the list the step was handed (id -> the op, its position; the interpreter sets
@@ -249,14 +274,14 @@ class OriginTracer:
             self._locals.pop(frame, None)  # a finished frame's names are no one's now: not kept alive
             if self.decisions:
                 self._previous.pop(frame, None)
-                self._held.pop(frame, None)
+                held = self._held.pop(frame, None) or {}
                 self._derived.pop(frame, None)
                 self._holding.pop(frame, None)
                 self._lookups.pop(frame, None)
                 last = self._tests.pop(frame, None)
                 if last is not None and type(arg) is bool:  # a predicate: its last test chose what it answered
                     self._predicate = last  # (no __class__ asked)
-                self._producer(frame, code, last)
+                self._producer(frame, code, last, arg, held)
             if frame is not self._top:
                 return self._line
             facts = line_facts(code.co_filename).get(frame.f_lineno)
@@ -265,19 +290,32 @@ class OriginTracer:
             self._top = None
         return self._line
 
-    def _producer(self, frame: FrameType, code: CodeType, last: Test | None) -> None:
+    def _producer(self, frame: FrameType, code: CodeType, last: Test | None, value, held: dict[str, Where]) -> None:
         """At a return: where the value it hands back was made. Its own ``return`` line, unless
         that line hands back what a function of the submission it called there returned
         (``return self._real_rows(y, x)``): then where that function's value was made. And where
         it was chosen: for a plain return inside the branch of the function's last test, taken
-        (``if size >= n: return size``), that test; else where it was made."""
+        (``if size >= n: return size``), that test; else where it was made. Noted there: the
+        value as plain data (:func:`plain`), and for a return that computes it from a local name
+        holding what a function of the submission returned (``return (batch, *x.shape[1:])``),
+        where that was made and its value (the operand)."""
         here = (code.co_filename, frame.f_lineno, code.co_name)
         chose = here
         inner = self._made.pop(frame, None)
         if inner is not None and inner[0] == frame.f_lineno and frame.f_lineno in call_returns(code.co_filename):
             here, chose = inner[1], inner[2]
-        elif last is not None and last[1][1] in guarding_tests(code.co_filename).get(frame.f_lineno, ()):
-            chose = last[1]
+        else:
+            if last is not None and last[1][1] in guarding_tests(code.co_filename).get(frame.f_lineno, ()):
+                chose = last[1]
+            operand = None
+            name = next((n for n in return_names(code.co_filename).get(frame.f_lineno, ()) if n in held), None)
+            if name is not None:
+                try:
+                    operand = (held[name], plain(frame.f_locals.get(name)))
+                except Exception:  # noqa: BLE001 - an odd frame: no operand noted
+                    operand = None
+            if len(self._returned) < MAX_RETURNED or chose in self._returned:
+                self._returned[chose] = (plain(value), operand)
         if frame is self._top:
             self.produced = here
         elif frame.f_back is not None:
@@ -345,6 +383,8 @@ class OriginTracer:
         """At the step's first op call, made from ``caller``: the test that chose its path."""
         found, self.looked_up = self._decision(caller)
         self.decided, self.compared = (found[1], found[2]) if found is not None else (None, None)
+        made = self.compared or self.looked_up  # what the value it compared was, when the decision was made
+        self.compared_value = self._returned.get(made) if made is not None else None
 
     def _built(self, frame: FrameType) -> None:
         """A record built by the submission's code (its ``__init__`` is not the submission's, as a
@@ -411,7 +451,7 @@ class OriginTracer:
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
         self.passed = []
         self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
-        self.compared, self._raised, self.looked_up = None, None, None
+        self.compared, self._raised, self.looked_up, self.compared_value = None, None, None, None
         self.produced, self.called, self.op_tests = None, None, {}
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
@@ -423,6 +463,8 @@ class OriginTracer:
             found = raised[1][0] if raised is not None and raised[0] is exc else None
             if self.decisions and self.decided is None and found is not None:  # a step that raised before any op
                 self.decided, self.compared, self.looked_up = found[1], found[2], raised[1][1]
+                made = self.compared or self.looked_up
+                self.compared_value = self._returned.get(made) if made is not None else None
             raise
         finally:
             sys.settrace(previous)
@@ -431,6 +473,7 @@ class OriginTracer:
             self._locals.clear()
             self._tests.clear()
             self._made.clear()
+            self._returned.clear()
             self._previous.clear()
             self._held.clear()
             self._derived.clear()
@@ -450,10 +493,14 @@ class OriginTracer:
                 frames.append(["argument", *self.locator.frame_wire(*self.argument)])
             if self.decided is not None:
                 frames.append(["decided", *self.locator.frame_wire(*self.decided)])
-                if self.compared is not None:
-                    frames.append(["compared", *self.locator.frame_wire(*self.compared)])
-                elif self.looked_up is not None:
-                    frames.append(["looked-up", *self.locator.frame_wire(*self.looked_up)])
+                made = self.compared or self.looked_up
+                if made is not None:
+                    kind = "compared" if self.compared is not None else "looked-up"
+                    valued = self.compared_value
+                    frames.append([kind, *self.locator.frame_wire(*made), *_valued(valued[0] if valued else NOT_PLAIN)])
+                    if valued is not None and valued[1] is not None:
+                        operand, value = valued[1]
+                        frames.append(["operand", *self.locator.frame_wire(*operand), *_valued(value)])
             if self.produced is not None:
                 frames.append(["produced", *self.locator.frame_wire(*self.produced)])
             if self.called is not None:

@@ -28,6 +28,20 @@ def bound_targets(node: ast.AST) -> tuple[list[str], list[str]]:
     return attributes, names
 
 
+def target_attributes(target: ast.AST) -> list[str]:
+    """The attribute names an assignment's target changes (``self.graphs[key] = ...``: graphs;
+    ``a.b, c.d = ...``: b, d), not those its subscripts only read (``buf[x.shape[0]:] = 0``)."""
+    if isinstance(target, ast.Attribute):
+        return [target.attr, *target_attributes(target.value)]
+    if isinstance(target, ast.Subscript):
+        return target_attributes(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for item in target.elts for name in target_attributes(item)]
+    if isinstance(target, ast.Starred):
+        return target_attributes(target.value)
+    return []
+
+
 @functools.lru_cache(maxsize=64)
 def local_names(filename: str) -> dict[int, tuple[str, ...]]:
     """Per line of a source file: the local names it binds (``static = ...``, ``for a, b in ...``)."""
@@ -107,6 +121,19 @@ def return_reads(filename: str) -> dict[int, tuple[str, ...]]:
                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
             ]
             found[node.lineno] = tuple(dict.fromkeys(reads))
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def return_names(filename: str) -> dict[int, tuple[str, ...]]:
+    """Per ``return`` line that computes its value (not a plain return): the local names it reads,
+    in order (``return (batch, *x.shape[1:])``: batch, x)."""
+    tree = parsed(filename)
+    found: dict[int, tuple[str, ...]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, PLAIN_RETURN):
+            names = [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+            found[node.lineno] = tuple(dict.fromkeys(names))
     return found
 
 
@@ -193,7 +220,7 @@ def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, st
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [t.attr for target in targets for t in ast.walk(target) if isinstance(t, ast.Attribute)]
+            names = [name for target in targets for name in target_attributes(target)]
             if names:
                 add(node.lineno, names)
         elif (

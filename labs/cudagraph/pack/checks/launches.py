@@ -10,7 +10,7 @@ from grader.suite.locating import bounded, decision_at, first_location, origin_a
 from grader.suite.schema_parts import COUNT, STEP_NAME, schema_object
 
 from .fused_ops import fused_list_decided_at
-from .runner_steps import bumps_at, eager_run_at, given_arg, runner_build, step_kind
+from .runner_steps import bumps_at, due_key, eager_run_at, given_arg, key_at, runner_build, step_kind
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,13 @@ class LaunchesCheck(Check):
                 _eager_ops_not_run(j.case, self.step, obs) or launch_reason(kind, self.equals, obs.launches)
             )
             at = bumps_at(obs)
+            wrong_key = key_at(obs, due_key(j.case, self.step))  # a path chosen by a key that is not the one due
             if kind == "replay" and obs.launches > self.equals and _built_as(j.case, self.step, "GraphRunner"):
-                at = _path_decided(obs) + eager_run_at(obs) + at
+                at = (wrong_key or _path_decided(obs)) + eager_run_at(obs) + at
             if obs.launches < self.equals:
                 at = _uncounted_at(obs) + at
+            if wrong_key and not at.startswith(wrong_key):
+                at = wrong_key + at
             if kind == "eager":  # one launch per entry of a list a fusion of the submission's made wrong
                 at = fused_list_decided_at(j.case, j.obs, self.step, obs.launches) + at
             if not first_location(at):  # no bump of the submission's own making: where the step's code went

@@ -1,9 +1,14 @@
-"""A failed case's traced re-run (grader.run.relocating) names a decision of an earlier step (issue
-34, point 3): the list ``run_eager`` ran was made by the submission's own ``fuse_elementwise``
-in step 1, so a wrong count that is right for that list names the test that chose the path of
-the first op the list holds where the contract does not put it (``op:N``); and ops that ran out
-of their list's order name the line that chose the op run first (``called``). Small
-submissions, written as a student might, not the suite's mutants."""
+"""A failed case's traced re-run (grader.run.relocating) names the decision behind a wrong count or
+output (issue 34, point 3), on small submissions written as a student might, not the suite's
+mutants:
+
+* a decision of an earlier step: the list ``run_eager`` ran was made by the submission's own
+  ``fuse_elementwise`` in step 1, so a count that is right for that list names the test on the
+  path of the first op the list holds where the contract does not put it (``op:N``); ops run out
+  of their list's order name the line that chose the op run first (``called``);
+* a path chosen by a key that is not the one due (the handout's padded shape): where that key, or
+  the batch it was made from, was made (``compared``/``looked-up`` with their values, ``operand``).
+"""
 
 from __future__ import annotations
 
@@ -68,7 +73,7 @@ def _judged(tmp_path: Path, source: str, uid: str, trace: bool = True):
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "cudagraph.py"
     path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(f"fusion_{abs(hash(str(path)))}_{trace}", path)
+    spec = importlib.util.spec_from_file_location(f"decisions_{abs(hash(str(path)))}_{trace}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     case, oracle = CASES[uid], LOADED.oracles[uid]
@@ -136,3 +141,78 @@ def test_ops_run_out_of_order_name_the_line_that_chose_the_op_run_first(tmp_path
     )
     verdict, lines = _judged(tmp_path / "chain", source, "fusion-basics/whole-chain-fuses")
     assert "wrong output" in verdict.message and "out of their order" not in verdict.message
+
+
+RUNNER = """
+
+class GraphEntry:
+    def __init__(self, shape, static_input, output, num_ops):
+        self.shape, self.static_input, self.output, self.num_ops = shape, static_input, output, num_ops
+
+
+class GraphRunner:
+    def __init__(self, ops, capture_sizes=None, warmup_steps=0):
+        self.ops = list(ops)
+        self.sizes = sorted(capture_sizes) if capture_sizes else None
+        self.graphs = {}
+
+    @property
+    def num_captured(self):
+        return len(self.graphs)
+
+    def pick(self, rows):
+        if self.sizes is None:
+            return rows
+        for size in self.sizes:
+            if size >= rows:
+                return size
+        return None
+
+    def key_for(self, x):
+        rows = self.pick(x.shape[0])
+        return None if rows is None else (rows, *x.shape[1:])
+
+    def __call__(self, x):
+        key = self.key_for(x)
+        if key is None:
+            return run_eager(self.ops, x)
+        found = self.graphs.get(key)
+        if found is not None:
+            found.static_input[: x.shape[0]] = x
+            found.static_input[x.shape[0] :] = 0
+            y = found.static_input
+            for op in self.ops:
+                y = op(y)
+            LaunchCounter.bump(1)
+            return y[: x.shape[0]].copy()
+        static = np.zeros(key, dtype=x.dtype)
+        static[: x.shape[0]] = x
+        out = run_eager(self.ops, static)
+        self.graphs[key] = GraphEntry(key, static, out, len(self.ops))
+        return out[: x.shape[0]].copy()
+"""
+
+
+def test_a_path_chosen_by_a_key_that_is_not_the_one_due_names_where_its_batch_was_made(tmp_path):
+    # a batch above every capture size is keyed by its own size (pick returns rows, not None):
+    # the second call of 9 rows replays (one launch) where it was due to run eagerly (three);
+    # the key (9, 8) was made from the batch 9, where none is due: pick's last return made it
+    source = COUNTER + RUNNER.replace(
+        "                return size\n        return None\n", "                return size\n        return rows\n"
+    )
+    verdict, lines = _judged(tmp_path, source, "padding-basics/above-largest-runs-eagerly")
+    assert "should cost 3 launches but cost 1" in verdict.message
+    made = [i for i, text in enumerate(lines, 1) if text == "        return rows"][-1]
+    assert verdict.origin == f"cudagraph.py:{made}", verdict.message
+    assert "(the batch 9 the key was made from; the batch due: none)" in verdict.message
+
+
+def test_a_right_key_keeps_the_lines_named_before(tmp_path):
+    # a replay that pays one launch per op: its key is the one due, so its decision is not the cause
+    source = COUNTER + RUNNER.replace(
+        "                y = op(y)\n            LaunchCounter.bump(1)\n",
+        "                y = op(y)\n                LaunchCounter.bump(1)\n",
+    )
+    verdict, lines = _judged(tmp_path, source, "replay-basics/capture-then-one")
+    assert "but cost 3" in verdict.message and "path was chosen by" not in verdict.message, verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, '                LaunchCounter.bump(1)')}", verdict.message
