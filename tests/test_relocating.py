@@ -247,11 +247,11 @@ def test_a_wrong_output_names_the_line_that_made_it_following_returns_that_hand_
     assert _failed_line(verdict, "output").line == handed, verdict.message
 
 
-def test_a_raise_keeps_its_own_line_whatever_value_chose_its_path():
+def test_a_raise_on_a_path_chosen_by_the_key_due_keeps_its_own_line():
     # a replay that copies the input unpadded raises where the batch is padded; its path was
-    # chosen by the lookup's test on the key helper's (right) value: the raise line is named,
-    # never the key helper, though a traced re-run notes that decision (a wrong key raises on
-    # the same path, so a raise alone cannot tell which of the two is wrong)
+    # chosen by the lookup's test on the key helper's value, which is the key due: the raise
+    # line is named, never the key helper, though a traced re-run notes that decision (a wrong
+    # key raises on the same path: test_relocating_decisions names the key there)
     import tempfile
 
     source = REFERENCE_SOURCE.read_text(encoding="utf-8").replace(

@@ -168,6 +168,10 @@ class GraphRunner:
                 return size
         return None
 
+    def fill(self, static, x):
+        static[: x.shape[0]] = x
+        static[x.shape[0] :] = 0
+
     def key_for(self, x):
         rows = self.pick(x.shape[0])
         return None if rows is None else (rows, *x.shape[1:])
@@ -178,15 +182,14 @@ class GraphRunner:
             return run_eager(self.ops, x)
         found = self.graphs.get(key)
         if found is not None:
-            found.static_input[: x.shape[0]] = x
-            found.static_input[x.shape[0] :] = 0
+            self.fill(found.static_input, x)
             y = found.static_input
             for op in self.ops:
                 y = op(y)
             LaunchCounter.bump(1)
             return y[: x.shape[0]].copy()
-        static = np.zeros(key, dtype=x.dtype)
-        static[: x.shape[0]] = x
+        static = np.zeros((self.pick(x.shape[0]), *x.shape[1:]), dtype=x.dtype)
+        self.fill(static, x)
         out = run_eager(self.ops, static)
         self.graphs[key] = GraphEntry(key, static, out, len(self.ops))
         return out[: x.shape[0]].copy()
@@ -216,3 +219,32 @@ def test_a_right_key_keeps_the_lines_named_before(tmp_path):
     verdict, lines = _judged(tmp_path, source, "replay-basics/capture-then-one")
     assert "but cost 3" in verdict.message and "path was chosen by" not in verdict.message, verdict.message
     assert verdict.origin == f"cudagraph.py:{_line(lines, '                LaunchCounter.bump(1)')}", verdict.message
+
+
+def test_a_raise_on_a_path_chosen_by_a_wrong_key_names_the_key_and_on_a_right_key_its_own_line(tmp_path):
+    # keyed by the batch alone: a narrower input finds the wider graph and raises copying into
+    # its buffer; the key (4,) is not the one due, (4, 6), and its batch is: the key's line
+    wide = "return None if rows is None else (rows, *x.shape[1:])"
+    source = COUNTER + RUNNER.replace(wide, "return None if rows is None else (rows,)")
+    verdict, lines = _judged(tmp_path, source, "shape-cache-edge/width-is-part-of-key")
+    assert "raised ValueError" in verdict.message, verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, 'else (rows,)')}", verdict.message
+    assert "(the key [4] this call's path was chosen by; the key due: [4, 6])" in verdict.message
+    first, _ = _judged(tmp_path / "first", source, "shape-cache-edge/width-is-part-of-key", trace=False)
+    assert first.origin == f"cudagraph.py:{_line(lines, 'static[: x.shape[0]] = x')}"  # untraced: the raise
+    # rounds down: 3 rows get the size-2 graph's key and raise filling its buffer; the batch 2 the
+    # key was made from is not the one due (4): the test that chose it
+    source = COUNTER + RUNNER.replace(
+        "for size in self.sizes:\n            if size >= rows:",
+        "for size in reversed(self.sizes):\n            if size <= rows:",
+    )
+    verdict, lines = _judged(tmp_path / "down", source, "padding-basics/round-up")
+    assert "raised ValueError" in verdict.message, verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, 'if size <= rows:')}", verdict.message
+    # the key is right and the copy is wrong (the buffer is filled unpadded): the raise line stays
+    source = COUNTER + RUNNER.replace(
+        "        static[: x.shape[0]] = x\n        static[x.shape[0] :] = 0\n", "        static[:] = x  # unpadded\n"
+    )
+    verdict, lines = _judged(tmp_path / "copy", source, "padding-basics/padded-rows-zeroed")
+    assert "raised ValueError" in verdict.message, verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, '# unpadded')}", verdict.message

@@ -36,6 +36,10 @@ class LaunchesCheck(Check):
     def expected_launches(self):
         return (self.step, self.equals)
 
+    def raise_decided_at(self, j, index):
+        # a call that raised on a path chosen by a key other than the one due: that key's making
+        return key_at(j.obs[index], due_key(j.case, index)) if index == self.step else ""
+
     def judge(self, j):
         step, obs = j.case.steps[self.step], j.obs[self.step]
         plural = "launch" if self.equals == 1 else "launches"
