@@ -57,6 +57,7 @@ ORIGIN_KINDS = (
     "produced",
     "called",
     "operand",
+    "iterated",
 )
 # field:<name>: where a field of the lab's snapshot entry (grader.lab.interface.Snapshot) got its
 # value during the step; <name> one of the lab's snapshot fields

@@ -270,12 +270,14 @@ def test_a_raise_on_a_path_chosen_by_the_key_due_keeps_its_own_line():
 
 def test_a_capture_where_a_replay_was_due_names_the_key_a_lookup_on_its_path_missed_by():
     # keyed on the real batch size, not the padded one: a batch that pads to a captured size
-    # misses its graph and captures again; the last test was the warm-up count's (right), the
-    # lookup before it compared what the key helper returned: that return is named
+    # misses its graph and captures again; its key is right, the capture before it keyed its
+    # graph by the real batch, (3, 8): the key helper's return that made it is named
     verdict, lines = _judged("padding_key_unpadded", "padding-basics/round-up", trace=True)
     made = next(i for i, text in enumerate(lines, 1) if "return x.shape  # should be the padded shape" in text)
     assert _failed_line(verdict, "launches").line == made, verdict.message
-    assert "(the value a lookup on this path missed by)" in verdict.message
+    # the replay's own key is the one due: the capture before it stored its graph under (3, 8)
+    assert "step 2 chose its path by a key other than its own" in verdict.message
+    assert "(the key [3, 8] the path was chosen by; the key due: [4, 8])" in verdict.message
     assert "then decided at" in verdict.message and "in _warming_up: if done < self.warmup_steps:" in verdict.message
 
 

@@ -229,7 +229,7 @@ def test_a_raise_on_a_path_chosen_by_a_wrong_key_names_the_key_and_on_a_right_ke
     verdict, lines = _judged(tmp_path, source, "shape-cache-edge/width-is-part-of-key")
     assert "raised ValueError" in verdict.message, verdict.message
     assert verdict.origin == f"cudagraph.py:{_line(lines, 'else (rows,)')}", verdict.message
-    assert "(the key [4] this call's path was chosen by; the key due: [4, 6])" in verdict.message
+    assert "(the key [4] the path was chosen by; the key due: [4, 6])" in verdict.message
     first, _ = _judged(tmp_path / "first", source, "shape-cache-edge/width-is-part-of-key", trace=False)
     assert first.origin == f"cudagraph.py:{_line(lines, 'static[: x.shape[0]] = x')}"  # untraced: the raise
     # rounds down: 3 rows get the size-2 graph's key and raise filling its buffer; the batch 2 the
@@ -248,3 +248,20 @@ def test_a_raise_on_a_path_chosen_by_a_wrong_key_names_the_key_and_on_a_right_ke
     verdict, lines = _judged(tmp_path / "copy", source, "padding-basics/padded-rows-zeroed")
     assert "raised ValueError" in verdict.message, verdict.message
     assert verdict.origin == f"cudagraph.py:{_line(lines, '# unpadded')}", verdict.message
+
+
+def test_a_batch_a_test_chose_from_sizes_that_never_held_the_one_due_names_where_the_sizes_were_set(tmp_path):
+    # sizes kept unsorted ([8, 2, 4, 1]): 3 rows take 8 (the first that holds them) and store the
+    # graph under (8, 5); 7 rows then find it and replay where a capture was due. Step 4's key is
+    # its own due key; step 2's was not, chosen by a test that walked [8] and never saw 4
+    source = COUNTER + RUNNER.replace("self.sizes = sorted(capture_sizes)", "self.sizes = list(capture_sizes)")
+    verdict, lines = _judged(tmp_path, source, "padding-edge/unsorted-sizes")
+    assert "should cost 2 launches but cost 1" in verdict.message, verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, 'self.sizes = list(capture_sizes)')}", verdict.message
+    assert "step 2 chose its path by a key other than its own" in verdict.message
+    assert "(the sizes a test walked, [8], to choose 8: never 4, the batch due)" in verdict.message
+    # a strict test walks past the size due (4 rows: 1, 2, 4 rejected, 8 taken): the test is named
+    source = COUNTER + RUNNER.replace("if size >= rows:", "if size > rows:")
+    verdict, lines = _judged(tmp_path / "strict", source, "padding-basics/round-up")
+    assert verdict.status == "failed", verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, 'if size > rows:')}", verdict.message

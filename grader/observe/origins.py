@@ -89,6 +89,7 @@ from grader.observe.source_facts import (
     line_facts,
     line_reads,
     local_names,
+    loop_sources,
     return_names,
     return_reads,
 )
@@ -189,8 +190,12 @@ class OriginTracer:
         # (and where what it returned was chosen: a plain return's taken test, else the same place)
         self._made: dict[FrameType, tuple[int, Where, Where]] = {}
         # where a value a function returned was chosen -> that value (plain) and its operand
-        self._returned: dict[Where, tuple[object, tuple[Where, object] | None]] = {}
-        self.compared_value: tuple[object, tuple[Where, object] | None] | None = None  # at the decision
+        # (and for a value a test in a loop over an attribute chose, where that attribute was set
+        # and the values the loop took: ``walked``)
+        self._returned: dict[Where, tuple[object, tuple | None, tuple | None]] = {}
+        self.compared_value: tuple[object, tuple | None, tuple | None] | None = None  # at the decision
+        # a running frame -> the int values its loop over an attribute took, where that attribute was set
+        self._loops: dict[FrameType, tuple[list[int], Where | None]] = {}
         self.produced: Where | None = None  # where the value the step's call returned was made
         self.called: Where | None = None  # where the name the step's first op call called was bound
         # the ops of the list the step was handed (id -> the op, its position; the interpreter sets
@@ -282,6 +287,7 @@ class OriginTracer:
                 if last is not None and type(arg) is bool:  # a predicate: its last test chose what it answered
                     self._predicate = last  # (no __class__ asked)
                 self._producer(frame, code, last, arg, held)
+                self._loops.pop(frame, None)
             if frame is not self._top:
                 return self._line
             facts = line_facts(code.co_filename).get(frame.f_lineno)
@@ -311,11 +317,13 @@ class OriginTracer:
             name = next((n for n in return_names(code.co_filename).get(frame.f_lineno, ()) if n in held), None)
             if name is not None:
                 try:
-                    operand = (held[name], plain(frame.f_locals.get(name)))
+                    walked = self._returned.get(held[name], (None, None, None))[2]
+                    operand = (held[name], plain(frame.f_locals.get(name)), walked)
                 except Exception:  # noqa: BLE001 - an odd frame: no operand noted
                     operand = None
+            loop = self._loops.get(frame) if chose is not here else None  # a test in a loop chose it
             if len(self._returned) < MAX_RETURNED or chose in self._returned:
-                self._returned[chose] = (plain(value), operand)
+                self._returned[chose] = (plain(value), operand, (loop[1], tuple(loop[0])) if loop else None)
         if frame is self._top:
             self.produced = here
         elif frame.f_back is not None:
@@ -332,6 +340,15 @@ class OriginTracer:
             return
         if self.given:
             self._hold(frame, bound)
+        loop = loop_sources(code.co_filename).get(before)
+        if loop is not None:  # for size in self.capture_sizes: the value it took, where that attribute was set
+            seen, _ = self._loops.setdefault(frame, ([], self.assigned.get(loop[1])))
+            try:
+                taken = plain(frame.f_locals.get(loop[0]))
+            except Exception:  # noqa: BLE001
+                taken = NOT_PLAIN
+            if type(taken) is int and len(seen) < MAX_PLAIN_ITEMS:
+                seen.append(taken)
         reads, one_call = line_reads(code.co_filename).get(before, ((), False))
         held = self._held.setdefault(frame, {})
         derived = self._derived.setdefault(frame, set())
@@ -479,6 +496,7 @@ class OriginTracer:
             self._derived.clear()
             self._lookups.clear()
             self._holding.clear()
+            self._loops.clear()
             self.given = {}
 
     def origin(self, read_attribute: str | None) -> list:
@@ -498,9 +516,14 @@ class OriginTracer:
                     kind = "compared" if self.compared is not None else "looked-up"
                     valued = self.compared_value
                     frames.append([kind, *self.locator.frame_wire(*made), *_valued(valued[0] if valued else NOT_PLAIN)])
+                    walked = valued[2] if valued is not None else None
                     if valued is not None and valued[1] is not None:
-                        operand, value = valued[1]
+                        operand, value, walked = valued[1]
                         frames.append(["operand", *self.locator.frame_wire(*operand), *_valued(value)])
+                    if (
+                        walked is not None and walked[0] is not None
+                    ):  # the values a loop walked, its attribute's setting
+                        frames.append(["iterated", *self.locator.frame_wire(*walked[0]), list(walked[1])])
             if self.produced is not None:
                 frames.append(["produced", *self.locator.frame_wire(*self.produced)])
             if self.called is not None:

@@ -138,6 +138,27 @@ def return_names(filename: str) -> dict[int, tuple[str, ...]]:
 
 
 @functools.lru_cache(maxsize=64)
+def loop_sources(filename: str) -> dict[int, tuple[str, str]]:
+    """Per ``for`` line over an attribute of ``self`` (``for size in self.capture_sizes:``, also
+    wrapped: ``reversed(self.capture_sizes)``): its first target name and that attribute."""
+    tree = parsed(filename)
+    found: dict[int, tuple[str, str]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            attribute = next(
+                (
+                    n.attr
+                    for n in ast.walk(node.iter)
+                    if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+                ),
+                None,
+            )
+            if attribute is not None:
+                found[node.lineno] = (node.target.id, attribute)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
 def call_returns(filename: str) -> frozenset[int]:
     """The lines of a ``return`` that hands back what a call made of this call's own values
     returned (``return self._rows(y, x)``). Not one that hands the call a stored value

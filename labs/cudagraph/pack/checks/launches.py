@@ -10,7 +10,16 @@ from grader.suite.locating import bounded, decision_at, first_location, origin_a
 from grader.suite.schema_parts import COUNT, STEP_NAME, schema_object
 
 from .fused_ops import fused_list_decided_at
-from .runner_steps import bumps_at, due_key, eager_run_at, given_arg, key_at, runner_build, step_kind
+from .runner_steps import (
+    bumps_at,
+    due_key,
+    eager_run_at,
+    earlier_key_at,
+    given_arg,
+    key_at,
+    runner_build,
+    step_kind,
+)
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,8 @@ class LaunchesCheck(Check):
                 _eager_ops_not_run(j.case, self.step, obs) or launch_reason(kind, self.equals, obs.launches)
             )
             at = bumps_at(obs)
-            wrong_key = key_at(obs, due_key(j.case, self.step))  # a path chosen by a key that is not the one due
+            # a path chosen by a key that is not the one due, this call's or an earlier call's of its runner
+            wrong_key = key_at(obs, due_key(j.case, self.step)) or earlier_key_at(j.case, j.obs, self.step)
             if kind == "replay" and obs.launches > self.equals and _built_as(j.case, self.step, "GraphRunner"):
                 at = (wrong_key or _path_decided(obs)) + eager_run_at(obs) + at
             if obs.launches < self.equals:

@@ -184,10 +184,35 @@ def key_at(obs: StepObservation, due: tuple[int, ...] | str | None) -> str:
     elif isinstance(value, int):  # a batch size the key is made of
         lead, what = (
             made.frame,
-            f"the batch {value} this call's path was chosen by; the batch due: {batch if batch is not None else 'none'}",
+            f"the batch {value} the path was chosen by; the batch due: {batch if batch is not None else 'none'}",
         )
     else:
         shown = list(value) if isinstance(value, tuple) else value
-        lead, what = made.frame, f"the key {shown} this call's path was chosen by; the key due: {due_text}"
+        lead, what = made.frame, f"the key {shown} the path was chosen by; the key due: {due_text}"
+    walked = by_kind.get("iterated")
+    chosen = value if lead is made.frame else operand.value if operand is not None else None
     verb = "returned at" if lead.source.startswith("return") else "decided at"
+    if walked is not None and isinstance(walked.value, tuple) and isinstance(batch, int) and isinstance(chosen, int):
+        if batch not in walked.value:  # the test chose from values that never held the one due: their order or set
+            lead, verb = walked.frame, "last set at"
+            what = f"the sizes a test walked, {list(walked.value)}, to choose {chosen}: never {batch}, the batch due"
     return bounded(f"\n  {verb} {frame_text(lead)}   ({what})\n    then decided at {frame_text(decided.frame)}")
+
+
+def earlier_key_at(case: Case, obs: tuple[StepObservation, ...], index: int) -> str:
+    """A call of a GraphRunner whose path was chosen by the key due, yet cost the wrong launches:
+    the first earlier call of the same runner whose path was chosen by a key other than its own
+    due key (:func:`key_at`; it stored or looked up a graph under that key), named as that call's
+    key; "" when there is none, or this call's key is not known to be the one due."""
+    mine = {o.kind: o for o in obs[index].origin}
+    made = mine.get("compared") or mine.get("looked-up")
+    due = due_key(case, index)
+    if made is None or not made.valued or not isinstance(due, tuple) or made.value != due:
+        return ""
+    target = case.steps[index].target
+    for step in case.steps[:index]:
+        if step.action == "call" and step.target == target:
+            found = key_at(obs[step.index], due_key(case, step.index))
+            if found:
+                return bounded(f"\n  step {step.index + 1} chose its path by a key other than its own:" + found)
+    return ""
