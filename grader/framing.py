@@ -58,6 +58,7 @@ ORIGIN_KINDS = (
     "called",
     "operand",
     "iterated",
+    "emptied",
 )
 # field:<name>: where a field of the lab's snapshot entry (grader.lab.interface.Snapshot) got its
 # value during the step; <name> one of the lab's snapshot fields

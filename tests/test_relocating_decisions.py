@@ -265,3 +265,21 @@ def test_a_batch_a_test_chose_from_sizes_that_never_held_the_one_due_names_where
     verdict, lines = _judged(tmp_path / "strict", source, "padding-basics/round-up")
     assert verdict.status == "failed", verdict.message
     assert verdict.origin == f"cudagraph.py:{_line(lines, 'if size > rows:')}", verdict.message
+
+
+def test_ops_that_never_ran_from_a_list_a_loop_found_empty_name_where_it_was_last_changed(tmp_path):
+    # the group keeps the very list the fusion then clears: run_eager runs the one new op (one
+    # launch, right), whose loop walks an empty list; no op of the chain ran
+    shared = FUSE.replace("make_group(list(pending))", "make_group(pending)").replace(
+        "    return out\n", "    pending.clear()\n    return out\n"
+    )
+    verdict, lines = _judged(tmp_path, COUNTER + shared, "fusion-basics/whole-chain-fuses")
+    assert "wrong output" in verdict.message, verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, 'pending.clear()')}", verdict.message
+    assert "(a loop of this step walked this list empty: ops never ran)" in verdict.message
+    first, _ = _judged(tmp_path / "first", COUNTER + shared, "fusion-basics/whole-chain-fuses", trace=False)
+    assert first.origin != verdict.origin  # a first run does not follow the lists
+    # the group copies the list before it is cleared: its ops run, the output is right
+    copied = FUSE.replace("    return out\n", "    pending.clear()\n    return out\n")
+    verdict, _ = _judged(tmp_path / "copied", COUNTER + copied, "fusion-basics/whole-chain-fuses")
+    assert verdict.status == "passed", verdict.message

@@ -63,6 +63,9 @@ one more:
 
 * ``called``: where the name the step's first op call called was bound (``for op in
   reversed(self.parts):`` above ``x = op(x)``): the op that ran first was chosen there.
+* ``emptied``: where a list a loop of the step walked empty was last changed by a line of the
+  case (``run.clear()`` in an earlier step's fusion loop, the list a fused op's ``for op in
+  group:`` then walks): :mod:`grader.observe.list_changes`.
 * ``op:N``: per op of the list the step was handed (N its position in its list; the interpreter
   names them, at most :data:`MAX_OP_TESTS`), the last ``if``/``elif``/``while`` test a function
   ran while a local name of it held that op (``for op in ops:`` ... ``if hasattr(op,
@@ -79,6 +82,7 @@ import ast
 import sys
 from types import CodeType, FrameType, FunctionType, MethodType
 
+from grader.observe.list_changes import ListChanges
 from grader.observe.source_facts import (
     call_returns,
     calls_on,
@@ -196,6 +200,7 @@ class OriginTracer:
         self.compared_value: tuple[object, tuple | None, tuple | None] | None = None  # at the decision
         # a running frame -> the int values its loop over an attribute took, where that attribute was set
         self._loops: dict[FrameType, tuple[list[int], Where | None]] = {}
+        self.lists = ListChanges()  # lists the case's lines changed, and a loop of this step that found one empty
         self.produced: Where | None = None  # where the value the step's call returned was made
         self.called: Where | None = None  # where the name the step's first op call called was bound
         # the ops of the list the step was handed (id -> the op, its position; the interpreter sets
@@ -240,6 +245,7 @@ class OriginTracer:
         if event == "line":
             if self.decisions:
                 self._carry(frame, code)
+                self.lists.on_line(frame, code.co_filename, frame.f_lineno, code.co_name)
             facts = line_facts(code.co_filename).get(frame.f_lineno)
             if facts is not None:
                 names, test = facts[0], facts[1]
@@ -470,6 +476,7 @@ class OriginTracer:
         self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
         self.compared, self._raised, self.looked_up, self.compared_value = None, None, None, None
         self.produced, self.called, self.op_tests = None, None, {}
+        self.lists.new_step()
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
@@ -528,6 +535,8 @@ class OriginTracer:
                 frames.append(["produced", *self.locator.frame_wire(*self.produced)])
             if self.called is not None:
                 frames.append(["called", *self.locator.frame_wire(*self.called)])
+            if self.lists.emptied is not None:
+                frames.append(["emptied", *self.locator.frame_wire(*self.lists.emptied)])
             for position, test in sorted(self.op_tests.items()):
                 frames.append([f"{OP_TEST}{position}", *self.locator.frame_wire(*test)])
             return frames[:MAX_ORIGIN_FRAMES]

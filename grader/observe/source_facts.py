@@ -159,6 +159,26 @@ def loop_sources(filename: str) -> dict[int, tuple[str, str]]:
 
 
 @functools.lru_cache(maxsize=64)
+def list_lines(filename: str) -> dict[int, tuple[tuple[str, ...], str]]:
+    """Per line: the local names a mutating method is called on (``run.clear()``, ``run.append(op)``),
+    and, for a ``for`` over a plain name (``for op in group:``), that name ("" otherwise)."""
+    tree = parsed(filename)
+    found: dict[int, tuple[tuple[str, ...], str]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in MUTATORS
+            and isinstance(node.func.value, ast.Name)
+        ):
+            names, walked = found.get(node.lineno, ((), ""))
+            found[node.lineno] = ((*names, node.func.value.id), walked)
+        elif isinstance(node, ast.For) and isinstance(node.iter, ast.Name):
+            found[node.lineno] = (found.get(node.lineno, ((), ""))[0], node.iter.id)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
 def call_returns(filename: str) -> frozenset[int]:
     """The lines of a ``return`` that hands back what a call made of this call's own values
     returned (``return self._rows(y, x)``). Not one that hands the call a stored value
