@@ -185,7 +185,8 @@ class OriginTracer:
         # a running frame -> its local names that hold what a function of the submission returned -> where made
         self._held: dict[FrameType, dict[str, Where]] = {}
         self._derived: dict[FrameType, set[str]] = {}  # those of them computed from such a name (a lookup)
-        self._raised: tuple[object, tuple[Test | None, Where | None]] | None = None  # an exception, its decision
+        # an exception, its decision, and what the value that decision compared was then
+        self._raised: tuple[object, tuple[Test | None, Where | None], object] | None = None
         self._order = 0  # tests seen in this step
         self.decided: Where | None = None  # the last test it ran before the step's first op call
         self.compared: Where | None = None  # where the value that test compared was made (a function's return)
@@ -280,7 +281,9 @@ class OriginTracer:
         elif event == "exception":
             if self.decisions and self.decided is None and (self._raised is None or self._raised[0] is not arg[1]):
                 # the first of the submission's frames an exception reaches: where it was raised
-                self._raised = (arg[1], self._decision(frame.f_back))
+                decision = self._decision(frame.f_back)
+                made = (decision[0][2] if decision[0] is not None else None) or decision[1]
+                self._raised = (arg[1], decision, self._returned.get(made) if made is not None else None)
         elif event == "return":
             self._locals.pop(frame, None)  # a finished frame's names are no one's now: not kept alive
             if self.decisions:
@@ -487,8 +490,7 @@ class OriginTracer:
             found = raised[1][0] if raised is not None and raised[0] is exc else None
             if self.decisions and self.decided is None and found is not None:  # a step that raised before any op
                 self.decided, self.compared, self.looked_up = found[1], found[2], raised[1][1]
-                made = self.compared or self.looked_up
-                self.compared_value = self._returned.get(made) if made is not None else None
+                self.compared_value = raised[2]  # as it was at the raise, before the frames unwound
             raise
         finally:
             sys.settrace(previous)
