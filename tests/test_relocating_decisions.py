@@ -6,8 +6,13 @@ mutants:
   ``fuse_elementwise`` in step 1, so a count that is right for that list names the test on the
   path of the first op the list holds where the contract does not put it (``op:N``); ops run out
   of their list's order name the line that chose the op run first (``called``);
-* a path chosen by a key that is not the one due (the handout's padded shape): where that key, or
-  the batch it was made from, was made (``compared``/``looked-up`` with their values, ``operand``).
+* a path chosen by a key that is not the one due (the handout's padded shape), also one that
+  raised, or an earlier call's of the same runner: where that key, or the batch it was made
+  from, was made (``compared``/``looked-up`` with their values, ``operand``), or where the sizes
+  a test chose the batch from were set when they never held the one due (``iterated``); a key
+  that is the one due keeps the lines named before;
+* ops of the chain that never ran, where a loop walked a list empty: where that list was last
+  changed, in an earlier step (``emptied``).
 """
 
 from __future__ import annotations
