@@ -4,11 +4,11 @@ ops never ran because the list that held them was emptied".
 In a failed case's re-run (grader.run.relocating), :class:`ListChanges` is told every line of the
 submission's that a traced call runs (grader.observe.origins). A line that calls a mutating method
 on a local name (``run.clear()``, ``run.append(op)``) notes that list object (exactly a ``list``)
-and the line, for the rest of the case: an earlier step's list is often walked by a later one
-(``fuse_elementwise`` builds what ``run_eager`` runs). A ``for`` over a plain name that finds that
-very list empty (``for op in group:`` in a fused op whose ``group`` is the list the fusion loop
-then cleared) notes, once per step, where it was last changed. Nothing here judges
-(labs/cudagraph/pack/checks/output.py: an output wrong where no op ran).
+and the line, for the rest of the case: an earlier step's list is often walked by a later one (a
+function that groups ops returns what a later step runs). A ``for`` over a plain name that finds
+that very list empty (``for op in group:`` in a grouped op whose ``group`` is the list the
+grouping loop then cleared) notes, once per step, where it was last changed. Nothing here
+judges: the lab's check of a wrong output does.
 """
 
 from __future__ import annotations
