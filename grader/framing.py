@@ -59,6 +59,7 @@ ORIGIN_KINDS = (
     "operand",
     "iterated",
     "emptied",
+    "stored",
 )
 # field:<name>: where a field of the lab's snapshot entry (grader.lab.interface.Snapshot) got its
 # value during the step; <name> one of the lab's snapshot fields
@@ -66,6 +67,10 @@ ORIGIN_FIELD = "field:"
 # op:<N>: the last test a function of the submission ran while a local name of it held op N (its
 # position in its list) of the op list the step was handed (grader.observe.origins)
 ORIGIN_OP = "op:"
+# stored:<N>: where an attribute a test compared was last assigned, by a constructor's line whose
+# value read its positional parameter N (after ``self``); plain ``stored`` when it read none
+ORIGIN_STORED = "stored:"
+ORIGIN_NUMBERED = (ORIGIN_OP, ORIGIN_STORED)  # the kinds followed by a number
 MAX_ORIGIN_FRAMES = 16
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).

@@ -41,7 +41,7 @@ from grader.framing import (
     OBSERVATION_VERSION,
     ORIGIN_FIELD,
     ORIGIN_KINDS,
-    ORIGIN_OP,
+    ORIGIN_NUMBERED,
     READABLE_OBSERVATIONS,
     STEP_FIELDS,
     ProtocolError,
@@ -267,8 +267,8 @@ def _origin_value(raw: Any, where: str) -> int | tuple[int, ...] | None:
 
 
 def _op_kind(kind: str) -> bool:
-    """Whether ``kind`` is ``op:<N>`` with N a position an op list may hold."""
-    digits = kind[len(ORIGIN_OP) :] if kind.startswith(ORIGIN_OP) else ""
+    """Whether ``kind`` is ``op:<N>`` or ``stored:<N>`` with N a position an op list may hold."""
+    digits = next((kind[len(p) :] for p in ORIGIN_NUMBERED if kind.startswith(p)), "")
     return 0 < len(digits) <= 3 and digits.isascii() and digits.isdigit() and int(digits) < MAX_WITNESS
 
 
@@ -372,7 +372,7 @@ class _Decoder:
             if not isinstance(entry, list) or len(entry) not in (5, 6) or not isinstance(entry[0], str):
                 raise _fail(at, "expected [kind, file, line, function, source] and an optional plain value")
             if entry[0] not in self.origin_kinds and not _op_kind(entry[0]):
-                raise _fail(at, f"an origin's kind is one of {sorted(self.origin_kinds)} or {ORIGIN_OP}<N>")
+                raise _fail(at, f"an origin's kind is one of {sorted(self.origin_kinds)} or {ORIGIN_NUMBERED}<N>")
             (frame,) = self.frames([entry[1:5]], at, 1)
             if len(entry) == 6:
                 found.append(Origin(entry[0], frame, _origin_value(entry[5], f"{at}[5]"), True))

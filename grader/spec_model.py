@@ -86,7 +86,8 @@ class Step:
     kwargs: tuple[tuple[str, Value], ...] = ()
     observe_graphs: bool = False
     follow_values: bool = False  # a runner's call whose first op's input a check judges: trace where it came from
-    # a failed case's re-run (grader.run.relocating): this call is traced too, its decision noted
+    # a failed case's re-run (grader.run.relocating): this step is traced deeper (a call's decision
+    # noted; what a build's, a method's or a read's tests compared: grader.step_kinds tracing)
     trace_call: bool = False
     implicit: bool = False
     line: int = 0

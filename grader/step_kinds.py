@@ -56,6 +56,10 @@ class StepKind:
     # and the function's returned op list is listed when lab.yaml says the function binds ops.
     passes_input: ClassVar[bool] = False
     lists_returned_ops: ClassVar[bool] = False
+    # A failed case's re-run (grader.run.relocating) marks a step of this kind ``trace_call``: its
+    # kind then traces it deeper (:meth:`tracing`). A kind that never runs the submission's code
+    # under the origin tracer leaves it as it is, so a case of only such steps is not re-run.
+    traced_again: ClassVar[bool] = False
 
     # ----------------------------------------------------------- parsing (the loader)
     @classmethod
@@ -162,7 +166,7 @@ class _CallsTarget(StepKind):
 
 class Build(_CallsTarget):
     action, forbidden, description = "build", ("of", "value", "fill"), "construct a contract class"
-    calls_target = True
+    calls_target = traced_again = True
 
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
@@ -211,12 +215,15 @@ class Build(_CallsTarget):
 
     @classmethod
     def tracing(cls, step):
-        return {}
+        # in a failed case's re-run, also which of the constructor's parameters each attribute's
+        # value was stored from (grader.observe.stored_values)
+        return {"stores": True} if step.trace_call else {}
 
 
 class Call(_CallsTarget):
     action, forbidden, description = "call", ("of", "value", "fill"), "call a contract function or a built object"
     calls_target = target_may_be_bound = pictures_launches = passes_input = lists_returned_ops = True
+    traced_again = True
 
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
@@ -253,13 +260,16 @@ class Call(_CallsTarget):
         # call in a failed case's re-run (Step.trace_call, grader.run.relocating), which also
         # notes the test that chose its path and where its returned value was made
         if step.trace_call:
-            return {"fields": True, "decisions": True}
+            return {"fields": True, "decisions": True, "stores": True}
         return {"fields": True} if step.observe_graphs or step.follow_values else None
 
 
 class _ActsOnObject(StepKind):
     """What the steps on an earlier step's object share (``of:``): that object is their callee,
-    and the worker traces them with the origin tracer's default options."""
+    and the worker traces them with the origin tracer's default options; in a failed case's
+    re-run, also what their tests compared and where it was stored (grader.observe.stored_values)."""
+
+    traced_again = True
 
     @classmethod
     def callee(cls, step):
@@ -267,7 +277,7 @@ class _ActsOnObject(StepKind):
 
     @classmethod
     def tracing(cls, step):
-        return {}
+        return {"stores": True} if step.trace_call else {}
 
 
 class Method(_ActsOnObject):

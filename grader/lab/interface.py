@@ -57,10 +57,18 @@ class EntryPoint:
     members: tuple[str, ...] = ()
     binds: Literal["runner", "ops", "result"] | None = None  # see BINDS
     params: tuple[str, ...] = ()  # its positional parameters' names, in order (where a step's args are)
+    # the handout's floor on an int argument (lab.yaml: at_least): ``warmup_steps`` below 1 is raised to 1
+    at_least: tuple[tuple[str, int], ...] = ()
 
     def position(self, param: str) -> int | None:
         """Where ``param`` is among the positional parameters (None: not one of them)."""
         return self.params.index(param) if param in self.params else None
+
+    def due(self, param: str, given: object) -> int | None:
+        """What the contract makes of the int argument ``given`` for ``param``, where the lab
+        declares a floor for it (``at_least``); None where it declares none (or ``given`` is no int)."""
+        floor = dict(self.at_least).get(param)
+        return max(floor, given) if floor is not None and type(given) is int else None
 
 
 @dataclass(frozen=True)

@@ -279,7 +279,7 @@ def r_list(r: _Reader, value: Any, key: str) -> list:
 
 
 def _entry_point(r: _Reader, value: Any, key: str) -> EntryPoint:
-    f = r.mapping(value, key, ("name", "kind", "buildable", "members", "binds", "params"), ("name", "kind"))
+    f = r.mapping(value, key, ("name", "kind", "buildable", "members", "binds", "params", "at_least"), ("name", "kind"))
     if f["kind"] not in ENTRY_KINDS:
         raise r.fail(f"{key}.kind", f"expected one of {', '.join(ENTRY_KINDS)}, got {f['kind']!r}")
     buildable = f.get("buildable", False)
@@ -294,6 +294,11 @@ def _entry_point(r: _Reader, value: Any, key: str) -> EntryPoint:
             raise r.fail(f"{key}.binds", f"{binds}: a runner is a buildable class, ops and result are functions")
         if "ops" not in params:
             raise r.fail(f"{key}.params", f"binds {binds}: expected the parameter 'ops' among {list(params)}")
+    floors = f.get("at_least", {})
+    if not isinstance(floors, dict) or any(
+        p not in params or type(n) is not int or not -(2**31) < n < 2**31 for p, n in floors.items()
+    ):
+        raise r.fail(f"{key}.at_least", f"expected a mapping of its params ({', '.join(params)}) to ints")
     return EntryPoint(
         r.name(f["name"], f"{key}.name"),
         f["kind"],
@@ -301,6 +306,7 @@ def _entry_point(r: _Reader, value: Any, key: str) -> EntryPoint:
         r.names(f.get("members", []), f"{key}.members"),
         binds,
         params,
+        tuple(floors.items()),
     )
 
 

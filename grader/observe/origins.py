@@ -97,6 +97,7 @@ from grader.observe.source_facts import (
     return_names,
     return_reads,
 )
+from grader.observe.stored_values import StoredValues
 
 __all__ = ["OriginTracer", "definition", "line_facts"]
 Where = tuple[str, int, str]  # file, line, function
@@ -210,6 +211,8 @@ class OriginTracer:
         self.given: dict[int, tuple[object, int]] = {}
         self._holding: dict[FrameType, tuple[str, int]] = {}
         self.op_tests: dict[int, Where] = {}
+        self.stores = False  # whether this step notes what its tests compared (a re-run's step)
+        self.stored = StoredValues()  # attributes stored from a constructor's parameter; the tests' values
 
     def _file(self, code: CodeType) -> str | None:
         # keyed by the code object's id, never by the object: hashing a code object hashes its
@@ -254,6 +257,8 @@ class OriginTracer:
                     self.assigned[name] = (code.co_filename, frame.f_lineno, code.co_name)
                     if self.fields and name in self.followed:
                         self.field_origins[name] = self.assigned[name]
+                if names and self.stores:
+                    self.stored.on_assign(frame, code, names, frame is self._top)
                 if test and self.decisions:
                     self._order += 1
                     held = self._held.get(frame, {})
@@ -271,6 +276,8 @@ class OriginTracer:
                     if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
                         self.passed.append(self.tested)  # an earlier test whose branch was not taken
                     self.tested = (code.co_filename, frame.f_lineno, code.co_name)
+                    if self.stores:
+                        self.stored.on_test(frame, code, self.tested)
             if self.fields:
                 bound = local_names(code.co_filename).get(frame.f_lineno)
                 if bound:
@@ -470,11 +477,14 @@ class OriginTracer:
         else:
             self.argument = here
 
-    def run(self, perform, *args, fields: bool = False, decisions: bool = False):
+    def run(self, perform, *args, fields: bool = False, decisions: bool = False, stores: bool = False):
         """``perform(*args)`` under the tracer; what it returns or raises passes through.
         ``fields``: follow the value-flow of a captured graph's record (a runner's call).
-        ``decisions``: note the test that chose the call's path (a failed case's re-run)."""
+        ``decisions``: note the test that chose the call's path (a failed case's re-run).
+        ``stores``: note what the tests compared and where it was stored (a failed case's re-run)."""
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
+        self.stores = stores
+        self.stored.new_step()
         self.passed = []
         self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
         self.compared, self._raised, self.looked_up, self.compared_value = None, None, None, None
@@ -554,14 +564,18 @@ class OriginTracer:
                 frames.append(["state", *self.locator.frame_wire(*state)])
             if self.tested is not None:
                 frames.append(["tested", *self.locator.frame_wire(*self.tested)])
+                noted = len(frames)  # each test's stored values follow it (a re-run's), not counted here
+                frames.extend(self.stored.frames(self.tested, self.assigned, self.locator))
                 if plain:  # each earlier test that guards a plain return of its own, and that return
                     for test in self.passed:
                         guarded = guarded_returns(test[0]).get(test[1])
-                        if guarded is not None and len(frames) <= MAX_PASSED_FRAMES:
+                        if guarded is not None and noted <= MAX_PASSED_FRAMES:
                             frames.append(["passed", *self.locator.frame_wire(*test)])
                             frames.append(["guards", *self.locator.frame_wire(test[0], guarded, test[2])])
+                            frames.extend(self.stored.frames(test, self.assigned, self.locator))
+                            noted += 2
             elif plain and self.returned_attribute in self.assigned:  # return self._count: where it was set
                 frames.append(["assigned", *self.locator.frame_wire(*self.assigned[self.returned_attribute])])
         elif read_attribute is not None and read_attribute in self.assigned:
             frames.append(["assigned", *self.locator.frame_wire(*self.assigned[read_attribute])])
-        return frames
+        return frames[:MAX_ORIGIN_FRAMES]

@@ -56,15 +56,15 @@ def local_names(filename: str) -> dict[int, tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=64)
 def line_reads(filename: str) -> dict[int, tuple[tuple[str, ...], bool]]:
-    """Per ``if``/``elif``/``while`` test and per assignment of local names: the local names the
-    test or the assigned value reads, in order, and whether that value is one call
+    """Per ``if``/``elif``/``while`` test and per assignment of local names or attributes: the
+    local names the test or the assigned value reads, in order, and whether that value is one call
     (``key = self._graph_key(x)``: the name holds what the call returned)."""
     tree = parsed(filename)
     found: dict[int, tuple[tuple[str, ...], bool]] = {}
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, (ast.If, ast.While)):
             value = node.test
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and bound_targets(node)[1]:
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(bound_targets(node)):
             value = node.value
         else:
             continue
@@ -121,6 +121,24 @@ def return_reads(filename: str) -> dict[int, tuple[str, ...]]:
                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
             ]
             found[node.lineno] = tuple(dict.fromkeys(reads))
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def test_reads(filename: str) -> dict[int, tuple[str, ...]]:
+    """Per ``if``/``elif``/``while`` test: the attributes of ``self`` it reads, in order
+    (``if self._step_count < self.warmup_steps:``: _step_count, warmup_steps)."""
+    tree = parsed(filename)
+    found: dict[int, tuple[str, ...]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.If, ast.While)):
+            reads = [
+                n.attr
+                for n in ast.walk(node.test)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+            ]
+            if reads:
+                found[node.lineno] = tuple(dict.fromkeys(reads))
     return found
 
 

@@ -32,13 +32,18 @@ from grader.run.runner import CaseRun, RunSettings, SubmissionRun, run_submissio
 from grader.run.scratch import ScratchArea
 from grader.run.zygote_client import Zygote
 from grader.spec_model import Case
+from grader.step_kinds import step_kind
 
 Keyed = tuple[str, list[str]]  # a submission's cache entry key and its cases' keys (grader.run.cache.cache_keys)
 
 
 def traced(case: Case) -> Case:
-    """``case`` with every call step traced (its message differs only by those steps' flag)."""
-    return replace(case, steps=tuple(replace(s, trace_call=True) if s.action == "call" else s for s in case.steps))
+    """``case`` with every step traced again (its message differs only by those steps' flag): each
+    step whose kind runs the submission's code under the origin tracer (``traced_again``: a call,
+    a build, a method, a read, a set); a case of none (a probe's lines are traced in the first
+    run already) is itself."""
+    steps = tuple(replace(s, trace_call=True) if step_kind(s.action).traced_again else s for s in case.steps)
+    return replace(case, steps=steps)
 
 
 def traced_key(key: str) -> str:

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import re
 
-from grader.observations import Raised, SourceFrame, StepObservation
+from grader.framing import ORIGIN_STORED
+from grader.observations import Origin, Raised, SourceFrame, StepObservation
+
+STORED = ORIGIN_STORED.rstrip(":")  # where an attribute a test compared was stored, no parameter read there
 
 MAX_LOCATION = 1200  # characters of the location block added to one message
 MAX_SHOWN_SITES = 4  # distinct call sites named in one message
@@ -89,14 +92,22 @@ def first_frame(at: str) -> tuple[str, int, str]:
 
 
 def origin_at(
-    obs: StepObservation, state_wrong: bool = False, expected: str = "", decided: SourceFrame | None = None
+    obs: StepObservation,
+    state_wrong: bool = False,
+    expected: str = "",
+    decided: SourceFrame | None = None,
+    arguments: dict[int, tuple[int, int]] | None = None,
 ) -> str:
     """Lines naming where a step's wrong value came from in the submission (grader.observe.origins),
     the likeliest cause first: the test that chose a plain ``return`` (``if n <= warmup:`` above
     ``return Mode.WARMUP``), else the ``return`` that computed the value, else, for an
     attribute read, the line that last assigned it. "" when the worker saw none of them.
     ``decided``: the test that chose the path of the object's last call (a re-run's, else None):
-    a value computed from state no call ever changed was decided there (no capture was made)."""
+    a value computed from state no call ever changed was decided there (no capture was made).
+    ``arguments``: per positional parameter of the object's constructor, the int it was given and
+    the value the contract makes of it, where they differ (lab.yaml: ``at_least``): a test that
+    compared an attribute stored from that parameter and still holding it as given (a re-run's
+    ``stored:N``) is right, and the line that stored it is named before it."""
     by_kind = {o.kind: o.frame for o in obs.origin}
     returned = by_kind.get("returned") or by_kind.get("returned-plain")
     tested = by_kind.get("tested")
@@ -111,14 +122,17 @@ def origin_at(
     if state_wrong and state is not None and returned is not None:
         # the object's other results are wrong too: the state the return computes from, not the return
         return bounded(f"\n  last set at {frame_text(state)}\n    then returned at {frame_text(returned)}")
-    for passed, guards in zip(obs.origin, obs.origin[1:]):
+    for i, (passed, guards) in enumerate(zip(obs.origin, obs.origin[1:])):
         # an earlier test not taken whose own return hands back the expected value: that test
         if expected and passed.kind == "passed" and guards.kind == "guards" and _returns(guards.frame, expected):
+            lead = _test_lead(obs.origin[i + 2 :], arguments or {})
             return bounded(
-                f"\n  decided at {frame_text(passed.frame)}   (not taken)\n    then returned at {frame_text(returned)}"
+                f"{lead}decided at {frame_text(passed.frame)}   (not taken)\n    then returned at {frame_text(returned)}"
             )
     if "returned-plain" in by_kind and tested is not None:
-        return bounded(f"\n  decided at {frame_text(tested)}\n    then returned at {frame_text(returned)}")
+        after = next(i for i, o in enumerate(obs.origin) if o.kind == "tested") + 1
+        lead = _test_lead(obs.origin[after:], arguments or {})
+        return bounded(f"{lead}decided at {frame_text(tested)}\n    then returned at {frame_text(returned)}")
     if "returned-plain" in by_kind and assigned is not None and assigned.function != "__init__":
         # return self._count, set by another method since: that method's line is the likelier cause
         return bounded(f"\n  last set at {frame_text(assigned)}\n    then returned at {frame_text(returned)}")
@@ -166,6 +180,21 @@ def argument_at(obs: StepObservation) -> str:
     bound the name handed to the op, or the call that passed it in), "" when not seen."""
     frame = next((o.frame for o in obs.origin if o.kind == "argument"), None)
     return bounded(f"\n  last set at {frame_text(frame)}") if frame is not None else ""
+
+
+def _test_lead(following: tuple[Origin, ...], arguments: dict[int, tuple[int, int]]) -> str:
+    """How the lines naming a test start: with where an attribute the test compared was stored
+    (the ``stored`` frames that follow the test, ``following``) when it was stored from the
+    constructor's parameter N and still holds the argument as given where the contract makes
+    another value of it (``arguments``: N -> (given, due)); else with the test itself."""
+    for origin in following:
+        if origin.kind != STORED and not origin.kind.startswith(ORIGIN_STORED):
+            break
+        position = origin.kind[len(ORIGIN_STORED) :]
+        given, due = arguments.get(int(position), (None, None)) if position.isdigit() else (None, None)
+        if origin.valued and type(origin.value) is int and origin.value == given:
+            return f"\n  last set at {frame_text(origin.frame)}   (it holds the argument {given} as given; the contract makes it {due})\n    then "
+    return "\n  "
 
 
 def _returns(frame: SourceFrame, name: str) -> bool:

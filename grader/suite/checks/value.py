@@ -13,6 +13,7 @@ from grader.suite.describing import describe, outcome
 from grader.suite.locating import origin_at
 from grader.suite.schema_parts import STEP_NAME, schema_object
 from grader.suite.spec_reading import read_plain
+from grader.values import PlainValue
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,9 @@ class ValueCheck(Check):
             None if ok else f"{self.what} should be {expected}, was {observed}.",
             at=""
             if ok or obs.outcome != "returned"
-            else origin_at(obs, _calls_wrong(j, step), self.equals if self.enum else "", _decided(j, step)),
+            else origin_at(
+                obs, _calls_wrong(j, step), self.equals if self.enum else "", _decided(j, step), _arguments(j, step)
+            ),
         )
 
 
@@ -72,6 +75,24 @@ def _decided(j, step):
         if other.action == "call" and other.target == step.on:
             return next((o.frame for o in j.obs[other.index].origin if o.kind == "decided"), None)
     return None
+
+
+def _arguments(j, step) -> dict[int, tuple[int, int]]:
+    """Per positional parameter of the constructor the object this step reads was built with: the
+    int argument the case gave it and the value the contract makes of it (the lab's ``at_least``:
+    ``warmup_steps`` below 1 is raised to 1), where the two differ. Evidence for locating only."""
+    build = next((s for s in j.case.steps[: step.index] if s.action == "build" and s.name == step.on), None)
+    entry = active_lab().entry_point(build.target) if build is not None and step.on else None
+    if entry is None:
+        return {}
+    given, found = dict(build.kwargs), {}
+    for position, param in enumerate(entry.params):
+        value = build.args[position] if position < len(build.args) else given.get(param)
+        raw = value.value if isinstance(value, PlainValue) else None
+        due = entry.due(param, raw)
+        if due is not None and due != raw:
+            found[position] = (raw, due)
+    return found
 
 
 def _calls_wrong(j, step) -> bool:
