@@ -177,7 +177,12 @@ def test_every_field_of_the_record_decodes_and_no_other_does():
     body, _ = framing.split_frame(framing.observation_frame("s/c", [{**record.wire(), "origin": valued}], []))
     (step,) = observations.decode_observations(body, "s/c", 1).steps
     assert [(o.value, o.valued) for o in step.origin] == [((4, 8), True), (None, True)]
+    stored = [["stored:0", "c.py", 3, "__init__", "self.w = w", -1], ["stored", "c.py", 4, "__init__", "", 0]]
+    body, _ = framing.split_frame(framing.observation_frame("s/c", [{**record.wire(), "origin": stored}], []))
+    (step,) = observations.decode_observations(body, "s/c", 1).steps
+    assert [(o.kind, o.frame.line, o.value) for o in step.origin] == [("stored:0", 3, -1), ("stored", 4, 0)]
     ops_bad = [[[kind, "cudagraph.py", 9, "f", ""]] for kind in ("op:", "op:x", "op:-1", "op:256", "op:²", "op:2 ")]
+    ops_bad += [[[kind, "c.py", 3, "f", ""]] for kind in ("stored:", "stored:x", "stored:-1", "stored:256", "stored0")]
     ops_bad += [[["compared", "c.py", 4, "k", "", bad]] for bad in ("none", 1.5, True, [1] * 9, [True], {"a": 1})]
     ops_bad.append([["compared", "c.py", 4, "k", "", 1, 2]])
     too_many = [["tested", "cudagraph.py", 7, "f", ""]] * (framing.MAX_ORIGIN_FRAMES + 1)

@@ -99,6 +99,10 @@ def test_both_labs_load_and_declare_what_their_specs_use():
     }
     assert default.entry_point("PiecewiseGraphRunner").position("capture_sizes") == 2
     assert default.entry_point("GraphRunner").position("is_capturable") is None
+    # the handout's floor on the state machine's warm-up (lab.yaml: at_least): what an argument is due to be
+    machine = default.entry_point("InferenceGraphCapture")
+    assert [machine.due("warmup_steps", n) for n in (-5, 0, 1, 3)] == [1, 1, 1, 3]
+    assert machine.due("enabled", True) is None and default.entry_point("GraphRunner").due("warmup_steps", 0) is None
 
 
 @pytest.mark.parametrize(
@@ -137,6 +141,16 @@ def test_both_labs_load_and_declare_what_their_specs_use():
             "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: f, kind: function}]}\n"
             "behaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\nprobe: [f]\n",
             "probe[0]: 'f' is not an entry point with binds: runner",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: C, kind: class, params: [n],"
+            " at_least: {k: 1}}]}\nbehaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\n",
+            "student.entry_points[0].at_least: expected a mapping of its params (n) to ints",
+        ),
+        (
+            "format: 1\nid: x\ntitle: t\nstudent: {module: m, entry_points: [{name: C, kind: class, params: [n],"
+            " at_least: {n: true}}]}\nbehaviours: [{id: a, title: A, part: core}]\nspecs: s\nreference: r\n",
+            "student.entry_points[0].at_least: expected a mapping of its params (n) to ints",
         ),
         ("a: [\n", "not valid YAML"),
     ],
