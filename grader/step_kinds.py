@@ -56,10 +56,6 @@ class StepKind:
     # and the function's returned op list is listed when lab.yaml says the function binds ops.
     passes_input: ClassVar[bool] = False
     lists_returned_ops: ClassVar[bool] = False
-    # A failed case's re-run (grader.run.relocating) marks a step of this kind ``trace_call``: its
-    # kind then traces it deeper (:meth:`tracing`). A kind that never runs the submission's code
-    # under the origin tracer leaves it as it is, so a case of only such steps is not re-run.
-    traced_again: ClassVar[bool] = False
 
     # ----------------------------------------------------------- parsing (the loader)
     @classmethod
@@ -122,6 +118,13 @@ class StepKind:
         """The attribute whose origin the step's record names (a read's), else None."""
         return None
 
+    @classmethod
+    def retraced(cls, step: Step, steps: tuple[Step, ...]) -> bool:
+        """Whether a failed case's re-run (grader.run.relocating) marks this step of the case's
+        ``steps`` ``trace_call``, for :meth:`tracing` to trace it deeper: only where it can observe
+        something its first run did not (a case none of whose steps is marked is not re-run)."""
+        return False
+
     # ----------------------------------------------------------- describing (pages, repro)
     @classmethod
     def label(cls, step: Step, args: list[str], bind: str) -> str:
@@ -166,7 +169,7 @@ class _CallsTarget(StepKind):
 
 class Build(_CallsTarget):
     action, forbidden, description = "build", ("of", "value", "fill"), "construct a contract class"
-    calls_target = traced_again = True
+    calls_target = True
 
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
@@ -219,11 +222,14 @@ class Build(_CallsTarget):
         # value was stored from (grader.observe.stored_values)
         return {"stores": True} if step.trace_call else {}
 
+    @classmethod
+    def retraced(cls, step, steps):
+        return stores_matter(steps)
+
 
 class Call(_CallsTarget):
     action, forbidden, description = "call", ("of", "value", "fill"), "call a contract function or a built object"
     calls_target = target_may_be_bound = pictures_launches = passes_input = lists_returned_ops = True
-    traced_again = True
 
     @classmethod
     def parse_target(cls, draft, fields, node, where, step):
@@ -263,13 +269,15 @@ class Call(_CallsTarget):
             return {"fields": True, "decisions": True, "stores": True}
         return {"fields": True} if step.observe_graphs or step.follow_values else None
 
+    @classmethod
+    def retraced(cls, step, steps):
+        return True  # the test that chose its path, and the rest grader.observe.origins notes then
+
 
 class _ActsOnObject(StepKind):
     """What the steps on an earlier step's object share (``of:``): that object is their callee,
     and the worker traces them with the origin tracer's default options; in a failed case's
     re-run, also what their tests compared and where it was stored (grader.observe.stored_values)."""
-
-    traced_again = True
 
     @classmethod
     def callee(cls, step):
@@ -278,6 +286,10 @@ class _ActsOnObject(StepKind):
     @classmethod
     def tracing(cls, step):
         return {"stores": True} if step.trace_call else {}
+
+    @classmethod
+    def retraced(cls, step, steps):
+        return stores_matter(steps)
 
 
 class Method(_ActsOnObject):
@@ -500,6 +512,30 @@ def lab_step_kinds(lab: Lab) -> dict[str, type[StepKind]]:
         kinds[kind.action] = kind
     _lab_kinds = (lab, kinds)
     return kinds
+
+
+def changed_arguments(step: Step) -> dict[int, tuple[int, int]]:
+    """Per positional parameter of the constructor a build step calls: the int argument the step
+    hands it and the value the contract makes of it (lab.yaml: ``at_least``), where the two
+    differ (``InferenceGraphCapture(0)``: {0: (0, 1)}); {} for any other step."""
+    entry = active_lab().entry_point(step.target) if step.action == "build" else None
+    if entry is None:
+        return {}
+    given, found = dict(step.kwargs), {}
+    for position, param in enumerate(entry.params):
+        value = step.args[position] if position < len(step.args) else given.get(param)
+        raw = value.value if isinstance(value, PlainValue) else None
+        due = entry.due(param, raw)
+        if due is not None and due != raw:
+            found[position] = (raw, due)
+    return found
+
+
+def stores_matter(steps: tuple[Step, ...]) -> bool:
+    """Whether where the values a case's tests compared were stored can tell a cause (a re-run's
+    ``stored:N``, grader.suite.locating): only where a build hands an argument the contract
+    makes another value of."""
+    return any(changed_arguments(step) for step in steps)
 
 
 def step_kind(action: str) -> type[StepKind]:

@@ -1,6 +1,7 @@
 """Which failed cases a submission's traced re-run takes (issue 34 point 3, issue 35 point 1):
 only those whose re-run can observe something their first run did not. A case with no call step
-runs traced exactly as it ran (a probe's lines are traced in the first run already), so a
+runs traced exactly as it ran (a probe's lines are traced in the first run already), unless it
+builds an object with an argument the contract makes another value of (lab.yaml: at_least), so a
 submission whose first cause is such a case pays no second worker, and its report is the same."""
 
 from __future__ import annotations
@@ -23,6 +24,20 @@ def test_a_case_without_a_call_step_runs_traced_as_it_ran():
     answers = by_tag["notebook-answers"]
     assert answers and all(traced(case) == case for case in answers)
     assert any(traced(case) != case for case in by_tag["single-launch-replay"])
+
+
+def test_a_state_machine_case_is_re_run_only_when_built_with_an_argument_the_contract_changes():
+    # InferenceGraphCapture(0): lab.yaml's at_least makes it 1, so where the values its tests
+    # compared were stored can tell the cause (tests/test_relocating_stored.py): every step that
+    # runs the submission's code is traced again; InferenceGraphCapture(1) is left as it ran
+    cases = {case.uid: case for case in LOADED.suite.cases}
+    zero = cases["state-machine-basics/zero-warmup-means-one"]
+    assert [s.args[0].value for s in zero.steps if s.action == "build"] == [0]
+    assert [s.trace_call for s in traced(zero).steps] == [True] * len(zero.steps)
+    assert {s.action for s in zero.steps} == {"build", "method"}
+    plain = cases["state-machine-basics/disabled-by-default"]
+    assert [s.args[0].value for s in plain.steps if s.action == "build"] == [1]
+    assert traced(plain) == plain
 
 
 @pytest.mark.slow

@@ -38,11 +38,12 @@ Keyed = tuple[str, list[str]]  # a submission's cache entry key and its cases' k
 
 
 def traced(case: Case) -> Case:
-    """``case`` with every step traced again (its message differs only by those steps' flag): each
-    step whose kind runs the submission's code under the origin tracer (``traced_again``: a call,
-    a build, a method, a read, a set); a case of none (a probe's lines are traced in the first
-    run already) is itself."""
-    steps = tuple(replace(s, trace_call=True) if step_kind(s.action).traced_again else s for s in case.steps)
+    """``case`` with each step its kind traces deeper in a re-run marked ``trace_call`` (its message
+    differs only by those flags; grader.step_kinds ``retraced``): every call; every build,
+    method, read and set of a case whose build hands an argument the contract makes another
+    value of (``InferenceGraphCapture(0)``). A case with none of them is itself (a probe's lines
+    are traced in the first run already): its re-run could observe nothing new."""
+    steps = tuple(replace(s, trace_call=True) if step_kind(s.action).retraced(s, case.steps) else s for s in case.steps)
     return replace(case, steps=steps)
 
 

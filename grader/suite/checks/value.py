@@ -8,12 +8,12 @@ import numpy as np
 
 from grader.lab import active as active_lab
 from grader.observations import EnumValue
+from grader.step_kinds import changed_arguments
 from grader.suite.checks.base import Check
 from grader.suite.describing import describe, outcome
 from grader.suite.locating import origin_at
 from grader.suite.schema_parts import STEP_NAME, schema_object
 from grader.suite.spec_reading import read_plain
-from grader.values import PlainValue
 
 
 @dataclass(frozen=True)
@@ -82,17 +82,7 @@ def _arguments(j, step) -> dict[int, tuple[int, int]]:
     int argument the case gave it and the value the contract makes of it (the lab's ``at_least``:
     ``warmup_steps`` below 1 is raised to 1), where the two differ. Evidence for locating only."""
     build = next((s for s in j.case.steps[: step.index] if s.action == "build" and s.name == step.on), None)
-    entry = active_lab().entry_point(build.target) if build is not None and step.on else None
-    if entry is None:
-        return {}
-    given, found = dict(build.kwargs), {}
-    for position, param in enumerate(entry.params):
-        value = build.args[position] if position < len(build.args) else given.get(param)
-        raw = value.value if isinstance(value, PlainValue) else None
-        due = entry.due(param, raw)
-        if due is not None and due != raw:
-            found[position] = (raw, due)
-    return found
+    return changed_arguments(build) if build is not None and step.on else {}
 
 
 def _calls_wrong(j, step) -> bool:
