@@ -517,7 +517,7 @@ def lab_step_kinds(lab: Lab) -> dict[str, type[StepKind]]:
 def changed_arguments(step: Step) -> dict[int, tuple[int, int]]:
     """Per positional parameter of the constructor a build step calls: the int argument the step
     hands it and the value the contract makes of it (lab.yaml: ``at_least``), where the two
-    differ (``InferenceGraphCapture(0)``: {0: (0, 1)}); {} for any other step."""
+    differ (a warm-up of 0 that the lab raises to 1: {0: (0, 1)}); {} for any other step."""
     entry = active_lab().entry_point(step.target) if step.action == "build" else None
     if entry is None:
         return {}

@@ -7,7 +7,10 @@ about a third more step time. So once a submission has been judged, the lead cas
 causes (at most :data:`grader.judging.first_cause.MAX_RELOCATED`, and only cases that failed)
 run again in a fresh confined worker of the same slot, as any case runs, with each ``call`` step
 marked ``trace_call``: the worker then notes, per call, the test that chose its path
-(``decided``, grader.observe.origins). The grader judges that run only to locate those cases
+(``decided``, grader.observe.origins). In a case whose build hands its constructor an argument
+the contract makes another value of (lab.yaml: ``at_least``), its builds, methods, reads and
+sets are marked too: the worker notes what their tests compared and where it was stored
+(grader.observe.stored_values). The grader judges that run only to locate those cases
 (grader.judging.first_cause.relocated): verdicts and scores are the first run's, and a case
 whose re-run is judged otherwise in any way keeps its first location. A submission none of
 whose cases failed is never re-run.
@@ -41,16 +44,16 @@ def traced(case: Case) -> Case:
     """``case`` with each step its kind traces deeper in a re-run marked ``trace_call`` (its message
     differs only by those flags; grader.step_kinds ``retraced``): every call; every build,
     method, read and set of a case whose build hands an argument the contract makes another
-    value of (``InferenceGraphCapture(0)``). A case with none of them is itself (a probe's lines
-    are traced in the first run already): its re-run could observe nothing new."""
+    value of (a warm-up of 0 where the lab raises it to 1). A case with none of them is itself
+    (a probe's lines are traced in the first run already): its re-run could observe nothing new."""
     steps = tuple(replace(s, trace_call=True) if step_kind(s.action).retraced(s, case.steps) else s for s in case.steps)
     return replace(case, steps=steps)
 
 
 def traced_key(key: str) -> str:
     """The cache key of the traced re-run of what ``key`` keys in the first run (a submission's
-    entry, or one of its cases): the traced case's steps are its first run's with every call
-    traced, so the first run's key, which covers runtime, submission and steps, determines it."""
+    entry, or one of its cases): the traced case's steps are its first run's with some marked
+    (:func:`traced`), so the first run's key, which covers runtime, submission and steps, determines it."""
     return hashlib.sha256(b"traced\0" + key.encode()).hexdigest()
 
 
