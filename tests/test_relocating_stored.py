@@ -8,7 +8,9 @@ suite's mutants:
   (``stored:N``), whatever the attribute is called; an attribute equal to the argument by chance
   (a count that starts at 0) is not stored from a parameter and is not named;
 * a test that compared the value due (the argument raised as the contract says) is named itself:
-  the test is the bug there; a first run, which notes no stored values, names the test too.
+  the test is the bug there; a first run, which notes no stored values, names the test too;
+* the attributes are read from the object's own dict, through its class's slot: a ``__dict__``
+  the submission defines is never called.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from support.shipped import shipped_suite
 
 from grader.judging.judge import judge_case
 from grader.observe.interpreter import observe_in_process
+from grader.observe.stored_values import instance_dict
 from grader.run.relocating import traced
 
 LOADED = shipped_suite()
@@ -111,3 +114,21 @@ def test_a_wrong_test_of_the_value_due_names_the_test(tmp_path):
     assert "should be StepMode.CAPTURE, was StepMode.WARMUP" in verdict.message
     assert verdict.origin == f"cudagraph.py:{_line(lines, 'self.done <= self.warm:')}", verdict.message
     assert "as given" not in verdict.message
+
+
+def test_an_object_s_attributes_are_read_without_calling_its_code():
+    calls = []
+
+    class Sneaky:
+        @property
+        def __dict__(self):  # a class's own __dict__: never called by the tracer
+            calls.append(1)
+            return {"warm": 0}
+
+    class Plain:
+        pass
+
+    kept = Plain()
+    kept.warm = -1
+    assert instance_dict(kept) == {"warm": -1}
+    assert instance_dict(Sneaky()) is None and calls == []

@@ -86,10 +86,10 @@ class StoredValues:
             return
         try:
             held = instance_dict(frame.f_locals.get("self"))
-        except Exception:  # noqa: BLE001 - an odd frame: nothing noted
+            if held is not None:  # (a key of the submission's own str subclass may compare itself)
+                self.compared[where] = [(a, plain(dict.get(held, a, NOT_PLAIN))) for a in attributes[:MAX_COMPARED]]
+        except Exception:  # noqa: BLE001 - an odd frame or dict: nothing noted
             return
-        if held is not None:
-            self.compared[where] = [(a, plain(dict.get(held, a, NOT_PLAIN))) for a in attributes[:MAX_COMPARED]]
 
     def frames(self, test: Where, assigned: dict[str, Where], locator) -> list:
         """Origin frames of what ``test`` compared: ``[stored[:N], file, line, function, source, value]``."""
