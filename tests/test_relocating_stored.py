@@ -2,11 +2,12 @@
 was stored (issue 34, point 3), on a small state machine written as a student might, not the
 suite's mutants:
 
-* a test that compared an attribute stored, in the constructor, from one of its parameters and
-  still holding the argument as given, where the lab says what the contract makes of it
-  (lab.yaml: ``at_least``, ``warmup_steps`` below 1 raised to 1), names the line that stored it
-  (``stored:N``), whatever the attribute is called; an attribute equal to the argument by chance
-  (a count that starts at 0) is not stored from a parameter and is not named;
+* a test (one not taken that guards the value due, else the last taken) that compared an
+  attribute stored, in the constructor, from one of its parameters and still holding the
+  argument as given, where the lab says what the contract makes of it (lab.yaml: ``at_least``,
+  ``warmup_steps`` below 1 raised to 1), names the line that stored it (``stored:N``), whatever
+  the attribute is called; an attribute equal to the argument by chance (a count that starts at
+  0) is not stored from a parameter and is not named;
 * a test that compared the value due (the argument raised as the contract says) is named itself:
   the test is the bug there; a first run, which notes no stored values, names the test too;
 * the attributes are read from the object's own dict, through its class's slot: a ``__dict__``
@@ -103,6 +104,23 @@ def test_a_clamp_of_zero_alone_names_its_line_for_a_negative_argument(tmp_path):
     assert "(it holds the argument -1 as given; the contract makes it 1)" in verdict.message
     passed, _ = _judged(tmp_path / "zero", source, ZERO)
     assert passed.status == "passed", passed.message
+
+
+def test_a_taken_test_that_compared_an_argument_kept_as_given_names_the_line_that_stored_it(tmp_path):
+    # nested tests: the one named is the last taken (no earlier test guards a plain return)
+    nested = (
+        "        if self.on and self.done >= self.warm:\n"
+        "            if self.done == self.warm and not self.capture_attempted:\n"
+        "                return StepMode.CAPTURE\n"
+        "            return StepMode.REPLAY\n"
+        "        return StepMode.WARMUP\n"
+    )
+    start = MACHINE.index("        if not self.on or")
+    source = MACHINE[:start] + nested + MACHINE[MACHINE.index("    def advance") - 1 :]
+    verdict, lines = _judged(tmp_path, source, ZERO)
+    assert "should be StepMode.WARMUP, was StepMode.CAPTURE" in verdict.message
+    assert verdict.origin == f"cudagraph.py:{_line(lines, 'self.warm = warmup_steps')}", verdict.message
+    assert f"then decided at cudagraph.py:{_line(lines, 'if self.done == self.warm')}" in verdict.message
 
 
 def test_a_wrong_test_of_the_value_due_names_the_test(tmp_path):
