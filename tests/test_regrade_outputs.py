@@ -340,11 +340,10 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     edited = load_suite(_specs(tmp_path, "check"))
     spec = next(s for s in edited.suite.specs if s.file.endswith(SPEC_FILE) and "n_after_reset" in repr(s))
     judged = regrade(_specs(tmp_path, "check"), out)
-    # that spec's cases, in both submissions, and in the buggy one's traced re-run (its lead spec);
-    # the edit fails the reference, whose traced re-run the cache does not hold: it runs, and the
-    # reference is graded whole in the grader's process (its lead spec judged once more to locate)
-    every = [c.uid for s in edited.suite.specs for c in s.cases]
-    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 4 + every)
+    # that spec's cases, in both submissions, and in each one's traced re-run (its lead spec): the
+    # edit fails the reference, whose traced re-run the cache does not hold: only that runs, and
+    # only its lead spec is judged once more to locate it (never the whole of the submission)
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 4)
     fresh = tmp_path / "fresh"
     regrade(_specs(tmp_path, "check"), fresh)  # into an empty folder: all of it judged
     for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):
