@@ -385,6 +385,24 @@ def test_what_a_report_is_judged_from_covers_every_input_of_judging():
     assert digests(cases={k: v for k, v in cases.items() if k != uid}) is None  # a case with no frame: none
 
 
+def test_the_cache_keeps_each_case_digest_beside_its_frame():
+    """A regrade reads a stored case's digest from its entry, without decoding its frame; an
+    entry an older grader stored, without one, gives the same digest from its frame."""
+    from grader.commands import rejudging
+    from grader.run.cache import case_entry
+    from grader.run.runner import CaseRun
+
+    entry = case_entry(CaseRun("s/a", "observed", None, "", "tail", 0.5, frame=b"frame"))
+    expected = rejudging.case_digest(b"frame", "tail", 0.5)
+    assert entry is not None and rejudging.stored_case_digest(entry) == expected
+    older = {k: v for k, v in entry.items() if k != "digest"}
+    assert rejudging.stored_case_digest(older) == expected
+    assert rejudging.stored_case_digest({**older, "frame": "not base64!"}) is None
+    assert rejudging.stored_case_digest({**entry, "frame": "not base64!"}) == expected  # not decoded
+    assert rejudging.stored_case_digest({**entry, "digest": "zz" * 32}) == expected  # not hex: from the frame
+    assert rejudging.stored_case_digest({**entry, "output_tail": None}) is None
+
+
 @pytest.mark.slow
 def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_earlier_one(tmp_path, monkeypatch):
     """The buggy copy's first cause is in launch-counter-basics (run first); an edit of a spec run

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 from grader.judging.results import CaseResult, Report
+from grader.run.cache import case_digest
 from grader.run.runner import SubmissionRun
 from grader.spec_model import Case, Spec
 
@@ -84,20 +85,11 @@ def _spec_digest(spec: Spec) -> bytes:
     return h.digest()
 
 
-def case_digest(frame: bytes, output_tail: str, duration_s: float) -> bytes:
-    """What judging reads of one case's run."""
-    h = hashlib.sha256(b"case\0")
-    from grader.run.cache import hash_part
-
-    hash_part(h, frame)
-    _part(h, output_tail)
-    _part(h, repr(float(duration_s)))
-    return h.digest()
-
-
 def stored_case_digest(entry: object) -> bytes | None:
-    """:func:`case_digest` of a case as the observation cache stores it; None when the entry is
-    not whole (the case is then decoded and judged, and says what is wrong with it)."""
+    """:func:`case_digest` of a case as the observation cache stores it: the digest the grader
+    stored beside its frame (:func:`grader.run.cache.case_entry`), else computed from the frame;
+    None when the entry is not whole (the case is then decoded and judged, and says what is wrong
+    with it)."""
     if not isinstance(entry, dict):
         return None
     frame, tail, duration = entry.get("frame"), entry.get("output_tail"), entry.get("duration_s")
@@ -105,6 +97,12 @@ def stored_case_digest(entry: object) -> bytes | None:
         return None
     if not isinstance(duration, (int, float)) or isinstance(duration, bool):
         return None
+    stored = entry.get("digest")
+    if isinstance(stored, str) and len(stored) == 64:
+        try:
+            return bytes.fromhex(stored)
+        except ValueError:
+            pass
     try:
         raw = base64.b64decode(frame, validate=True)
     except (binascii.Error, ValueError):
