@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy
+import orjson
 
 import grader
 from grader import framing, observations
@@ -293,7 +294,11 @@ class ObservationCache:
 
     def put(self, key: str, entry: dict) -> None:
         path = self._path(key)
-        data = json.dumps({"format": FORMAT, "key": key, **entry}).encode()
+        whole = {"format": FORMAT, "key": key, **entry}
+        try:  # a submission's entry is ~0.5 MB of JSON: orjson writes it 30x faster than json
+            data = orjson.dumps(whole)
+        except orjson.JSONEncodeError:  # a lone surrogate (an output tail), an integer past 64 bits
+            data = json.dumps(whole).encode()
         try:
             path.parent.mkdir(mode=0o700, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
