@@ -301,7 +301,7 @@ def _warm_reports(out: Path) -> None:
     write_batch_outputs([report], [out / "warm-up"], out)
 
 
-def floor(paths: list[Path]) -> tuple[float, dict[str, float]]:
+def floor(paths: list[Path], specs_dir: Path | None = None) -> tuple[float, dict[str, float]]:
     """The in-process floor: the work each submission needs whatever its isolation, done for the
     same cases in this one process with no sandbox, worker, pipe or copy. Per submission: every
     case observed against a freshly executed copy of the submission (its module code compiled
@@ -314,7 +314,7 @@ def floor(paths: list[Path]) -> tuple[float, dict[str, float]]:
     zygote, the workers, putting a worker's process back between cases, the pipes and frames,
     the output log) and the integrity scan (a staff note about the code, not grading).
     Returns (ms CPU per case, its parts in ms per case); the integrity scan is timed beside it,
-    as a part that is not in the floor."""
+    as a part that is not in the floor. ``specs_dir``: the suite (default: the shipped specs)."""
     import types
 
     import grader
@@ -327,7 +327,7 @@ def floor(paths: list[Path]) -> tuple[float, dict[str, float]]:
     from grader.run.worker.inprocess import compile_generated_once
     from grader.suite.loader import load_suite
 
-    loaded = load_suite(ROOT / "specs")
+    loaded = load_suite(specs_dir or ROOT / "specs")
     specs = loaded.suite.specs
     cases = [c for s in specs for c in s.cases]
     codes = [compile(p.joinpath("cudagraph.py").read_text(), str(p / "cudagraph.py"), "exec") for p in paths]

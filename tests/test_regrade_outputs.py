@@ -322,11 +322,10 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     regrade = _counting_regrader(tmp_path, monkeypatch)
     base = _specs(tmp_path, None)
     n_cases = sum(len(s.cases) for s in load_suite(base).suite.specs)
-    # the buggy copy's first cause is in launch-counter-basics: that spec is judged once more,
-    # from the traced re-run that locates it (grader.run.relocating)
-    n_lead = len(next(s for s in load_suite(base).suite.specs if s.id == "launch-counter-basics").cases)
+    # the buggy copy's first cause is in launch-counter-basics, whose cases have no call step:
+    # it is not re-run traced (it would run as it ran), so nothing is judged a second time
     out = tmp_path / "out"
-    assert len(regrade(base, out)) == 2 * n_cases + n_lead  # cold: every case judged
+    assert len(regrade(base, out)) == 2 * n_cases  # cold: every case judged
     assert regrade(base, out) == []  # nothing changed: nothing judged
     moved = tmp_path / "elsewhere" / "specs"
     shutil.copytree(base, moved)
@@ -336,14 +335,13 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     kept = (out / "buggy" / "report.json").read_text()
     (out / "buggy" / "report.json").write_text(kept.replace('"score": 0.0', '"score": 1.0', 1))
     judged = regrade(base, out)
-    assert len(judged) == n_cases + n_lead and (out / "buggy" / "report.json").read_text() == kept
+    assert len(judged) == n_cases and (out / "buggy" / "report.json").read_text() == kept
     edited = load_suite(_specs(tmp_path, "check"))
     spec = next(s for s in edited.suite.specs if s.file.endswith(SPEC_FILE) and "n_after_reset" in repr(s))
     judged = regrade(_specs(tmp_path, "check"), out)
-    # that spec's cases, in both submissions, and in each one's traced re-run (its lead spec): the
-    # edit fails the reference, whose traced re-run the cache does not hold: only that runs, and
-    # only its lead spec is judged once more to locate it (never the whole of the submission)
-    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 4)
+    # that spec's cases, in both submissions (the edit fails the reference too, in a case with no
+    # call step: nothing is re-run traced); see the test below for a new first cause that is
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2)
     fresh = tmp_path / "fresh"
     regrade(_specs(tmp_path, "check"), fresh)  # into an empty folder: all of it judged
     for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):
@@ -352,8 +350,8 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     from grader.commands import rejudging
 
     rejudging._BASES.clear()
-    # every case judged again (both copies fail the edited check, each judges its lead spec again)
-    assert len(regrade(_specs(tmp_path, "check"), out)) == 2 * (n_cases + n_lead)
+    # every case judged again
+    assert len(regrade(_specs(tmp_path, "check"), out)) == 2 * n_cases
 
 
 def test_what_a_report_is_judged_from_covers_every_input_of_judging():
@@ -406,9 +404,7 @@ def test_the_cache_keeps_each_case_digest_beside_its_frame():
 @pytest.mark.slow
 def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_earlier_one(tmp_path, monkeypatch):
     """The buggy copy's first cause is in launch-counter-basics (run first); an edit of a spec run
-    after it rejudges only that spec's cases, the failing submission's included: the traced
-    re-run that locates its first cause is taken from the cache by case, not by position in the
-    part of the run that was judged again."""
+    after it rejudges only that spec's cases, the failing submission's included."""
     from grader.suite.loader import load_suite
 
     regrade = _counting_regrader(tmp_path, monkeypatch)
@@ -430,10 +426,9 @@ def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_
     )
     judged = regrade(later, out)
 
-    first = next(s for s in load_suite(later).suite.specs if s.id == "launch-counter-basics")
-    # that spec's cases in both submissions, and the failing one's lead spec once more, to locate
-    # its first cause from its traced re-run: never the whole of a submission
-    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2 + [c.uid for c in first.cases])
+    # that spec's cases in both submissions (the failing one's lead case has no call step: it is
+    # not re-run traced), never the whole of a submission
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2)
     fresh = tmp_path / "fresh"
     regrade(later, fresh)  # into an empty folder: all of it judged
     for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):

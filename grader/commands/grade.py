@@ -30,7 +30,7 @@ from grader.judging.integrity import ScanService
 from grader.judging.results import Report
 from grader.judging.scoring import build_report
 from grader.lab import active as active_lab
-from grader.run.relocating import rerun_traced, stored_traced
+from grader.run.relocating import rerun_traced, stored_traced, traced
 from grader.run.runner import (
     RunSettings,
     SandboxFailure,
@@ -164,6 +164,14 @@ def grade_submissions(
     and for a single submission no summary.html or grades.csv."""
     in_run_order = run_order(specs)
     cases = tuple(c for s in in_run_order for c in s.cases)
+    # a case with no call step left untraced runs its re-run exactly as it ran (a probe's lines
+    # are traced in the first run): that re-run could locate nothing the first did not
+    retraceable = frozenset(c.uid for c in cases if traced(c) != c)
+
+    def lead_cases(report: Report) -> tuple[str, ...]:
+        """The failed cases of ``report``'s first causes whose traced re-run may locate them better."""
+        return tuple(uid for uid in to_relocate(report) if uid in retraceable)
+
     messages = case_messages(cases)  # encoded once, shared by every submission
     look_ahead = look_ahead_for(in_run_order)
     jobs = max(1, min(jobs, len(submissions)))
@@ -215,7 +223,7 @@ def grade_submissions(
         run, known, report, digests = outcome
         if report is None:  # not every spec judged before from the same inputs: those that were, not again
             report = judged(index, run, flags, answers, known)
-            uids = to_relocate(report)
+            uids = lead_cases(report)
             if uids:  # its first causes' traced re-run, as the cache holds it (else it runs: graded here)
                 part = rejudging.for_relocation(cache, entry_key, keys, cases, specs, run, report, uids)
                 if part is None:
@@ -294,7 +302,7 @@ def grade_submissions(
         traced (grader.run.relocating; with a cache, only what it does not hold runs); ``report``
         itself when none failed or the re-run failed. ``part``: a :class:`rejudging.ToLocate`
         (``run`` is then its lead specs' cases alone, whose traced re-run the cache does not hold)."""
-        uids = to_relocate(report)
+        uids = lead_cases(report)
         if not uids:
             return report
         from grader.run.cache import cache_keys

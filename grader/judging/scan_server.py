@@ -12,6 +12,7 @@ died) every child is killed and this process ends. A child's answer is read with
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -19,25 +20,32 @@ import select
 import signal
 import sys
 
-from grader.judging.scan_files import scan_submission
+from grader.judging.scan_files import preload, scan_submission
 
 OUT_OF_MEMORY = 3  # a child's exit status when it ran out of memory
 MAX_ANSWER_BYTES = 1 << 20
 
 
-def _die_with_parent() -> None:
+def _libc():
+    """The C library, loaded once in the server (a child forked from it finds it loaded)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent(libc) -> None:
     """A child dies with the server (PR_SET_PDEATHSIG), should the server be killed."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if libc is not None:
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _child(write_fd: int, path: str, cpu_s: int, memory: int) -> None:
+def _child(write_fd: int, path: str, cpu_s: int, memory: int, libc) -> None:
     """In the forked child: bounded, scan, answer, end. Never returns."""
     code = 0
     try:
-        _die_with_parent()
+        _die_with_parent(libc)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -56,6 +64,12 @@ def serve(stdin: int = 0, stdout: int = 1) -> None:
     children: dict[int, list] = {}  # read fd -> [id, pid, bytes read]
     pending = b""
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # What every child needs, loaded once here rather than in each child after its fork; the
+    # collector then leaves what exists alone, so a child's first collection copies no page of it.
+    libc = _libc()
+    preload()
+    gc.collect()
+    gc.freeze()
 
     def answer(message: dict) -> None:
         data = (json.dumps(message) + "\n").encode()
@@ -87,7 +101,7 @@ def serve(stdin: int = 0, stdout: int = 1) -> None:
                     os.close(read_fd)
                     os.close(stdin)
                     os.close(stdout)
-                    _child(write_fd, request["path"], int(request["cpu_s"]), int(request["memory"]))
+                    _child(write_fd, request["path"], int(request["cpu_s"]), int(request["memory"]), libc)
                 os.close(write_fd)
                 children[read_fd] = [request["id"], pid, b""]
         for fd in [fd for fd in ready if fd in children]:

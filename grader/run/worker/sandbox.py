@@ -189,6 +189,7 @@ def python_readable_paths(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
         numpy_libs = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
         paths.add(numpy_libs)
         _INTERPRETER_PATHS.append(frozenset(p for p in paths if p and os.path.exists(p)))
+        mounts.remember_real_paths(_INTERPRETER_PATHS[0])
     return tuple(sorted(_INTERPRETER_PATHS[0].union(p for p in extra if p and os.path.exists(p))))
 
 
