@@ -15,6 +15,7 @@ first cause report.json records for staff (``first_cause.staff``, the cause the 
 
     python benchmarks/first_cause.py            # both tables and both figures
     python benchmarks/first_cause.py --keep DIR # keep the classes and the reports
+    python benchmarks/first_cause.py --only fuse_only_pairs warmup_off_by_one  # some of them (a quick look)
 
 Not a timed benchmark: the figure is a count, the same on any machine.
 """
@@ -104,6 +105,8 @@ def measure(work: Path, sources: dict[str, tuple[str, set[int]]] | None = None) 
     """Per submission (the mutants unless ``sources`` are given): its name, the first cause's
     ``file:line`` ("" when it names no line of the code), and whether that is the bug's line."""
     sources = mutant_sources() if sources is None else sources
+    if not sources:
+        return []
     specs = code_specs(work / "specs")
     subs = []
     for name, (source, _) in sources.items():
@@ -162,18 +165,23 @@ def table(title: str, rows: list[tuple[str, str, bool]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, default=None, help="grade in this folder and keep it")
+    parser.add_argument(
+        "--only", nargs="+", default=None, metavar="NAME", help="grade only these mutants and bugs (a quick look)"
+    )
     args = parser.parse_args(argv)
     work = args.keep or Path(tempfile.mkdtemp(prefix="graphgrade-first-cause-"))
     work.mkdir(parents=True, exist_ok=True)
+
+    def chosen(sources: dict[str, tuple[str, set[int]]]) -> dict[str, tuple[str, set[int]]]:
+        return sources if args.only is None else {k: v for k, v in sources.items() if k in args.only}
+
     try:
-        mutants = measure(work / "mutants")
-        bugs = measure(work / "bugs", bug_sources())
+        mutants = measure(work / "mutants", chosen(mutant_sources()))
+        bugs = measure(work / "bugs", chosen(bug_sources()))
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
-    print(table("mutants", mutants))
-    print()
-    print(table("bugs", bugs))
+    print("\n\n".join(table(title, rows) for title, rows in (("mutants", mutants), ("bugs", bugs)) if rows))
     return 0
 
 

@@ -55,11 +55,18 @@ ORIGIN_KINDS = (
     "compared",
     "looked-up",
     "produced",
+    "called",
+    "operand",
+    "iterated",
+    "emptied",
 )
 # field:<name>: where a field of the lab's snapshot entry (grader.lab.interface.Snapshot) got its
 # value during the step; <name> one of the lab's snapshot fields
 ORIGIN_FIELD = "field:"
-MAX_ORIGIN_FRAMES = 8
+# op:<N>: the last test a function of the submission ran while a local name of it held op N (its
+# position in its list) of the op list the step was handed (grader.observe.origins)
+ORIGIN_OP = "op:"
+MAX_ORIGIN_FRAMES = 16
 MAX_TEXT = 2000  # characters of any one string a worker sends
 # Bounds on the submission's frames a step's record holds (grader.observe.locations).
 MAX_FRAME_TEXT = 200  # characters of a frame's file, function or source line

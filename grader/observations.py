@@ -41,6 +41,7 @@ from grader.framing import (
     OBSERVATION_VERSION,
     ORIGIN_FIELD,
     ORIGIN_KINDS,
+    ORIGIN_OP,
     READABLE_OBSERVATIONS,
     STEP_FIELDS,
     ProtocolError,
@@ -159,11 +160,16 @@ class ListedOp:
 class Origin:
     """A line of the submission a step's value came from: ``kind`` is ``returned`` (the return
     that ended the function the step called), ``returned-plain`` (one handing back a constant or
-    a name), ``tested`` (the last if/while test that function ran) or ``assigned`` (the last
-    assignment of the attribute the step read)."""
+    a name), ``tested`` (the last if/while test that function ran), ``assigned`` (the last
+    assignment of the attribute the step read), and the others grader.observe.origins notes
+    (``op:N``: the last test run while a name held op N of the list the step was handed)."""
 
     kind: str
     frame: SourceFrame
+    # the value made there, as plain data (``compared``, ``looked-up``, ``operand``: None, an int
+    # or a tuple of ints), when the worker noted one (``valued``)
+    value: int | tuple[int, ...] | None = None
+    valued: bool = False
 
 
 @dataclass(frozen=True)
@@ -251,6 +257,21 @@ new_encoder = _Encoder
 
 
 # ================================================================ grader side: decode and validate
+def _origin_value(raw: Any, where: str) -> int | tuple[int, ...] | None:
+    """An origin's plain value: "None", an int, or a list of at most 8 ints (a tuple)."""
+    if raw == "None":
+        return None
+    if isinstance(raw, list) and len(raw) <= 8:
+        return tuple(_int(v, where, -(2**62), 2**62) for v in raw)
+    return _int(raw, where, -(2**62), 2**62)
+
+
+def _op_kind(kind: str) -> bool:
+    """Whether ``kind`` is ``op:<N>`` with N a position an op list may hold."""
+    digits = kind[len(ORIGIN_OP) :] if kind.startswith(ORIGIN_OP) else ""
+    return 0 < len(digits) <= 3 and digits.isascii() and digits.isdigit() and int(digits) < MAX_WITNESS
+
+
 def _fail(where: str, message: str) -> ProtocolError:
     return ProtocolError(message, where)
 
@@ -348,12 +369,15 @@ class _Decoder:
         found = []
         for i, entry in enumerate(raw):
             at = f"{where}[{i}]"
-            if not isinstance(entry, list) or len(entry) != 5 or not isinstance(entry[0], str):
-                raise _fail(at, "expected [kind, file, line, function, source]")
-            if entry[0] not in self.origin_kinds:
-                raise _fail(at, f"an origin's kind is one of {sorted(self.origin_kinds)}")
-            (frame,) = self.frames([entry[1:]], at, 1)
-            found.append(Origin(entry[0], frame))
+            if not isinstance(entry, list) or len(entry) not in (5, 6) or not isinstance(entry[0], str):
+                raise _fail(at, "expected [kind, file, line, function, source] and an optional plain value")
+            if entry[0] not in self.origin_kinds and not _op_kind(entry[0]):
+                raise _fail(at, f"an origin's kind is one of {sorted(self.origin_kinds)} or {ORIGIN_OP}<N>")
+            (frame,) = self.frames([entry[1:5]], at, 1)
+            if len(entry) == 6:
+                found.append(Origin(entry[0], frame, _origin_value(entry[5], f"{at}[5]"), True))
+            else:
+                found.append(Origin(entry[0], frame))
         return tuple(found)
 
     def sites(self, raw: Any, where: str) -> tuple[tuple[SourceFrame, ...], ...]:

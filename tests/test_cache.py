@@ -153,8 +153,8 @@ def test_corrupted_and_foreign_entries_are_ignored_and_rerun(cold, tmp_path):
     comparisons = [p for p in files if '\\"details\\"' in p.read_text()]  # the batch's similarity
     assert len(comparisons) == (1 if importlib.util.find_spec("copydetect") else 0)
     traced = [p for p in files if json.loads(p.read_text()).get("traced") is True]  # a failed one's re-run
-    # none: the buggy copy's lead case has no call step, so it is not re-run traced (it would run
-    # as it ran: grader.commands.grade's lead_cases); the others pass
+    # none: the buggy copy's first cause (reset-sets-zero) has no call step, so its traced re-run
+    # would run as it ran and none is run or kept (tests/test_relocating_leads.py); the others pass
     assert traced == []
     submissions = [p for p in files if p not in comparisons and p not in traced]
     assert len(submissions) == 3  # one per submission that imports, whatever its number of cases

@@ -166,7 +166,28 @@ def test_every_field_of_the_record_decodes_and_no_other_does():
     assert step.graphs[0].num_ops == 3 and step.graphs[0].entry_id == 5 and step.ops[0].elementwise
     assert step.graphs[0].shape == (2,) and step.graphs[0].static_input_address == 2
     assert [(o.kind, o.frame.line, o.frame.function) for o in step.origin] == [("tested", 7, "step_mode")]
-    for bad in ([["guessed", "cudagraph.py", 7, "f", ""]], [["tested", "cudagraph.py", 7, "f"]], [[]] * 4):
+    op = {
+        **record.wire(),
+        "origin": [["op:2", "cudagraph.py", 9, "fuse", "if e:"], ["called", "cudagraph.py", 3, "f", ""]],
+    }
+    body, _ = framing.split_frame(framing.observation_frame("s/c", [op], []))
+    (step,) = observations.decode_observations(body, "s/c", 1).steps
+    assert [(o.kind, o.frame.line, o.valued) for o in step.origin] == [("op:2", 9, False), ("called", 3, False)]
+    valued = [["compared", "c.py", 4, "key", "return (b,)", [4, 8]], ["operand", "c.py", 2, "pick", "", "None"]]
+    body, _ = framing.split_frame(framing.observation_frame("s/c", [{**record.wire(), "origin": valued}], []))
+    (step,) = observations.decode_observations(body, "s/c", 1).steps
+    assert [(o.value, o.valued) for o in step.origin] == [((4, 8), True), (None, True)]
+    ops_bad = [[[kind, "cudagraph.py", 9, "f", ""]] for kind in ("op:", "op:x", "op:-1", "op:256", "op:²", "op:2 ")]
+    ops_bad += [[["compared", "c.py", 4, "k", "", bad]] for bad in ("none", 1.5, True, [1] * 9, [True], {"a": 1})]
+    ops_bad.append([["compared", "c.py", 4, "k", "", 1, 2]])
+    too_many = [["tested", "cudagraph.py", 7, "f", ""]] * (framing.MAX_ORIGIN_FRAMES + 1)
+    for bad in (
+        [["guessed", "cudagraph.py", 7, "f", ""]],
+        [["tested", "cudagraph.py", 7, "f"]],
+        [[]] * 4,
+        *ops_bad,
+        too_many,
+    ):
         wire = {**record.wire(), "origin": bad}
         body, _ = framing.split_frame(framing.observation_frame("s/c", [wire], []))
         with pytest.raises(ProtocolError, match="origin"):

@@ -49,11 +49,16 @@ def test_line_facts_know_assignments_tests_and_plain_returns(tmp_path):
         "            return self.n\n"
         "        while k:\n"
         "            k -= 1\n"
-        "        return k + 1\n",
+        "        return k + 1\n"
+        "    def g(self, x, key):\n"
+        "        self.buf[x.shape[0] :] = 0\n"
+        "        self.graphs[key] = x\n",
         encoding="utf-8",
     )
     facts = line_facts(str(path))
     assert facts[3][0] == ("n", "m")
+    assert facts[10][0] == ("buf",)  # not shape: a subscript only reads it
+    assert facts[11][0] == ("graphs",)
     assert facts[4][1] and facts[6][1]  # if and while tests
     assert facts[5][2:] == (True, "n")  # return self.n: plain, hands back n
     assert facts[8][2:] == (False, "")  # return k + 1 computes its value

@@ -6,6 +6,7 @@ into an empty folder writes. With nothing changed, nothing is written."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
@@ -279,17 +280,17 @@ def test_a_report_process_that_fails_to_write_costs_that_submission_only(tmp_pat
     assert "disk on fire" in (tmp_path / "out" / "buggy" / "report.json").read_text()
 
 
-def _counting_regrader(tmp_path: Path, monkeypatch):
-    """A grading of the reference and the buggy copy into one cache, as a function of the specs
-    folder and the output folder, returning the uid of every case judged (one line per case,
-    written by whichever process judged it)."""
+def _counting_regrader(tmp_path: Path, monkeypatch, subs: list[Path] | None = None):
+    """A grading of the reference and the buggy copy (or ``subs``) into one cache, as a function
+    of the specs folder and the output folder, returning the uid of every case judged (one line
+    per case, written by whichever process judged it)."""
     from grader.commands import grade
     from grader.judging import scoring
     from grader.run.cache import ObservationCache
     from grader.run.runner import RunSettings, Zygote
     from grader.suite.loader import load_suite
 
-    subs = _class(tmp_path / "class")[::2]  # the reference and the buggy copy
+    subs = subs or _class(tmp_path / "class")[::2]  # the reference and the buggy copy
     cache = ObservationCache(tmp_path / "cache")
     calls = tmp_path / "judged.txt"
     real = scoring._case_result
@@ -322,10 +323,11 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     regrade = _counting_regrader(tmp_path, monkeypatch)
     base = _specs(tmp_path, None)
     n_cases = sum(len(s.cases) for s in load_suite(base).suite.specs)
-    # the buggy copy's first cause is in launch-counter-basics, whose cases have no call step:
-    # it is not re-run traced (it would run as it ran), so nothing is judged a second time
+    # the buggy copy's first cause (launch-counter-basics/reset-sets-zero) has no call step: a
+    # traced re-run would observe what its run did, so none runs and no spec is judged twice
+    # (the test below has a first cause that is re-run)
     out = tmp_path / "out"
-    assert len(regrade(base, out)) == 2 * n_cases  # cold: every case judged
+    assert len(regrade(base, out)) == 2 * n_cases  # cold: every case judged, once
     assert regrade(base, out) == []  # nothing changed: nothing judged
     moved = tmp_path / "elsewhere" / "specs"
     shutil.copytree(base, moved)
@@ -339,8 +341,8 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     edited = load_suite(_specs(tmp_path, "check"))
     spec = next(s for s in edited.suite.specs if s.file.endswith(SPEC_FILE) and "n_after_reset" in repr(s))
     judged = regrade(_specs(tmp_path, "check"), out)
-    # that spec's cases, in both submissions (the edit fails the reference too, in a case with no
-    # call step: nothing is re-run traced); see the test below for a new first cause that is
+    # that spec's cases, in both submissions (the edit fails the reference in the same case, whose
+    # re-run could locate nothing either)
     assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2)
     fresh = tmp_path / "fresh"
     regrade(_specs(tmp_path, "check"), fresh)  # into an empty folder: all of it judged
@@ -350,7 +352,7 @@ def test_a_regrade_judges_only_the_specs_whose_inputs_changed(tmp_path, monkeypa
     from grader.commands import rejudging
 
     rejudging._BASES.clear()
-    # every case judged again
+    # every case judged again, once (both copies fail the edited check)
     assert len(regrade(_specs(tmp_path, "check"), out)) == 2 * n_cases
 
 
@@ -403,14 +405,25 @@ def test_the_cache_keeps_each_case_digest_beside_its_frame():
 
 @pytest.mark.slow
 def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_earlier_one(tmp_path, monkeypatch):
-    """The buggy copy's first cause is in launch-counter-basics (run first); an edit of a spec run
-    after it rejudges only that spec's cases, the failing submission's included."""
+    """A copy that never replays (every call captures again) has its first cause in replay-basics,
+    run before the state machine, whose cases call the runner: it is re-run traced. An edit of a
+    spec run after it rejudges only that spec's cases, the failing submission's included: the
+    traced re-run that locates its first cause is taken from the cache by case, not by position
+    in the part of the run that was judged again."""
     from grader.suite.loader import load_suite
 
-    regrade = _counting_regrader(tmp_path, monkeypatch)
+    no_replay = tmp_path / "class" / "no_replay"
+    no_replay.mkdir(parents=True)
+    source = (ROOT / "reference" / "cudagraph.py").read_text()
+    lookup = "        entry = self.graphs.get(key)  # Constraint 1: one graph per shape\n"
+    assert source.count(lookup) == 1
+    (no_replay / "cudagraph.py").write_text(source.replace(lookup, "        entry = None\n", 1))
+    regrade = _counting_regrader(tmp_path, monkeypatch, [ROOT / "reference", no_replay])
     base = _specs(tmp_path, None)
     out = tmp_path / "out"
     regrade(base, out)
+    lead = json.loads((out / "no_replay" / "report.json").read_text())["first_cause"]["staff"]["case"]
+    assert lead.startswith("replay-basics/"), lead
     later = tmp_path / "specs-later"
     shutil.copytree(base, later)
     find = "step_mode only reads the state: check enabled first"
@@ -426,12 +439,14 @@ def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_
     )
     judged = regrade(later, out)
 
-    # that spec's cases in both submissions (the failing one's lead case has no call step: it is
-    # not re-run traced), never the whole of a submission
-    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2)
+    first = next(s for s in load_suite(later).suite.specs if s.id == lead.split("/")[0])
+    # that spec's cases in both submissions, and the failing one's lead spec twice: from the first
+    # run's frames (the report its lead is chosen from, as the cold run chose it) and from its
+    # traced re-run, which the cache holds, to locate it: never the whole of a submission
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 2 + [c.uid for c in first.cases] * 2)
     fresh = tmp_path / "fresh"
     regrade(later, fresh)  # into an empty folder: all of it judged
-    for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):
+    for rel in (f"{n}/{f}" for n in ("reference", "no_replay") for f in STAFF_FILES):
         assert (out / rel).read_bytes() == (fresh / rel).read_bytes(), rel
 
 
@@ -470,8 +485,10 @@ def test_a_new_first_cause_in_a_call_case_runs_only_its_traced_rerun(tmp_path, m
     assert any(step.action == "call" for step in spec.cases[0].steps)
     reruns.clear()
     judged = regrade(edited, out)
-    # the spec in both submissions, and once more in the reference, to locate its new first cause
-    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 3)
+    # the spec in both submissions, and once more in the reference, to locate its new first cause;
+    # and the buggy copy's first cause's spec, judged again from its first run (rejudging.reusable)
+    first = next(s for s in load_suite(edited).suite.specs if s.id == "launch-counter-basics")
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 3 + [c.uid for c in first.cases])
     assert reruns == [("eager-basics/three-ops-three-launches",)]
     fresh = tmp_path / "fresh"
     assert len(regrade(edited, fresh)) >= 2 * sum(len(s.cases) for s in load_suite(edited).suite.specs)

@@ -247,11 +247,11 @@ def test_a_wrong_output_names_the_line_that_made_it_following_returns_that_hand_
     assert _failed_line(verdict, "output").line == handed, verdict.message
 
 
-def test_a_raise_keeps_its_own_line_whatever_value_chose_its_path():
+def test_a_raise_on_a_path_chosen_by_the_key_due_keeps_its_own_line():
     # a replay that copies the input unpadded raises where the batch is padded; its path was
-    # chosen by the lookup's test on the key helper's (right) value: the raise line is named,
-    # never the key helper, though a traced re-run notes that decision (a wrong key raises on
-    # the same path, so a raise alone cannot tell which of the two is wrong)
+    # chosen by the lookup's test on the key helper's value, which is the key due: the raise
+    # line is named, never the key helper, though a traced re-run notes that decision (a wrong
+    # key raises on the same path: test_relocating_decisions names the key there)
     import tempfile
 
     source = REFERENCE_SOURCE.read_text(encoding="utf-8").replace(
@@ -270,12 +270,14 @@ def test_a_raise_keeps_its_own_line_whatever_value_chose_its_path():
 
 def test_a_capture_where_a_replay_was_due_names_the_key_a_lookup_on_its_path_missed_by():
     # keyed on the real batch size, not the padded one: a batch that pads to a captured size
-    # misses its graph and captures again; the last test was the warm-up count's (right), the
-    # lookup before it compared what the key helper returned: that return is named
+    # misses its graph and captures again; its key is right, the capture before it keyed its
+    # graph by the real batch, (3, 8): the key helper's return that made it is named
     verdict, lines = _judged("padding_key_unpadded", "padding-basics/round-up", trace=True)
     made = next(i for i, text in enumerate(lines, 1) if "return x.shape  # should be the padded shape" in text)
     assert _failed_line(verdict, "launches").line == made, verdict.message
-    assert "(the value a lookup on this path missed by)" in verdict.message
+    # the replay's own key is the one due: the capture before it stored its graph under (3, 8)
+    assert "step 2 chose its path by a key other than its own" in verdict.message
+    assert "(the key [3, 8] the path was chosen by; the key due: [4, 8])" in verdict.message
     assert "then decided at" in verdict.message and "in _warming_up: if done < self.warmup_steps:" in verdict.message
 
 

@@ -153,16 +153,26 @@ def reusable(
     previous: Report, recorded: dict, now: Judged, specs: tuple[Spec, ...]
 ) -> dict[str, tuple[CaseResult, ...]]:
     """The case results of ``previous`` (the folder's report, vouched for by its manifest) for
-    every spec whose digest is the one ``recorded`` with it: those specs need no judging."""
+    every spec whose digest is the one ``recorded`` with it: those specs need no judging.
+
+    Not the specs of ``previous``'s first causes: their cases were located by the submission's
+    traced re-run (grader.run.relocating), and which cases a report's re-run locates is chosen
+    from the report as its first run judged it. Judged again from the first run's frames, those
+    specs give that report back, so the regrade asks the cache for the re-run the grading kept;
+    taken as located, they could rank another case first, whose re-run no cache holds."""
     old = recorded.get("specs")
     if not isinstance(old, dict):
         return {}
+    shown = previous.first_cause
+    located = {c.case.split("/", 1)[0] for c in (shown.staff, shown.student) if c is not None} if shown else set()
     by_spec: dict[str, list[CaseResult]] = {}
     for case in previous.cases:
         by_spec.setdefault(case.spec, []).append(case)
     known = {}
     for spec, (spec_id, digest) in zip(specs, now.specs):
         results = by_spec.get(spec_id, [])
+        if spec_id in located:
+            continue
         if old.get(spec_id) == digest and [r.case for r in results] == [c.id for c in spec.cases]:
             known[spec_id] = tuple(results)
     return known

@@ -233,8 +233,19 @@ class CaseJudge:
                 STEP_RUNS,
                 outcome(obs),
                 cause + after,
-                at=raised_at(obs.error) if obs.outcome == "raised" else "",
+                at=self.raise_decided_at(step.index) + raised_at(obs.error) if obs.outcome == "raised" else "",
             )
+
+    def raise_decided_at(self, index: int) -> str:
+        """A raise's decision, where a check of the raised step can tell it was wrong (a traced
+        re-run's path chosen by a key other than the one due: :meth:`Check.raise_decided_at`); ""
+        otherwise (a raise alone does not tell whether its path was the one due)."""
+        for check in self.case.checks:
+            if index in check.looks_at():
+                found = check.raise_decided_at(self, index)
+                if found:
+                    return found
+        return ""
 
 
 def _step_outcome(case: Case, step: Step, obs: StepObservation) -> str:

@@ -214,6 +214,25 @@ class CaseInterpreter:
         except BaseException:  # noqa: BLE001
             return None
 
+    def given_ops(self, args: list) -> dict[int, tuple[object, int]]:
+        """The case's own ops of the first argument that is a list holding some (one list's: id ->
+        the op and its position in that list), for the origin tracer; {} when none."""
+        if self.ops is None:
+            return {}
+        for arg in args:
+            if type(arg) not in (list, tuple):  # exactly: no method of a submission's subclass runs
+                continue
+            found: dict[int, tuple[object, int]] = {}
+            lists = set()
+            for op in arg[: observations.MAX_WITNESS]:
+                place = self.ops.op_place(op, self.witness)
+                if place is not None and (not lists or place[0] in lists):
+                    lists.add(place[0])
+                    found[id(op)] = (op, place[1])
+            if found:
+                return found
+        return {}
+
     def run_step(self, step: Step) -> framing.StepRecord:
         record = framing.StepRecord(step.index)
         kind = step_kind(step.action)
@@ -240,6 +259,8 @@ class CaseInterpreter:
         tracing = kind.tracing(step)  # where the step's values came from, when its kind follows them
         try:
             if tracing is not None:
+                if tracing.get("decisions"):  # a re-run's call: each op of its list's path is noted
+                    self.origins.given = self.given_ops(args)
                 result = self.origins.run(self.perform, step, args, kwargs, **tracing)
             else:  # a call of a runner or of a function: its ops and bumps are located as they happen
                 result = self.perform(step, args, kwargs)

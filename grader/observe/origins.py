@@ -61,6 +61,16 @@ one more:
   (``return self._real_rows(y, x)``: the line of ``_real_rows`` that made it), unless it handed
   that function a stored value (``return self._real_rows(entry.output, x)``: handed on there).
 
+* ``called``: where the name the step's first op call called was bound (``for op in
+  reversed(self.parts):`` above ``x = op(x)``): the op that ran first was chosen there.
+* ``emptied``: where a list a loop of the step walked empty was last changed by a line of the
+  case (``run.clear()`` in an earlier step's fusion loop, the list a fused op's ``for op in
+  group:`` then walks): :mod:`grader.observe.list_changes`.
+* ``op:N``: per op of the list the step was handed (N its position in its list; the interpreter
+  names them, at most :data:`MAX_OP_TESTS`), the last ``if``/``elif``/``while`` test a function
+  ran while a local name of it held that op (``for op in ops:`` ... ``if hasattr(op,
+  "elementwise"):``): the path that op took through the call.
+
 Each is a frame ``[kind, file, line, function, source]`` in the step's ``origin`` list. Nothing
 here judges: which of them names the cause of a failure is the judge's choice
 (:mod:`grader.suite.locating`).
@@ -69,108 +79,55 @@ here judges: which of them names the cause of a failure is the judge's choice
 from __future__ import annotations
 
 import ast
-import functools
 import sys
 from types import CodeType, FrameType, FunctionType, MethodType
 
+from grader.observe.list_changes import ListChanges
 from grader.observe.source_facts import (
-    PLAIN_RETURN,
+    call_returns,
     calls_on,
+    def_lines,
+    empty_starts,
+    guarded_returns,
     guarding_tests,
+    line_facts,
     line_reads,
     local_names,
-    parsed,
+    loop_sources,
+    return_names,
+    return_reads,
 )
 
-MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "update", "add", "remove", "setdefault"})
+__all__ = ["OriginTracer", "definition", "line_facts"]
 Where = tuple[str, int, str]  # file, line, function
 Test = tuple[int, Where, "Where | None"]  # order, the test, where what it compared was made
 
 
-@functools.lru_cache(maxsize=64)
-def return_reads(filename: str) -> dict[int, tuple[str, ...]]:
-    """Per ``return`` line that computes its value: the attributes of ``self`` it reads, in order."""
-    tree = parsed(filename)
-    found: dict[int, tuple[str, ...]] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, PLAIN_RETURN):
-            reads = [
-                n.attr
-                for n in ast.walk(node.value)
-                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
-            ]
-            found[node.lineno] = tuple(dict.fromkeys(reads))
-    return found
+MAX_ORIGIN_FRAMES = 16  # framing.MAX_ORIGIN_FRAMES: a step's origin frames
+MAX_PLAIN_ITEMS = 8  # items of a tuple sent as plain data
+MAX_RETURNED = 64  # places whose last returned value is kept during a step
+NOT_PLAIN = object()  # a value that is not plain data (:func:`plain`)
+MAX_OP_TESTS = 8  # ops of the step's list whose path is noted (``op:N``)
+OP_TEST = "op:"  # framing.ORIGIN_OP
+MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out
 
 
-@functools.lru_cache(maxsize=64)
-def call_returns(filename: str) -> frozenset[int]:
-    """The lines of a ``return`` that hands back what a call made of this call's own values
-    returned (``return self._rows(y, x)``). Not one that hands the call a stored value
-    (``return self._rows(entry.output, x)``): a value kept from before is handed on there."""
-    tree = parsed(filename)
-    return frozenset(
-        node.lineno
-        for node in (ast.walk(tree) if tree is not None else ())
-        if isinstance(node, ast.Return)
-        and isinstance(node.value, ast.Call)
-        and not any(isinstance(arg, ast.Attribute) for arg in node.value.args)
-        and not any(isinstance(k.value, ast.Attribute) for k in node.value.keywords)
-    )
+def plain(value: object) -> object:
+    """``value`` as plain data when it is None, an int or a short tuple of ints (a key, a batch
+    size), exactly those types (nothing of a submission's class is asked); else :data:`NOT_PLAIN`."""
+    if value is None or (type(value) is int and -(2**62) < value < 2**62):
+        return value
+    if type(value) is tuple and len(value) <= MAX_PLAIN_ITEMS:
+        items = tuple.__iter__(value)
+        found = [v for v in items if type(v) is int and -(2**62) < v < 2**62]
+        if len(found) == tuple.__len__(value):
+            return found
+    return NOT_PLAIN
 
 
-@functools.lru_cache(maxsize=64)
-def empty_starts(filename: str) -> frozenset[int]:
-    """The lines that set an attribute to an empty start (``self.graphs = {}``, ``= []``, ``= 0``,
-    ``= None``, ``= dict()``): a start decides nothing, so a value computed from it is not traced there."""
-    tree = parsed(filename)
-    found = set()
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            value = node.value
-            if (
-                (isinstance(value, ast.Dict) and not value.keys)
-                or (isinstance(value, (ast.List, ast.Set, ast.Tuple)) and not value.elts)
-                or (isinstance(value, ast.Constant) and not value.value)
-                or (
-                    isinstance(value, ast.Call)
-                    and isinstance(value.func, ast.Name)
-                    and not value.args
-                    and not value.keywords
-                )
-            ):
-                found.add(node.lineno)
-    return frozenset(found)
-
-
-MAX_ORIGIN_FRAMES = 8  # framing.MAX_ORIGIN_FRAMES: a step's origin frames
-MAX_PASSED_FRAMES = 6  # frames before a passed test's pair is left out (framing.MAX_ORIGIN_FRAMES is 8)
-
-
-@functools.lru_cache(maxsize=64)
-def guarded_returns(filename: str) -> dict[int, int]:
-    """Per ``if`` test whose branch is a plain ``return`` (``if not self.enabled: return
-    Mode.IDLE``): the line of that return."""
-    tree = parsed(filename)
-    found: dict[int, int] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Return):
-            value = node.body[0].value
-            if value is None or isinstance(value, PLAIN_RETURN):
-                found[node.lineno] = node.body[0].lineno
-    return found
-
-
-@functools.lru_cache(maxsize=64)
-def def_lines(filename: str) -> dict[int, int]:
-    """Per function of a source file: the first line of its code (its first decorator's) -> its
-    ``def`` line."""
-    tree = parsed(filename)
-    found: dict[int, int] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found[min([d.lineno for d in node.decorator_list] + [node.lineno])] = node.lineno
-    return found
+def _valued(value: object) -> list:
+    """The wire's optional 6th item of an origin frame: ``[value]`` (None as "None"), or nothing."""
+    return [] if value is NOT_PLAIN else ["None" if value is None else value]
 
 
 def definition(callee: object, locator) -> list | None:
@@ -195,41 +152,6 @@ def definition(callee: object, locator) -> list | None:
 def _callee_name(call: ast.Call) -> str:
     func = call.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-
-
-@functools.lru_cache(maxsize=64)
-def line_facts(filename: str) -> dict[int, tuple[tuple[str, ...], bool, bool, str]]:
-    """Per line of a source file: the attribute names it assigns, whether it is an
-    ``if``/``elif``/``while`` test, whether it is a ``return`` of a plain value, and the
-    attribute that return hands back (``return self._count``: ``_count``), else ""."""
-    tree = parsed(filename)
-    if tree is None:
-        return {}
-    facts: dict[int, tuple[tuple[str, ...], bool, bool, str]] = {}
-
-    def add(line: int, names=(), test=False, plain=False, attribute="") -> None:
-        old = facts.get(line, ((), False, False, ""))
-        facts[line] = (old[0] + tuple(names), old[1] or test, old[2] or plain, old[3] or attribute)
-
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [t.attr for target in targets for t in ast.walk(target) if isinstance(t, ast.Attribute)]
-            if names:
-                add(node.lineno, names)
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in MUTATORS
-            and isinstance(node.func.value, ast.Attribute)
-        ):  # self.segments.append(...): a change of segments
-            add(node.lineno, [node.func.value.attr])
-        elif isinstance(node, (ast.If, ast.While)):
-            add(node.lineno, test=True)
-        elif isinstance(node, ast.Return):
-            attribute = node.value.attr if isinstance(node.value, ast.Attribute) else ""
-            add(node.lineno, plain=node.value is None or isinstance(node.value, PLAIN_RETURN), attribute=attribute)
-    return facts
 
 
 class OriginTracer:
@@ -263,7 +185,8 @@ class OriginTracer:
         # a running frame -> its local names that hold what a function of the submission returned -> where made
         self._held: dict[FrameType, dict[str, Where]] = {}
         self._derived: dict[FrameType, set[str]] = {}  # those of them computed from such a name (a lookup)
-        self._raised: tuple[object, tuple[Test | None, Where | None]] | None = None  # an exception, its decision
+        # an exception, its decision, and what the value that decision compared was then
+        self._raised: tuple[object, tuple[Test | None, Where | None], object] | None = None
         self._order = 0  # tests seen in this step
         self.decided: Where | None = None  # the last test it ran before the step's first op call
         self.compared: Where | None = None  # where the value that test compared was made (a function's return)
@@ -271,7 +194,22 @@ class OriginTracer:
         # a running frame -> (its line, where the value a function it called there returned was made)
         # (and where what it returned was chosen: a plain return's taken test, else the same place)
         self._made: dict[FrameType, tuple[int, Where, Where]] = {}
+        # where a value a function returned was chosen -> that value (plain) and its operand
+        # (and for a value a test in a loop over an attribute chose, where that attribute was set
+        # and the values the loop took: ``walked``)
+        self._returned: dict[Where, tuple[object, tuple | None, tuple | None]] = {}
+        self.compared_value: tuple[object, tuple | None, tuple | None] | None = None  # at the decision
+        # a running frame -> the int values its loop over an attribute took, where that attribute was set
+        self._loops: dict[FrameType, tuple[list[int], Where | None]] = {}
+        self.lists = ListChanges()  # lists the case's lines changed, and a loop of this step that found one empty
         self.produced: Where | None = None  # where the value the step's call returned was made
+        self.called: Where | None = None  # where the name the step's first op call called was bound
+        # the ops of the list the step was handed (id -> the op, its position; the interpreter sets
+        # it for a re-run's call), a running frame's local name holding one of them (and its
+        # position), and per position the last test a frame ran while its name held that op
+        self.given: dict[int, tuple[object, int]] = {}
+        self._holding: dict[FrameType, tuple[str, int]] = {}
+        self.op_tests: dict[int, Where] = {}
 
     def _file(self, code: CodeType) -> str | None:
         # keyed by the code object's id, never by the object: hashing a code object hashes its
@@ -308,6 +246,7 @@ class OriginTracer:
         if event == "line":
             if self.decisions:
                 self._carry(frame, code)
+                self.lists.on_line(frame, code.co_filename, frame.f_lineno, code.co_name)
             facts = line_facts(code.co_filename).get(frame.f_lineno)
             if facts is not None:
                 names, test = facts[0], facts[1]
@@ -325,6 +264,9 @@ class OriginTracer:
                     if looked is not None:
                         self._lookups[frame] = (self._order, looked)
                     self._tests[frame] = (self._order, (code.co_filename, frame.f_lineno, code.co_name), compared)
+                    holding = self._holding.get(frame)
+                    if holding is not None and (holding[1] in self.op_tests or len(self.op_tests) < MAX_OP_TESTS):
+                        self.op_tests[holding[1]] = self._tests[frame][1]
                 if test and frame is self._top:
                     if self.tested is not None and self.tested[1] != frame.f_lineno and len(self.passed) < 4:
                         self.passed.append(self.tested)  # an earlier test whose branch was not taken
@@ -339,18 +281,22 @@ class OriginTracer:
         elif event == "exception":
             if self.decisions and self.decided is None and (self._raised is None or self._raised[0] is not arg[1]):
                 # the first of the submission's frames an exception reaches: where it was raised
-                self._raised = (arg[1], self._decision(frame.f_back))
+                decision = self._decision(frame.f_back)
+                made = (decision[0][2] if decision[0] is not None else None) or decision[1]
+                self._raised = (arg[1], decision, self._returned.get(made) if made is not None else None)
         elif event == "return":
             self._locals.pop(frame, None)  # a finished frame's names are no one's now: not kept alive
             if self.decisions:
                 self._previous.pop(frame, None)
-                self._held.pop(frame, None)
+                held = self._held.pop(frame, None) or {}
                 self._derived.pop(frame, None)
+                self._holding.pop(frame, None)
                 self._lookups.pop(frame, None)
                 last = self._tests.pop(frame, None)
                 if last is not None and type(arg) is bool:  # a predicate: its last test chose what it answered
                     self._predicate = last  # (no __class__ asked)
-                self._producer(frame, code, last)
+                self._producer(frame, code, last, arg, held)
+                self._loops.pop(frame, None)
             if frame is not self._top:
                 return self._line
             facts = line_facts(code.co_filename).get(frame.f_lineno)
@@ -359,19 +305,34 @@ class OriginTracer:
             self._top = None
         return self._line
 
-    def _producer(self, frame: FrameType, code: CodeType, last: Test | None) -> None:
+    def _producer(self, frame: FrameType, code: CodeType, last: Test | None, value, held: dict[str, Where]) -> None:
         """At a return: where the value it hands back was made. Its own ``return`` line, unless
         that line hands back what a function of the submission it called there returned
         (``return self._real_rows(y, x)``): then where that function's value was made. And where
         it was chosen: for a plain return inside the branch of the function's last test, taken
-        (``if size >= n: return size``), that test; else where it was made."""
+        (``if size >= n: return size``), that test; else where it was made. Noted there: the
+        value as plain data (:func:`plain`), and for a return that computes it from a local name
+        holding what a function of the submission returned (``return (batch, *x.shape[1:])``),
+        where that was made and its value (the operand)."""
         here = (code.co_filename, frame.f_lineno, code.co_name)
         chose = here
         inner = self._made.pop(frame, None)
         if inner is not None and inner[0] == frame.f_lineno and frame.f_lineno in call_returns(code.co_filename):
             here, chose = inner[1], inner[2]
-        elif last is not None and last[1][1] in guarding_tests(code.co_filename).get(frame.f_lineno, ()):
-            chose = last[1]
+        else:
+            if last is not None and last[1][1] in guarding_tests(code.co_filename).get(frame.f_lineno, ()):
+                chose = last[1]
+            operand = None
+            name = next((n for n in return_names(code.co_filename).get(frame.f_lineno, ()) if n in held), None)
+            if name is not None:
+                try:
+                    walked = self._returned.get(held[name], (None, None, None))[2]
+                    operand = (held[name], plain(frame.f_locals.get(name)), walked)
+                except Exception:  # noqa: BLE001 - an odd frame: no operand noted
+                    operand = None
+            loop = self._loops.get(frame) if chose is not here else None  # a test in a loop chose it
+            if len(self._returned) < MAX_RETURNED or chose in self._returned:
+                self._returned[chose] = (plain(value), operand, (loop[1], tuple(loop[0])) if loop else None)
         if frame is self._top:
             self.produced = here
         elif frame.f_back is not None:
@@ -386,6 +347,17 @@ class OriginTracer:
         bound = local_names(code.co_filename).get(before) if before is not None else None
         if not bound:
             return
+        if self.given:
+            self._hold(frame, bound)
+        loop = loop_sources(code.co_filename).get(before)
+        if loop is not None:  # for size in self.capture_sizes: the value it took, where that attribute was set
+            seen, _ = self._loops.setdefault(frame, ([], self.assigned.get(loop[1])))
+            try:
+                taken = plain(frame.f_locals.get(loop[0]))
+            except Exception:  # noqa: BLE001
+                taken = NOT_PLAIN
+            if type(taken) is int and len(seen) < MAX_PLAIN_ITEMS:
+                seen.append(taken)
         reads, one_call = line_reads(code.co_filename).get(before, ((), False))
         held = self._held.setdefault(frame, {})
         derived = self._derived.setdefault(frame, set())
@@ -402,6 +374,21 @@ class OriginTracer:
             else:
                 held[name] = source
             (derived.add if source is not None and computed else derived.discard)(name)
+
+    def _hold(self, frame: FrameType, bound: tuple[str, ...]) -> None:
+        """After a line that bound ``bound`` (``for op in ops:``): whether one of them now holds
+        an op of the list the step was handed; the frame's tests are then that op's path."""
+        try:
+            local = frame.f_locals
+        except Exception:  # noqa: BLE001 - an odd frame: nothing held
+            return
+        for name in bound:
+            value = local.get(name)
+            given = self.given.get(id(value))
+            if given is not None and given[0] is value:
+                self._holding[frame] = (name, given[1])
+            elif self._holding.get(frame, ("",))[0] == name:
+                del self._holding[frame]
 
     def _decision(self, caller: FrameType | None) -> tuple[Test | None, Where | None]:
         """The last test of a frame still running (``caller`` and its callers) or of the last
@@ -422,6 +409,8 @@ class OriginTracer:
         """At the step's first op call, made from ``caller``: the test that chose its path."""
         found, self.looked_up = self._decision(caller)
         self.decided, self.compared = (found[1], found[2]) if found is not None else (None, None)
+        made = self.compared or self.looked_up  # what the value it compared was, when the decision was made
+        self.compared_value = self._returned.get(made) if made is not None else None
 
     def _built(self, frame: FrameType) -> None:
         """A record built by the submission's code (its ``__init__`` is not the submission's, as a
@@ -456,12 +445,16 @@ class OriginTracer:
         return before if last is not None and last[1] == frame.f_lineno else last
 
     def _handed(self, caller: FrameType | None) -> None:
-        """The first op call of the step, made from ``caller``: where the array it was handed came from."""
+        """The first op call of the step, made from ``caller``: where the array it was handed came
+        from; in a re-run, also where the name it called was bound (``for op in reversed(...)``
+        above ``x = op(x)``: the op that ran first was chosen there)."""
         if caller is None or self._file(caller.f_code) is None:
             return
         code = caller.f_code
         here = (code.co_filename, caller.f_lineno, code.co_name)
         call = next(iter(calls_on(code.co_filename).get(caller.f_lineno, ())), None)
+        if self.decisions and call is not None and isinstance(call.func, ast.Name):
+            self.called = self._bound_before(caller, call.func.id)
         value = call.args[0] if call is not None and len(call.args) == 1 else None
         if not isinstance(value, ast.Name):
             self.argument = here
@@ -484,8 +477,9 @@ class OriginTracer:
         self._top, self.returned, self.tested, self.returned_attribute = None, None, None, ""
         self.passed = []
         self.decisions, self.decided, self._predicate, self._order = decisions, None, None, 0
-        self.compared, self._raised, self.looked_up = None, None, None
-        self.produced = None
+        self.compared, self._raised, self.looked_up, self.compared_value = None, None, None, None
+        self.produced, self.called, self.op_tests = None, None, {}
+        self.lists.new_step()
         self.fields, self.field_origins, self.argument = fields, {}, None
         previous = sys.gettrace()
         sys.settrace(self._call)
@@ -496,6 +490,7 @@ class OriginTracer:
             found = raised[1][0] if raised is not None and raised[0] is exc else None
             if self.decisions and self.decided is None and found is not None:  # a step that raised before any op
                 self.decided, self.compared, self.looked_up = found[1], found[2], raised[1][1]
+                self.compared_value = raised[2]  # as it was at the raise, before the frames unwound
             raise
         finally:
             sys.settrace(previous)
@@ -504,10 +499,14 @@ class OriginTracer:
             self._locals.clear()
             self._tests.clear()
             self._made.clear()
+            self._returned.clear()
             self._previous.clear()
             self._held.clear()
             self._derived.clear()
             self._lookups.clear()
+            self._holding.clear()
+            self._loops.clear()
+            self.given = {}
 
     def origin(self, read_attribute: str | None) -> list:
         """This step's origin frames, ``[kind, file, line, function, source]`` each."""
@@ -521,12 +520,27 @@ class OriginTracer:
                 frames.append(["argument", *self.locator.frame_wire(*self.argument)])
             if self.decided is not None:
                 frames.append(["decided", *self.locator.frame_wire(*self.decided)])
-                if self.compared is not None:
-                    frames.append(["compared", *self.locator.frame_wire(*self.compared)])
-                elif self.looked_up is not None:
-                    frames.append(["looked-up", *self.locator.frame_wire(*self.looked_up)])
+                made = self.compared or self.looked_up
+                if made is not None:
+                    kind = "compared" if self.compared is not None else "looked-up"
+                    valued = self.compared_value
+                    frames.append([kind, *self.locator.frame_wire(*made), *_valued(valued[0] if valued else NOT_PLAIN)])
+                    walked = valued[2] if valued is not None else None
+                    if valued is not None and valued[1] is not None:
+                        operand, value, walked = valued[1]
+                        frames.append(["operand", *self.locator.frame_wire(*operand), *_valued(value)])
+                    if (
+                        walked is not None and walked[0] is not None
+                    ):  # the values a loop walked, its attribute's setting
+                        frames.append(["iterated", *self.locator.frame_wire(*walked[0]), list(walked[1])])
             if self.produced is not None:
                 frames.append(["produced", *self.locator.frame_wire(*self.produced)])
+            if self.called is not None:
+                frames.append(["called", *self.locator.frame_wire(*self.called)])
+            if self.lists.emptied is not None:
+                frames.append(["emptied", *self.locator.frame_wire(*self.lists.emptied)])
+            for position, test in sorted(self.op_tests.items()):
+                frames.append([f"{OP_TEST}{position}", *self.locator.frame_wire(*test)])
             return frames[:MAX_ORIGIN_FRAMES]
         frames = []
         if self.returned is not None:

@@ -114,3 +114,10 @@ class Check:
     def expected_launches(self) -> tuple[int, int] | None:
         """(step, launches) when this check pins a step's launch count (for the launch chart)."""
         return None
+
+    def raise_decided_at(self, judging: Judging, index: int) -> str:
+        """Location lines (:mod:`grader.suite.locating`) naming the decision behind an exception
+        step ``index`` raised, a step this check looks at and could not judge, when what the check
+        knows is due shows that decision was wrong (a lab's kind: a path chosen by a key other
+        than the one due); "" otherwise: the raise line stays the cause."""
+        return ""

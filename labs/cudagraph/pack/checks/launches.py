@@ -9,7 +9,17 @@ from grader.suite.checks.base import Check
 from grader.suite.locating import bounded, decision_at, first_location, origin_at, site_lines
 from grader.suite.schema_parts import COUNT, STEP_NAME, schema_object
 
-from .runner_steps import bumps_at, eager_run_at, given_arg, runner_build, step_kind
+from .fused_ops import fused_list_decided_at
+from .runner_steps import (
+    bumps_at,
+    due_key,
+    eager_run_at,
+    earlier_key_at,
+    given_arg,
+    key_at,
+    runner_build,
+    step_kind,
+)
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,10 @@ class LaunchesCheck(Check):
     def expected_launches(self):
         return (self.step, self.equals)
 
+    def raise_decided_at(self, j, index):
+        # a call that raised on a path chosen by a key other than the one due: that key's making
+        return key_at(j.obs[index], due_key(j.case, index)) if index == self.step else ""
+
     def judge(self, j):
         step, obs = j.case.steps[self.step], j.obs[self.step]
         plural = "launch" if self.equals == 1 else "launches"
@@ -54,10 +68,16 @@ class LaunchesCheck(Check):
                 _eager_ops_not_run(j.case, self.step, obs) or launch_reason(kind, self.equals, obs.launches)
             )
             at = bumps_at(obs)
+            # a path chosen by a key that is not the one due, this call's or an earlier call's of its runner
+            wrong_key = key_at(obs, due_key(j.case, self.step)) or earlier_key_at(j.case, j.obs, self.step)
             if kind == "replay" and obs.launches > self.equals and _built_as(j.case, self.step, "GraphRunner"):
-                at = _path_decided(obs) + eager_run_at(obs) + at
+                at = (wrong_key or _path_decided(obs)) + eager_run_at(obs) + at
             if obs.launches < self.equals:
                 at = _uncounted_at(obs) + at
+            if wrong_key and not at.startswith(wrong_key):
+                at = wrong_key + at
+            if kind == "eager":  # one launch per entry of a list a fusion of the submission's made wrong
+                at = fused_list_decided_at(j.case, j.obs, self.step, obs.launches) + at
             if not first_location(at):  # no bump of the submission's own making: where the step's code went
                 at = origin_at(obs) + at
         j.record(step, "launches during this step", str(self.equals), str(obs.launches), problem, at=at)

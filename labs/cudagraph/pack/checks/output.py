@@ -126,7 +126,7 @@ class OutputCheck(Check):
                 describe(expected),
                 describe(value),
                 None if problem is None else f"wrong output: {problem}." + _cause(j, self.step, expected, value),
-                at="" if problem is None else _made_at(obs),
+                at="" if problem is None else _emptied_at(obs, self.oracle) + _order_at(obs) + _made_at(obs),
             )
 
 
@@ -136,6 +136,32 @@ def _made_at(obs) -> str:
     when the call was not traced."""
     made = next((o.frame for o in obs.origin if o.kind == "produced"), None)
     return bounded(f"\n  returned at {frame_text(made)}") if made is not None else ""
+
+
+def _emptied_at(obs, chain: tuple[OpSpec, ...] | None) -> str:
+    """Ops of the chain that never ran during the step, where a loop of the step walked a list
+    found empty: where that list was last changed (``run.clear()`` in the fusion loop of an
+    earlier step, the list a fused op then walks), as a failed case's traced re-run notes it
+    (``emptied``, grader.observe.list_changes); "" otherwise."""
+    emptied = next((o.frame for o in obs.origin if o.kind == "emptied"), None)
+    if emptied is None or not chain or len({(w.list_id, w.position) for w in obs.witness}) >= len(chain):
+        return ""
+    return bounded(
+        f"\n  last set at {frame_text(emptied)}   (a loop of this step walked this list empty: ops never ran)"
+    )
+
+
+def _order_at(obs) -> str:
+    """Ops run out of their list's order (a later op ran first): where the op that ran first was
+    chosen, the line that bound the name it was called by (``for op in reversed(self.parts):``),
+    as a failed case's traced re-run notes it (``called``); "" otherwise."""
+    called = next((o.frame for o in obs.origin if o.kind == "called"), None)
+    first = obs.witness[0] if obs.witness else None
+    if called is None or first is None:
+        return ""
+    if not any(w.list_id == first.list_id and w.position < first.position for w in obs.witness[1:]):
+        return ""
+    return bounded(f"\n  at {frame_text(called)}   (the op run first was chosen here: the ops ran out of their order)")
 
 
 def _cause(j, index: int, expected: np.ndarray, value: object) -> str:

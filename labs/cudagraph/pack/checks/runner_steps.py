@@ -11,7 +11,7 @@ from __future__ import annotations
 from grader.observations import StepObservation
 from grader.spec_model import ArrayValue, Case, MaskValue, PlainValue, Step, contract_names
 from grader.suite.case_draft import padded_shape
-from grader.suite.locating import MAX_SHOWN_SITES, bounded, site_lines
+from grader.suite.locating import MAX_SHOWN_SITES, bounded, frame_text, site_lines
 
 
 def step_kind(case: Case, index: int) -> str:
@@ -62,6 +62,20 @@ def padded_batch(case: Case, index: int) -> int | None:
     sizes = _int_tuple(given_arg(build, 2 if build.target == "PiecewiseGraphRunner" else 1, "capture_sizes"))
     key = _call_key(step, sizes) if sizes else None
     return key[0] if isinstance(key, tuple) and key else None
+
+
+def due_key(case: Case, index: int) -> tuple[int, ...] | str | None:
+    """The graph key a GraphRunner call with a literal input is due (its input's shape, padded
+    to the runner's literal capture sizes: the handout's key), "oversize" where none is due (a
+    batch above every capture size runs eagerly); None where it cannot be told."""
+    step = case.steps[index]
+    build = runner_build(case, index) if step.action == "call" and step.target not in contract_names() else None
+    if build is None or build.target != "GraphRunner":
+        return None
+    sizes = given_arg(build, 1, "capture_sizes")
+    if sizes is not None and _int_tuple(sizes) is None:
+        return None  # capture sizes not given literally
+    return _call_key(step, _int_tuple(sizes))
 
 
 def runner_build(case: Case, index: int) -> Step | None:
@@ -138,4 +152,67 @@ def eager_run_at(obs: StepObservation) -> str:
                 "\n  the ops ran through run_eager on this replay, one launch per op:"
                 + site_lines(frames[1:], "called at")
             )
+    return ""
+
+
+def key_at(obs: StepObservation, due: tuple[int, ...] | str | None) -> str:
+    """A call whose path was chosen by a test that compared a value a function of the submission
+    returned (a failed case's traced re-run notes it, with that value: ``compared``, else
+    ``looked-up``, grader.observe.origins) when that value is not the key ``due`` (:func:`due_key`):
+    where it was made; or, when it was computed from a batch size that is not the one due either
+    (``return (batch, *x.shape[1:])`` with ``batch`` 9 where none fits), where that batch was made.
+    "" when the key was the one due, or the call was not traced, or what is due is not known."""
+    by_kind = {o.kind: o for o in obs.origin}
+    made = by_kind.get("compared") or by_kind.get("looked-up")
+    decided = by_kind.get("decided")
+    if due is None or made is None or not made.valued or decided is None:
+        return ""
+    batch = due[0] if isinstance(due, tuple) and due else None  # "oversize": no key, no batch is due
+    key = due if isinstance(due, tuple) else None
+    value = made.value
+    if (value == key if not isinstance(value, int) else value == batch) and not (
+        due == "oversize" and value is not None
+    ):
+        return ""  # the key (or the batch it names) is the one due: the decision is not the cause
+    operand = by_kind.get("operand")
+    due_text = f"{list(key)}" if key is not None else "none (the batch is above every capture size)"
+    if operand is not None and operand.valued and isinstance(operand.value, int) and operand.value != batch:
+        lead, what = (
+            operand.frame,
+            f"the batch {operand.value} the key was made from; the batch due: {batch if batch is not None else 'none'}",
+        )
+    elif isinstance(value, int):  # a batch size the key is made of
+        lead, what = (
+            made.frame,
+            f"the batch {value} the path was chosen by; the batch due: {batch if batch is not None else 'none'}",
+        )
+    else:
+        shown = list(value) if isinstance(value, tuple) else value
+        lead, what = made.frame, f"the key {shown} the path was chosen by; the key due: {due_text}"
+    walked = by_kind.get("iterated")
+    chosen = value if lead is made.frame else operand.value if operand is not None else None
+    verb = "returned at" if lead.source.startswith("return") else "decided at"
+    if walked is not None and isinstance(walked.value, tuple) and isinstance(batch, int) and isinstance(chosen, int):
+        if batch not in walked.value:  # the test chose from values that never held the one due: their order or set
+            lead, verb = walked.frame, "last set at"
+            what = f"the sizes a test walked, {list(walked.value)}, to choose {chosen}: never {batch}, the batch due"
+    return bounded(f"\n  {verb} {frame_text(lead)}   ({what})\n    then decided at {frame_text(decided.frame)}")
+
+
+def earlier_key_at(case: Case, obs: tuple[StepObservation, ...], index: int) -> str:
+    """A call of a GraphRunner whose path was chosen by the key due, yet cost the wrong launches:
+    the first earlier call of the same runner whose path was chosen by a key other than its own
+    due key (:func:`key_at`; it stored or looked up a graph under that key), named as that call's
+    key; "" when there is none, or this call's key is not known to be the one due."""
+    mine = {o.kind: o for o in obs[index].origin}
+    made = mine.get("compared") or mine.get("looked-up")
+    due = due_key(case, index)
+    if made is None or not made.valued or not isinstance(due, tuple) or made.value != due:
+        return ""
+    target = case.steps[index].target
+    for step in case.steps[:index]:
+        if step.action == "call" and step.target == target:
+            found = key_at(obs[step.index], due_key(case, step.index))
+            if found:
+                return bounded(f"\n  step {step.index + 1} chose its path by a key other than its own:" + found)
     return ""
