@@ -221,6 +221,22 @@ def required(
     if key not in obj:
         raise Invalid(TYPE_NAMING.missing_key(key), where)
     value = obj[key]
+    # the values every valid file holds, of exactly the kind asked for, returned without making the
+    # error's location (a report read back makes hundreds of thousands of these calls); anything
+    # else (an int read as a float, a subclass, a value out of bounds) takes the path below
+    kind = type(value)
+    if kind is kinds or (kinds.__class__ is tuple and kind in kinds):
+        if kind is str:
+            if len(value) <= max_text:
+                return value
+        elif kind is float:
+            if math.isfinite(value):
+                return value
+        elif kind is int:  # (where a float is asked for too, the int is read as one: below)
+            if (kinds is int or float not in kinds) and -int_end <= value < int_end:
+                return value
+        elif kind is bool or kind is list or kind is dict:
+            return value
     at = f"{where}.{key}"
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
     if float in kinds and isinstance(value, int) and not isinstance(value, bool):

@@ -5,6 +5,7 @@ the directory is private to the grader's user."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -365,3 +366,16 @@ def test_a_change_to_the_lab_pack_changes_the_runtime_key(tmp_path, monkeypatch)
     key = cache.runtime_key(RunSettings())
     monkeypatch.setattr(cache, "lab_digest", lambda lab=None: "another lab")
     assert cache.runtime_key(RunSettings()) != key
+
+
+def test_an_entry_round_trips_whatever_its_text_holds(tmp_path):
+    """A stored entry reads back as it was put: UTF-8 text, and an output tail holding a lone
+    surrogate (a submission's bytes read with surrogateescape), which orjson refuses to write."""
+    from grader.run.cache import ObservationCache
+
+    cache = ObservationCache(tmp_path / "cache")
+    for tail in ("plain", "caf\u00e9 \u2192 \U0001f600", "bad byte \udcff"):
+        key = hashlib.sha256(tail.encode("utf-8", "surrogateescape")).hexdigest()
+        cache.put(key, {"output_tail": tail, "cases": {"k": {"case": "s/a", "duration_s": 0.25}}})
+        stored = cache.read_submission(key, 0)
+        assert stored.output_tail == tail and stored.cases == {"k": {"case": "s/a", "duration_s": 0.25}}

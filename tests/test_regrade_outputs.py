@@ -385,6 +385,24 @@ def test_what_a_report_is_judged_from_covers_every_input_of_judging():
     assert digests(cases={k: v for k, v in cases.items() if k != uid}) is None  # a case with no frame: none
 
 
+def test_the_cache_keeps_each_case_digest_beside_its_frame():
+    """A regrade reads a stored case's digest from its entry, without decoding its frame; an
+    entry an older grader stored, without one, gives the same digest from its frame."""
+    from grader.commands import rejudging
+    from grader.run.cache import case_entry
+    from grader.run.runner import CaseRun
+
+    entry = case_entry(CaseRun("s/a", "observed", None, "", "tail", 0.5, frame=b"frame"))
+    expected = rejudging.case_digest(b"frame", "tail", 0.5)
+    assert entry is not None and rejudging.stored_case_digest(entry) == expected
+    older = {k: v for k, v in entry.items() if k != "digest"}
+    assert rejudging.stored_case_digest(older) == expected
+    assert rejudging.stored_case_digest({**older, "frame": "not base64!"}) is None
+    assert rejudging.stored_case_digest({**entry, "frame": "not base64!"}) == expected  # not decoded
+    assert rejudging.stored_case_digest({**entry, "digest": "zz" * 32}) == expected  # not hex: from the frame
+    assert rejudging.stored_case_digest({**entry, "output_tail": None}) is None
+
+
 @pytest.mark.slow
 def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_earlier_one(tmp_path, monkeypatch):
     """A copy that never replays (every call captures again) has its first cause in replay-basics,
@@ -430,3 +448,54 @@ def test_a_regrade_of_a_later_spec_judges_only_it_when_the_first_cause_is_in_an_
     regrade(later, fresh)  # into an empty folder: all of it judged
     for rel in (f"{n}/{f}" for n in ("reference", "no_replay") for f in STAFF_FILES):
         assert (out / rel).read_bytes() == (fresh / rel).read_bytes(), rel
+
+
+@pytest.mark.slow
+def test_a_new_first_cause_in_a_call_case_runs_only_its_traced_rerun(tmp_path, monkeypatch):
+    """A check's edit that fails the reference in a case with a call step makes that case the
+    lead of a new first cause, whose traced re-run the cache does not hold. The report process
+    judges the edited spec and hands the rest back (grader.commands.rejudging.ToLocate): only the
+    traced re-run runs, only the lead's spec is judged once more to locate it, never the whole of
+    a submission; the files are those a grading into an empty folder writes, and the next regrade
+    finds the traced re-run in the cache."""
+    from grader.commands import grade
+    from grader.suite.loader import load_suite
+
+    regrade = _counting_regrader(tmp_path, monkeypatch)
+    reruns: list[tuple[str, ...]] = []
+    real_rerun = grade.rerun_traced
+
+    def rerun(zygote, area, slot, submission, cases, settings, uids, *rest):
+        reruns.append(uids)
+        return real_rerun(zygote, area, slot, submission, cases, settings, uids, *rest)
+
+    monkeypatch.setattr(grade, "rerun_traced", rerun)
+    base = _specs(tmp_path, None)
+    out = tmp_path / "out"
+    regrade(base, out)
+    before = tmp_path / "before"
+    shutil.copytree(out, before)
+    edited = tmp_path / "specs-eager"
+    shutil.copytree(base, edited)
+    find = "          - launches: {step: out, equals: 3}\n          - output: {step: out, oracle: true, shape: [4, 8]"
+    text = (edited / "02_eager.yaml").read_text()
+    assert text.count(find) == 1
+    (edited / "02_eager.yaml").write_text(text.replace(find, find.replace("equals: 3", "equals: 4")))
+    spec = next(s for s in load_suite(edited).suite.specs if s.id == "eager-basics")
+    assert any(step.action == "call" for step in spec.cases[0].steps)
+    reruns.clear()
+    judged = regrade(edited, out)
+    # the spec in both submissions, and once more in the reference, to locate its new first cause;
+    # and the buggy copy's first cause's spec, judged again from its first run (rejudging.reusable)
+    first = next(s for s in load_suite(edited).suite.specs if s.id == "launch-counter-basics")
+    assert sorted(judged) == sorted([c.uid for c in spec.cases] * 3 + [c.uid for c in first.cases])
+    assert reruns == [("eager-basics/three-ops-three-launches",)]
+    fresh = tmp_path / "fresh"
+    assert len(regrade(edited, fresh)) >= 2 * sum(len(s.cases) for s in load_suite(edited).suite.specs)
+    for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):
+        assert (out / rel).read_bytes() == (fresh / rel).read_bytes(), rel
+    # the same edit, from the folder as it was before it: the traced re-run is the cache's now
+    reruns.clear()
+    assert sorted(regrade(edited, before)) == sorted(judged) and reruns == []
+    for rel in (f"{n}/{f}" for n in ("reference", "buggy") for f in STAFF_FILES):
+        assert (before / rel).read_bytes() == (out / rel).read_bytes(), rel

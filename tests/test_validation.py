@@ -121,6 +121,14 @@ def test_required_and_optional():
     for key, kinds, message in cases:
         assert str(refused(validation.required, obj, key, kinds, "r", 2)) == message
     assert validation.required(obj, "big", int, "r", 2, int_end=2**64) == 2**63
+    # the common values' quick path decides as the full one does: bounds, and an int as a float
+    edge = {"lo": -(2**63), "below": -(2**63) - 1, "two": "xy", "n": 3}
+    assert validation.required(edge, "lo", int, "r", 2) == -(2**63)
+    assert str(refused(validation.required, edge, "below", int, "r", 2)) == "r.below: integer out of range"
+    assert validation.required(edge, "two", str, "r", 2) == "xy"
+    got = validation.required(edge, "n", (int, float), "r", 2)
+    assert got == 3.0 and type(got) is float
+    assert validation.required({"l": [1]}, "l", list, "r", 2) == [1]
     assert validation.optional(obj, "absent", int, "r", "default", 2) == "default"
     assert validation.optional(obj, "n", int, "r", 0, 2) == 3
     refused(validation.optional, obj, "s", int, "r", 0, 2)

@@ -226,9 +226,11 @@ def grade_submissions(
             uids = lead_cases(report)
             if uids:  # its first causes' traced re-run, as the cache holds it (else it runs: graded here)
                 part = rejudging.for_relocation(cache, entry_key, keys, cases, specs, run, report, uids)
-                again = None if part is None else stored_traced(cache, (entry_key, part[0]), part[1], uids, part[2])
-                if again is None:
+                if part is None:
                     return None
+                again = stored_traced(cache, (entry_key, part[0]), part[1], uids, part[2])
+                if again is None:  # not held: it runs in a slot, and only that (see grade_one)
+                    return rejudging.to_locate(report, entry_key, part, digests)
                 report = relocated(report, judged(index, again, flags, answers, part[3]), uids)
         try:
             write_outputs(report, out_dir / names[index], hidden_visibility, judged=digests)
@@ -281,43 +283,45 @@ def grade_submissions(
         finally:
             slots.put(slot)  # its cases have run: the next submission's start while this one is judged
 
-    def judge_apart(index: int, scan, keyed) -> tuple[Report, WriteFailed | None] | None:
+    def judge_apart(index: int, flags, answers, keyed):
         """A submission the cache holds whole, judged and written by a report process, so that a
         rejudge spreads over the machine's cores (what it returns is what this process would have
-        judged: the same function on the same data); None when it must be graded here.
-        ``keyed``: its keys in the cache."""
-        flags = scan.flags()
-        answers = read_answers(submissions[index])
+        judged: the same function on the same data): (its report, the write's failure or None),
+        or a :class:`rejudging.ToLocate` when its first causes' traced re-run must run first; None
+        when it must be graded here. ``keyed``: its keys in the cache."""
         outcome = writers.judge(index, flags, answers, *keyed)
         if outcome is None or outcome[0] is None:  # not whole in the cache, or judging failed there
             return None
+        if isinstance(outcome[0], rejudging.ToLocate):
+            return outcome[0]
         report, write_failed = outcome[0]
         return report, None if write_failed is None else WriteFailed(*write_failed)
 
-    def relocate(index: int, run: SubmissionRun, report: Report, flags, answers) -> Report:
+    def relocate(index: int, run: SubmissionRun, report: Report, flags, answers, part=None) -> Report:
         """``report`` with its first causes' failed cases located by their re-run with every call
         traced (grader.run.relocating; with a cache, only what it does not hold runs); ``report``
-        itself when none failed or the re-run failed."""
+        itself when none failed or the re-run failed. ``part``: a :class:`rejudging.ToLocate`
+        (``run`` is then its lead specs' cases alone, whose traced re-run the cache does not hold)."""
         uids = lead_cases(report)
         if not uids:
             return report
         from grader.run.cache import cache_keys
 
         try:
-            keyed = cache_keys(submissions[index], settings, messages, redacted) if cache is not None else None
-            again = stored_traced(cache, keyed, cases, uids, run) if keyed is not None else None
+            if part is None:
+                on, known = cases, rejudging.not_leads(report, specs, uids)
+                keyed = cache_keys(submissions[index], settings, messages, redacted) if cache is not None else None
+                again = stored_traced(cache, keyed, cases, uids, run) if keyed is not None else None
+            else:  # the report process found the cache without it: only the lead specs' cases are at hand
+                on, known, keyed, again = part.cases, part.known, (part.entry_key, list(part.keys)), None
             if again is None:  # not held whole: it runs in a slot (what the cache holds does not)
                 slot = slots.get()
                 try:
-                    again = rerun_traced(
-                        zygote, area, slot, submissions[index], cases, settings, uids, run, cache, keyed
-                    )
+                    again = rerun_traced(zygote, area, slot, submissions[index], on, settings, uids, run, cache, keyed)
                 finally:
                     slots.put(slot)
             with reporting:  # the lead cases' specs judged again: the other cases' observations are the first run's
-                return relocated(
-                    report, judged(index, again, flags, answers, rejudging.not_leads(report, specs, uids)), uids
-                )
+                return relocated(report, judged(index, again, flags, answers, known), uids)
         except SandboxFailure:
             raise
         except Exception:  # noqa: BLE001 - a re-run only locates: its failure costs the better line, never the report
@@ -344,16 +348,20 @@ def grade_submissions(
             keyed = cache_keys(submissions[index], settings, messages, redacted) if judging_apart else None
             apart = keyed is not None and cache.holds(keyed[0])
             run = run_cases(index, apart)
+            flags = scan.flags()  # waited for outside the judging lock
+            answers = read_answers(submissions[index])  # the student's cited lines, read as data
+            judged_apart = None
             if run is None:  # the cache holds it whole (once its missing cases ran): judged apart
-                judged_apart = judge_apart(index, scan, keyed)
-                if judged_apart is not None:
-                    report, write_failed = judged_apart
-                    written = True
-                else:
+                judged_apart = judge_apart(index, flags, answers, keyed)
+                if judged_apart is None:
                     run = run_cases(index, False, counted=True)
-            if not written:
-                flags = scan.flags()  # waited for outside the judging lock
-                answers = read_answers(submissions[index])  # the student's cited lines, read as data
+            if isinstance(judged_apart, rejudging.ToLocate):  # judged there: only the traced re-run is left
+                digests = judged_apart.digests
+                report = relocate(index, judged_apart.run, judged_apart.report, flags, answers, judged_apart)
+            elif judged_apart is not None:
+                report, write_failed = judged_apart
+                written = True
+            else:
                 with reporting:
                     report = judged(index, run, flags, answers)
                 try:

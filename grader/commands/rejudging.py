@@ -33,7 +33,9 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 from grader.judging.results import CaseResult, Report
-from grader.spec_model import Spec
+from grader.run.cache import case_digest
+from grader.run.runner import SubmissionRun
+from grader.spec_model import Case, Spec
 
 FORMAT = b"graphgrade judged 1\0"
 
@@ -83,20 +85,11 @@ def _spec_digest(spec: Spec) -> bytes:
     return h.digest()
 
 
-def case_digest(frame: bytes, output_tail: str, duration_s: float) -> bytes:
-    """What judging reads of one case's run."""
-    h = hashlib.sha256(b"case\0")
-    from grader.run.cache import hash_part
-
-    hash_part(h, frame)
-    _part(h, output_tail)
-    _part(h, repr(float(duration_s)))
-    return h.digest()
-
-
 def stored_case_digest(entry: object) -> bytes | None:
-    """:func:`case_digest` of a case as the observation cache stores it; None when the entry is
-    not whole (the case is then decoded and judged, and says what is wrong with it)."""
+    """:func:`case_digest` of a case as the observation cache stores it: the digest the grader
+    stored beside its frame (:func:`grader.run.cache.case_entry`), else computed from the frame;
+    None when the entry is not whole (the case is then decoded and judged, and says what is wrong
+    with it)."""
     if not isinstance(entry, dict):
         return None
     frame, tail, duration = entry.get("frame"), entry.get("output_tail"), entry.get("duration_s")
@@ -104,6 +97,12 @@ def stored_case_digest(entry: object) -> bytes | None:
         return None
     if not isinstance(duration, (int, float)) or isinstance(duration, bool):
         return None
+    stored = entry.get("digest")
+    if isinstance(stored, str) and len(stored) == 64:
+        try:
+            return bytes.fromhex(stored)
+        except ValueError:
+            pass
     try:
         raw = base64.b64decode(frame, validate=True)
     except (binascii.Error, ValueError):
@@ -227,6 +226,29 @@ def rejudge(cache, entry_key: str, keys: list[str], cases, specs: tuple[Spec, ..
         duration = sum(r.duration_s for r in found)
     run = SubmissionRun("", tuple(found), stored.output_tail, duration)
     return run, known, None, None if now is None else now.as_json()
+
+
+@dataclass(frozen=True)
+class ToLocate:
+    """A submission judged in a report process from the cache, whose first causes' traced re-run
+    the cache does not hold (an edit made a case the lead of a cause that never led before): the
+    grader runs those cases traced in a slot, as a cold grading does (it stores them for the next
+    regrade), locates them, and writes the report. Nothing else is decoded or judged again."""
+
+    report: Report  # judged, not yet located
+    entry_key: str  # the submission's entry in the cache
+    keys: tuple[str, ...]  # the cache keys of the lead cases' specs' cases, in run order
+    cases: tuple[Case, ...]  # those cases
+    run: SubmissionRun  # their first run, as the cache holds it (frames dropped: judging reads none)
+    known: dict[str, tuple[CaseResult, ...]]  # every other spec's results (:func:`not_leads`)
+    digests: dict | None  # what the report was judged from, for its manifest
+
+
+def to_locate(report: Report, entry_key: str, part, digests: dict | None) -> ToLocate:
+    """:class:`ToLocate` from :func:`for_relocation`'s answer ``part``."""
+    keys, cases, run, known = part
+    bare = replace(run, cases=tuple(replace(c, frame=b"") for c in run.cases))
+    return ToLocate(report, entry_key, tuple(keys), cases, bare, known, digests)
 
 
 def not_leads(report: Report, specs: tuple[Spec, ...], uids) -> dict[str, tuple[CaseResult, ...]]:

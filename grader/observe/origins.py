@@ -363,7 +363,7 @@ class OriginTracer:
         if self.given:
             self._hold(frame, bound)
         loop = loop_sources(code.co_filename).get(before)
-        if loop is not None:  # for size in self.capture_sizes: the value it took, where that attribute was set
+        if loop is not None:  # a loop over an attribute of self: the value it took, where that attribute was set
             seen, _ = self._loops.setdefault(frame, ([], self.assigned.get(loop[1])))
             try:
                 taken = plain(frame.f_locals.get(loop[0]))

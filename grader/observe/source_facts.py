@@ -157,8 +157,8 @@ def return_names(filename: str) -> dict[int, tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=64)
 def loop_sources(filename: str) -> dict[int, tuple[str, str]]:
-    """Per ``for`` line over an attribute of ``self`` (``for size in self.capture_sizes:``, also
-    wrapped: ``reversed(self.capture_sizes)``): its first target name and that attribute."""
+    """Per ``for`` line over an attribute of ``self`` (``for item in self.items:``, also
+    wrapped: ``reversed(self.items)``): its first target name and that attribute."""
     tree = parsed(filename)
     found: dict[int, tuple[str, str]] = {}
     for node in ast.walk(tree) if tree is not None else ():
