@@ -70,8 +70,7 @@ one more:
   build hands an argument the contract makes another value of), after the ``tested`` frame and
   after each ``passed``/``guards`` pair: each attribute of ``self`` that test read, its value
   then, at the line that last assigned it, and N when that line ran in the constructor and read
-  its positional parameter N (``self.warmup_steps = warmup_steps``):
-  :mod:`grader.observe.stored_values`.
+  its positional parameter N (``self.limit = limit``): :mod:`grader.observe.stored_values`.
 * ``op:N``: per op of the list the step was handed (N its position in its list; the interpreter
   names them, at most :data:`MAX_OP_TESTS`), the last ``if``/``elif``/``while`` test a function
   ran while a local name of it held that op (``for op in ops:`` ... ``if hasattr(op,

@@ -4,13 +4,13 @@
 In a failed case's re-run (grader.run.relocating), the origin tracer (grader.observe.origins)
 tells :class:`StoredValues` two things:
 
-* each line that assigns attributes (``self.warmup_steps = warmup_steps``): when it runs in the
-  constructor a step called and its value reads one of the constructor's positional parameters,
-  which one (0 for ``warmup_steps`` above: the first after ``self``), for the rest of the case;
-  any other assignment of that attribute forgets it;
+* each line that assigns attributes (``self.limit = limit``): when it runs in the constructor a
+  step called and its value reads one of the constructor's positional parameters, which one (0
+  for ``limit`` above: the first after ``self``), for the rest of the case; any other
+  assignment of that attribute forgets it;
 * each ``if``/``elif``/``while`` test of the function a step called: the attributes of ``self``
-  the test reads (``if not self._enabled or self._step_count < self.warmup_steps:``) and their
-  values as the test ran, kept when plain data (None or an int: :func:`plain`).
+  the test reads (``if self.on and self.count < self.limit:``) and their values as the test
+  ran, kept when plain data (None or an int: :func:`plain`).
 
 :meth:`StoredValues.frames` turns a test's into origin frames, one per attribute with a plain
 value and a known assignment: ``stored:N`` (the constructor's parameter N was read there) or
