@@ -193,7 +193,8 @@ def _test_lead(following: tuple[Origin, ...], arguments: dict[int, tuple[int, in
         position = origin.kind[len(ORIGIN_STORED) :]
         given, due = arguments.get(int(position), (None, None)) if position.isdigit() else (None, None)
         if origin.valued and type(origin.value) is int and origin.value == given:
-            return f"\n  last set at {frame_text(origin.frame)}   (it holds the argument {given} as given; the contract makes it {due})\n    then "
+            why = f"it holds the argument {given} as given; the contract makes it {due}"
+            return f"\n  last set at {frame_text(origin.frame)}   ({why})\n    then "
     return "\n  "
 
 
