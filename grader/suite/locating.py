@@ -126,9 +126,8 @@ def origin_at(
         # an earlier test not taken whose own return hands back the expected value: that test
         if expected and passed.kind == "passed" and guards.kind == "guards" and _returns(guards.frame, expected):
             lead = _test_lead(obs.origin[i + 2 :], arguments or {})
-            return bounded(
-                f"{lead}decided at {frame_text(passed.frame)}   (not taken)\n    then returned at {frame_text(returned)}"
-            )
+            test = f"{lead}decided at {frame_text(passed.frame)}   (not taken)"
+            return bounded(f"{test}\n    then returned at {frame_text(returned)}")
     if "returned-plain" in by_kind and tested is not None:
         after = next(i for i, o in enumerate(obs.origin) if o.kind == "tested") + 1
         lead = _test_lead(obs.origin[after:], arguments or {})
