@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from support.reruns import count_reruns
 from support.shipped import shipped_suite
 from test_reports_samples import all_passing_cases, make_report
 
@@ -100,14 +101,7 @@ def test_grading_names_the_decision_and_passing_costs_no_re_run(tmp_path, monkey
     passing = tmp_path / "subs" / "reference"
     passing.mkdir()
     (passing / "cudagraph.py").write_text(REFERENCE_SOURCE.read_text(encoding="utf-8"), encoding="utf-8")
-    reran: list[str] = []
-    real = grade_module.rerun_traced
-
-    def counted(zygote, area, slot, submission, *rest):
-        reran.append(Path(submission).name)
-        return real(zygote, area, slot, submission, *rest)
-
-    monkeypatch.setattr(grade_module, "rerun_traced", counted)
+    reran = count_reruns(monkeypatch)
     specs = tuple(s for s in LOADED.suite.specs if s.tag == "warmup")
     settings = RunSettings(isolation=isolation)
     with Zygote() as zygote:

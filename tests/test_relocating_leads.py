@@ -6,9 +6,8 @@ submission whose first cause is such a case pays no second worker, and its repor
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from support.reruns import count_reruns
 from support.shipped import shipped_suite
 
 import grader.commands.grade as grade_module
@@ -47,14 +46,7 @@ def test_a_first_cause_no_trace_can_locate_costs_no_re_run(tmp_path, monkeypatch
     folder = tmp_path / "subs" / "no_answers"
     folder.mkdir(parents=True)
     (folder / "cudagraph.py").write_text(REFERENCE_SOURCE.read_text(encoding="utf-8"), encoding="utf-8")
-    reran: list[str] = []
-    real = grade_module.rerun_traced
-
-    def counted(zygote, area, slot, submission, *rest):
-        reran.append(Path(submission).name)
-        return real(zygote, area, slot, submission, *rest)
-
-    monkeypatch.setattr(grade_module, "rerun_traced", counted)
+    reran = count_reruns(monkeypatch)
     specs = tuple(s for s in LOADED.suite.specs if s.tag in ("notebook-answers", "warmup"))
     with Zygote() as zygote:
         [graded] = grade_module.grade_submissions(zygote, LOADED, specs, [folder], tmp_path / "out", RunSettings())
