@@ -581,6 +581,15 @@ def test_yaml_anchors_and_aliases_are_refused_on_their_line(tmp_path):
     )
 
 
+def _loaded_with(monkeypatch, text: str, libyaml_loader):
+    """The spec text loaded with libyaml's loader (None: the pure-Python parser alone), or the error."""
+    monkeypatch.setattr(loader, "_LIBYAML_LOADER", libyaml_loader)
+    try:
+        return load_spec_text(text, "same.yaml")
+    except SpecError as exc:
+        return str(exc)
+
+
 @pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML without libyaml: one parser only")
 @pytest.mark.parametrize(
     "name",
@@ -592,15 +601,8 @@ def test_libyaml_and_the_pure_python_parser_give_the_same_file_or_error(name, mo
     broken = {b.name: b for b in BROKEN}
     text = broken[name].content if name in broken else (SHIPPED / name).read_text(encoding="utf-8")
 
-    def outcome(libyaml_loader):
-        monkeypatch.setattr(loader, "_LIBYAML_LOADER", libyaml_loader)
-        try:
-            return load_spec_text(text, "same.yaml")
-        except SpecError as exc:
-            return str(exc)
-
-    with_libyaml = outcome(yaml.CSafeLoader)
-    assert with_libyaml == outcome(None)
+    with_libyaml = _loaded_with(monkeypatch, text, yaml.CSafeLoader)
+    assert with_libyaml == _loaded_with(monkeypatch, text, None)
     assert isinstance(with_libyaml, str) == (name in broken)
 
 
@@ -613,12 +615,8 @@ def test_a_block_scalar_header_with_a_comment_and_no_space_fails_with_or_without
     assert "    hint: >-\n" in text
     text = text.replace("    hint: >-\n", "    hint: >-#why\n", 1)
 
-    def outcome(libyaml_loader):
-        monkeypatch.setattr(loader, "_LIBYAML_LOADER", libyaml_loader)
-        try:
-            return load_spec_text(text, "same.yaml")
-        except SpecError as exc:
-            return str(exc)
-
-    with_libyaml = outcome(yaml.CSafeLoader)
-    assert with_libyaml == outcome(None) and "expected chomping or indentation indicators" in with_libyaml
+    with_libyaml = _loaded_with(monkeypatch, text, yaml.CSafeLoader)
+    assert (
+        with_libyaml == _loaded_with(monkeypatch, text, None)
+        and "expected chomping or indentation indicators" in with_libyaml
+    )

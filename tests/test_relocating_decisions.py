@@ -17,17 +17,7 @@ mutants:
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-from support.shipped import shipped_suite
-
-from grader.judging.judge import judge_case
-from grader.observe.interpreter import observe_in_process
-from grader.run.relocating import traced
-
-LOADED = shipped_suite()
-CASES = {case.uid: case for case in LOADED.suite.cases}
+from support.traced_judging import judged, line_of
 
 COUNTER = """
 import numpy as np
@@ -74,32 +64,16 @@ def fuse_elementwise(ops):
 """
 
 
-def _judged(tmp_path: Path, source: str, uid: str, trace: bool = True):
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    path = tmp_path / "cudagraph.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(f"decisions_{abs(hash(str(path)))}_{trace}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    case, oracle = CASES[uid], LOADED.oracles[uid]
-    steps = traced(case).steps if trace else case.steps
-    return judge_case(case, oracle, observe_in_process(module, uid, steps)), source.splitlines()
-
-
-def _line(lines: list[str], text: str) -> int:
-    return next(i for i, line in enumerate(lines, 1) if text in line)
-
-
 def test_a_count_right_for_a_wrongly_fused_list_names_the_test_that_merged_the_op(tmp_path):
     # `hasattr` merges the matmul (op 2) into one run: run_eager pays one launch for the one op it
     # was handed, right for its list; op 2's path in step 1 went through the wrong test
     source = COUNTER + FUSE.replace('getattr(op, "elementwise", False)', 'hasattr(op, "elementwise")')
-    verdict, lines = _judged(tmp_path, source, "fusion-basics/matmul-splits-runs")
-    test = _line(lines, 'if hasattr(op, "elementwise"):')
+    verdict, lines = judged(tmp_path, source, "fusion-basics/matmul-splits-runs")
+    test = line_of(lines, 'if hasattr(op, "elementwise"):')
     assert verdict.status == "failed" and "should cost 3 launches but cost 1" in verdict.message
     assert verdict.origin == f"cudagraph.py:{test}", verdict.message
     assert "(op 2's path in step 1, which made the list this step ran)" in verdict.message
-    first, _ = _judged(tmp_path / "first", source, "fusion-basics/matmul-splits-runs", trace=False)
+    first, _ = judged(tmp_path / "first", source, "fusion-basics/matmul-splits-runs", trace=False)
     assert first.origin != f"cudagraph.py:{test}"  # a first run does not trace the paths
     assert first.message.split("\n")[0] == verdict.message.split("\n")[0]  # the verdict is the first run's
 
@@ -114,9 +88,9 @@ def test_a_run_split_in_pairs_names_the_test_on_the_path_of_the_op_left_alone(tm
         "                pending = []\n"
         "            continue\n",
     )
-    verdict, lines = _judged(tmp_path, COUNTER + split, "fusion-basics/whole-chain-fuses")
+    verdict, lines = judged(tmp_path, COUNTER + split, "fusion-basics/whole-chain-fuses")
     assert "should cost 1 launch but cost 2" in verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, 'if len(pending) == 2:')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, 'if len(pending) == 2:')}", verdict.message
 
 
 def test_a_miscount_of_run_eager_itself_keeps_its_own_line_though_the_list_came_from_step_1(tmp_path):
@@ -126,25 +100,25 @@ def test_a_miscount_of_run_eager_itself_keeps_its_own_line_though_the_list_came_
         "    for op in ops:\n        x = op(x)\n        LaunchCounter.bump(1)\n",
         "    for op in ops:\n        x = op(x)\n    LaunchCounter.bump(1)\n",
     )
-    verdict, lines = _judged(tmp_path, source, "fusion-basics/matmul-splits-runs")
+    verdict, lines = judged(tmp_path, source, "fusion-basics/matmul-splits-runs")
     assert "should cost 3 launches but cost 1" in verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, '    LaunchCounter.bump(1)')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, '    LaunchCounter.bump(1)')}", verdict.message
     assert "path in step 1" not in verdict.message
 
 
 def test_ops_run_out_of_order_name_the_line_that_chose_the_op_run_first(tmp_path):
     # the group applies its parts last first: the loop header chose relu to run before add
     source = COUNTER + FUSE.replace("for part in parts:", "for part in parts[::-1]:")
-    verdict, lines = _judged(tmp_path, source, "fusion-basics/whole-chain-fuses")
+    verdict, lines = judged(tmp_path, source, "fusion-basics/whole-chain-fuses")
     assert "wrong output" in verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, 'for part in parts[::-1]:')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, 'for part in parts[::-1]:')}", verdict.message
     assert "the ops ran out of their order" in verdict.message
     # in order but each part given the input, not the last result: no order to blame, the
     # group's own return made the value
     source = COUNTER + FUSE.replace(
         "            x = part(x)\n        return x\n", "            y = part(x)\n        return y\n"
     )
-    verdict, lines = _judged(tmp_path / "chain", source, "fusion-basics/whole-chain-fuses")
+    verdict, lines = judged(tmp_path / "chain", source, "fusion-basics/whole-chain-fuses")
     assert "wrong output" in verdict.message and "out of their order" not in verdict.message
 
 
@@ -208,7 +182,7 @@ def test_a_path_chosen_by_a_key_that_is_not_the_one_due_names_where_its_batch_wa
     source = COUNTER + RUNNER.replace(
         "                return size\n        return None\n", "                return size\n        return rows\n"
     )
-    verdict, lines = _judged(tmp_path, source, "padding-basics/above-largest-runs-eagerly")
+    verdict, lines = judged(tmp_path, source, "padding-basics/above-largest-runs-eagerly")
     assert "should cost 3 launches but cost 1" in verdict.message
     made = [i for i, text in enumerate(lines, 1) if text == "        return rows"][-1]
     assert verdict.origin == f"cudagraph.py:{made}", verdict.message
@@ -221,38 +195,38 @@ def test_a_right_key_keeps_the_lines_named_before(tmp_path):
         "                y = op(y)\n            LaunchCounter.bump(1)\n",
         "                y = op(y)\n                LaunchCounter.bump(1)\n",
     )
-    verdict, lines = _judged(tmp_path, source, "replay-basics/capture-then-one")
+    verdict, lines = judged(tmp_path, source, "replay-basics/capture-then-one")
     assert "but cost 3" in verdict.message and "path was chosen by" not in verdict.message, verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, '                LaunchCounter.bump(1)')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, '                LaunchCounter.bump(1)')}", verdict.message
 
 
-def test_a_raise_on_a_path_chosen_by_a_wrong_key_names_the_key_and_on_a_right_key_its_own_line(tmp_path):
+def test_a_raise_on_a_path_chosen_by_a_wrong_key_names_the_key_and_on_a_right_key_its_ownline_of(tmp_path):
     # keyed by the batch alone: a narrower input finds the wider graph and raises copying into
     # its buffer; the key (4,) is not the one due, (4, 6), and its batch is: the key's line
     wide = "return None if rows is None else (rows, *x.shape[1:])"
     source = COUNTER + RUNNER.replace(wide, "return None if rows is None else (rows,)")
-    verdict, lines = _judged(tmp_path, source, "shape-cache-edge/width-is-part-of-key")
+    verdict, lines = judged(tmp_path, source, "shape-cache-edge/width-is-part-of-key")
     assert "raised ValueError" in verdict.message, verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, 'else (rows,)')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, 'else (rows,)')}", verdict.message
     assert "(the key [4] the path was chosen by; the key due: [4, 6])" in verdict.message
-    first, _ = _judged(tmp_path / "first", source, "shape-cache-edge/width-is-part-of-key", trace=False)
-    assert first.origin == f"cudagraph.py:{_line(lines, 'static[: x.shape[0]] = x')}"  # untraced: the raise
+    first, _ = judged(tmp_path / "first", source, "shape-cache-edge/width-is-part-of-key", trace=False)
+    assert first.origin == f"cudagraph.py:{line_of(lines, 'static[: x.shape[0]] = x')}"  # untraced: the raise
     # rounds down: 3 rows get the size-2 graph's key and raise filling its buffer; the batch 2 the
     # key was made from is not the one due (4): the test that chose it
     source = COUNTER + RUNNER.replace(
         "for size in self.sizes:\n            if size >= rows:",
         "for size in reversed(self.sizes):\n            if size <= rows:",
     )
-    verdict, lines = _judged(tmp_path / "down", source, "padding-basics/round-up")
+    verdict, lines = judged(tmp_path / "down", source, "padding-basics/round-up")
     assert "raised ValueError" in verdict.message, verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, 'if size <= rows:')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, 'if size <= rows:')}", verdict.message
     # the key is right and the copy is wrong (the buffer is filled unpadded): the raise line stays
     source = COUNTER + RUNNER.replace(
         "        static[: x.shape[0]] = x\n        static[x.shape[0] :] = 0\n", "        static[:] = x  # unpadded\n"
     )
-    verdict, lines = _judged(tmp_path / "copy", source, "padding-basics/padded-rows-zeroed")
+    verdict, lines = judged(tmp_path / "copy", source, "padding-basics/padded-rows-zeroed")
     assert "raised ValueError" in verdict.message, verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, '# unpadded')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, '# unpadded')}", verdict.message
 
 
 def test_a_batch_a_test_chose_from_sizes_that_never_held_the_one_due_names_where_the_sizes_were_set(tmp_path):
@@ -260,16 +234,16 @@ def test_a_batch_a_test_chose_from_sizes_that_never_held_the_one_due_names_where
     # graph under (8, 5); 7 rows then find it and replay where a capture was due. Step 4's key is
     # its own due key; step 2's was not, chosen by a test that walked [8] and never saw 4
     source = COUNTER + RUNNER.replace("self.sizes = sorted(capture_sizes)", "self.sizes = list(capture_sizes)")
-    verdict, lines = _judged(tmp_path, source, "padding-edge/unsorted-sizes")
+    verdict, lines = judged(tmp_path, source, "padding-edge/unsorted-sizes")
     assert "should cost 2 launches but cost 1" in verdict.message, verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, 'self.sizes = list(capture_sizes)')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, 'self.sizes = list(capture_sizes)')}", verdict.message
     assert "step 2 chose its path by a key other than its own" in verdict.message
     assert "(the sizes a test walked, [8], to choose 8: never 4, the batch due)" in verdict.message
     # a strict test walks past the size due (4 rows: 1, 2, 4 rejected, 8 taken): the test is named
     source = COUNTER + RUNNER.replace("if size >= rows:", "if size > rows:")
-    verdict, lines = _judged(tmp_path / "strict", source, "padding-basics/round-up")
+    verdict, lines = judged(tmp_path / "strict", source, "padding-basics/round-up")
     assert verdict.status == "failed", verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, 'if size > rows:')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, 'if size > rows:')}", verdict.message
 
 
 def test_ops_that_never_ran_from_a_list_a_loop_found_empty_name_where_it_was_last_changed(tmp_path):
@@ -278,13 +252,13 @@ def test_ops_that_never_ran_from_a_list_a_loop_found_empty_name_where_it_was_las
     shared = FUSE.replace("make_group(list(pending))", "make_group(pending)").replace(
         "    return out\n", "    pending.clear()\n    return out\n"
     )
-    verdict, lines = _judged(tmp_path, COUNTER + shared, "fusion-basics/whole-chain-fuses")
+    verdict, lines = judged(tmp_path, COUNTER + shared, "fusion-basics/whole-chain-fuses")
     assert "wrong output" in verdict.message, verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, 'pending.clear()')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, 'pending.clear()')}", verdict.message
     assert "(a loop of this step walked this list empty: ops never ran)" in verdict.message
-    first, _ = _judged(tmp_path / "first", COUNTER + shared, "fusion-basics/whole-chain-fuses", trace=False)
+    first, _ = judged(tmp_path / "first", COUNTER + shared, "fusion-basics/whole-chain-fuses", trace=False)
     assert first.origin != verdict.origin  # a first run does not follow the lists
     # the group copies the list before it is cleared: its ops run, the output is right
     copied = FUSE.replace("    return out\n", "    pending.clear()\n    return out\n")
-    verdict, _ = _judged(tmp_path / "copied", COUNTER + copied, "fusion-basics/whole-chain-fuses")
+    verdict, _ = judged(tmp_path / "copied", COUNTER + copied, "fusion-basics/whole-chain-fuses")
     assert verdict.status == "passed", verdict.message

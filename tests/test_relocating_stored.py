@@ -16,18 +16,10 @@ suite's mutants:
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from support.traced_judging import judged, line_of
 
-from support.shipped import shipped_suite
-
-from grader.judging.judge import judge_case
-from grader.observe.interpreter import observe_in_process
 from grader.observe.stored_values import instance_dict
-from grader.run.relocating import traced
 
-LOADED = shipped_suite()
-CASES = {case.uid: case for case in LOADED.suite.cases}
 ZERO = "state-machine-basics/zero-warmup-means-one"  # built with warmup_steps=0
 NEGATIVE = "state-machine-basics/negative-warmup-means-one"  # built with warmup_steps=-1
 
@@ -65,44 +57,28 @@ class InferenceGraphCapture:
 """
 
 
-def _judged(tmp_path: Path, source: str, uid: str, trace: bool = True):
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    path = tmp_path / "cudagraph.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(f"stored_{abs(hash(str(path)))}_{trace}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    case, oracle = CASES[uid], LOADED.oracles[uid]
-    steps = traced(case).steps if trace else case.steps
-    return judge_case(case, oracle, observe_in_process(module, uid, steps)), source.splitlines()
-
-
-def _line(lines: list[str], text: str) -> int:
-    return next(i for i, line in enumerate(lines, 1) if text in line)
-
-
 def test_a_test_comparing_an_argument_kept_as_given_names_the_line_that_stored_it(tmp_path):
     # warmup_steps=0 kept as 0: step 0 captures; the test is right, the value it compared is not
-    verdict, lines = _judged(tmp_path, MACHINE, ZERO)
-    stored, test = _line(lines, "self.warm = warmup_steps"), _line(lines, "if not self.on or")
+    verdict, lines = judged(tmp_path, MACHINE, ZERO)
+    stored, test = line_of(lines, "self.warm = warmup_steps"), line_of(lines, "if not self.on or")
     assert verdict.status == "failed" and "should be StepMode.WARMUP, was StepMode.CAPTURE" in verdict.message
     assert verdict.origin == f"cudagraph.py:{stored}", verdict.message
     assert "(it holds the argument 0 as given; the contract makes it 1)" in verdict.message
     assert f"then decided at cudagraph.py:{test} in step_mode" in verdict.message
     # self.done is 0 too, as the argument, but was not stored from it: never named
-    assert f"cudagraph.py:{_line(lines, 'self.done = 0')}" not in verdict.message
-    first, _ = _judged(tmp_path / "first", MACHINE, ZERO, trace=False)
+    assert f"cudagraph.py:{line_of(lines, 'self.done = 0')}" not in verdict.message
+    first, _ = judged(tmp_path / "first", MACHINE, ZERO, trace=False)
     assert first.origin == f"cudagraph.py:{test}", first.message  # a first run notes no stored values
     assert first.message.split("\n")[0] == verdict.message.split("\n")[0]  # the verdict is the first run's
 
 
 def test_a_clamp_of_zero_alone_names_its_line_for_a_negative_argument(tmp_path):
     source = MACHINE.replace("self.warm = warmup_steps", "self.warm = 1 if warmup_steps == 0 else warmup_steps")
-    verdict, lines = _judged(tmp_path, source, NEGATIVE)
+    verdict, lines = judged(tmp_path, source, NEGATIVE)
     assert "should be StepMode.WARMUP, was StepMode.REPLAY" in verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, 'self.warm = 1 if')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, 'self.warm = 1 if')}", verdict.message
     assert "(it holds the argument -1 as given; the contract makes it 1)" in verdict.message
-    passed, _ = _judged(tmp_path / "zero", source, ZERO)
+    passed, _ = judged(tmp_path / "zero", source, ZERO)
     assert passed.status == "passed", passed.message
 
 
@@ -117,10 +93,10 @@ def test_a_taken_test_that_compared_an_argument_kept_as_given_names_the_line_tha
     )
     start = MACHINE.index("        if not self.on or")
     source = MACHINE[:start] + nested + MACHINE[MACHINE.index("    def advance") - 1 :]
-    verdict, lines = _judged(tmp_path, source, ZERO)
+    verdict, lines = judged(tmp_path, source, ZERO)
     assert "should be StepMode.WARMUP, was StepMode.CAPTURE" in verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, 'self.warm = warmup_steps')}", verdict.message
-    assert f"then decided at cudagraph.py:{_line(lines, 'if self.done == self.warm')}" in verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, 'self.warm = warmup_steps')}", verdict.message
+    assert f"then decided at cudagraph.py:{line_of(lines, 'if self.done == self.warm')}" in verdict.message
 
 
 def test_a_wrong_test_of_the_value_due_names_the_test(tmp_path):
@@ -128,9 +104,9 @@ def test_a_wrong_test_of_the_value_due_names_the_test(tmp_path):
     source = MACHINE.replace("self.warm = warmup_steps", "self.warm = max(1, warmup_steps)").replace(
         "self.done < self.warm:", "self.done <= self.warm:"
     )
-    verdict, lines = _judged(tmp_path, source, ZERO)
+    verdict, lines = judged(tmp_path, source, ZERO)
     assert "should be StepMode.CAPTURE, was StepMode.WARMUP" in verdict.message
-    assert verdict.origin == f"cudagraph.py:{_line(lines, 'self.done <= self.warm:')}", verdict.message
+    assert verdict.origin == f"cudagraph.py:{line_of(lines, 'self.done <= self.warm:')}", verdict.message
     assert "as given" not in verdict.message
 
 
